@@ -1,0 +1,28 @@
+"""The `trajforge` command line."""
+
+import typer
+
+from pipelines.commands import convert, inspect, pending
+
+app = typer.Typer(
+    name="trajforge",
+    help="Agent trajectories -> training data for language world models: collect in real environments, "
+    "build masked corpora with Beam, train CPT -> SFT -> RL.",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode="rich",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+pending.register(app)
+app.command("inspect")(inspect.inspect_command)
+app.command("import")(convert.import_command)
+app.command("export")(convert.export_command)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,115 @@
+"""`trajforge inspect`: counts, schema versions and a sample of any raw segment or shard; SQL with duckdb."""
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from pipelines.commands import EXIT_OK, EXIT_REJECTED, require_inputs
+from pipelines.console import console, out, progress
+from schemas.arrow import records_to_table
+from schemas.records import Trajectory
+from schemas.shards import SHARD_SUFFIX, read_shard_table
+from schemas.sources import NATIVE_SUFFIXES, read_records
+from schemas.validation import ReadResult
+
+TURNS_VIEW = "create view turns as select trajectory_id, domain, unnest(turns, recursive := true) from trajectories"
+
+
+def inspect_command(
+    paths: list[Path] = typer.Argument(..., help="Raw segments (.jsonl), shards (.arrow), or directories of them."),
+    sql: str | None = typer.Option(
+        None,
+        help="Run SQL with duckdb over table `trajectories` (one row a record) and view `turns` "
+        "(one row a turn), e.g. \"select domain, count(*) from trajectories group by 1\".",
+    ),
+    samples: int = typer.Option(1, min=0, help="Sample trajectories to show."),
+    max_problems: int = typer.Option(20, min=0, help="Invalid records to list."),
+) -> None:
+    """Summarise trajectory files: records, turns, domains, outcomes, schema versions, invalid records, a sample.
+
+    Exit code 0 when every record is valid, 1 when some were rejected.
+    """
+    files = require_inputs(paths, NATIVE_SUFFIXES)
+    if sql is not None:
+        _run_sql(files, sql)
+        return
+    valid: list[Trajectory] = []
+    invalid: list[ReadResult] = []
+    counts: dict[str, Counter] = {k: Counter() for k in ("domain", "outcome", "schema_version", "environment")}
+    turns = 0
+    for result in progress(read_records(files), "reading"):
+        if not result.ok:
+            invalid.append(result)
+            continue
+        record = result.record
+        turns += len(record.turns)
+        counts["domain"][record.domain] += 1
+        counts["outcome"][record.outcome.status] += 1
+        counts["schema_version"][record.schema_version] += 1
+        counts["environment"][record.environment.name] += 1
+        if len(valid) < samples:
+            valid.append(record)
+    n = sum(counts["domain"].values())
+    out.print(f"[bold]{len(files)} files[/]: {n} valid records, {len(invalid)} invalid, {turns} turns")
+    for key, counter in counts.items():
+        if counter:
+            out.print(f"  {key}: " + ", ".join(f"{k} {v}" for k, v in counter.most_common()))
+    if invalid:
+        out.print(f"[red]invalid records ({len(invalid)}):[/]")
+        for result in invalid[:max_problems]:
+            out.print(f"  {result.source}:{result.locator}: " + "; ".join(result.reasons()), markup=False)
+    for record in valid:
+        out.print(_sample(record))
+    raise typer.Exit(EXIT_REJECTED if invalid else EXIT_OK)
+
+
+def _sample(record: Trajectory, turns: int = 3, width: int = 160) -> Table:
+    table = Table(title=f"{record.trajectory_id} · {record.domain} · {record.environment.name}", show_lines=True)
+    table.add_column("#", justify="right")
+    table.add_column("action")
+    table.add_column("observation")
+    for turn in record.turns[:turns]:
+        action = f"[{turn.action.kind}{':' + turn.action.name if turn.action.name else ''}] {turn.action.content}"
+        table.add_row(str(turn.index), _clip(action, width), _clip(turn.observation.content, width))
+    if len(record.turns) > turns:
+        table.add_row("…", f"{len(record.turns) - turns} more turns", "")
+    table.caption = _clip(f"task: {record.task_description}", width)
+    return table
+
+
+def _clip(text: str, width: int) -> str:
+    text = text.replace("\n", "⏎ ")
+    return escape(text if len(text) <= width else text[: width - 1] + "…")
+
+
+def _run_sql(files: list[Path], sql: str) -> None:
+    """Shards are read as Arrow tables (with every column a later stage added); segments are validated first."""
+    tables = [read_shard_table(f) for f in files if f.name.endswith(SHARD_SUFFIX)]
+    segments = [f for f in files if not f.name.endswith(SHARD_SUFFIX)]
+    if segments:
+        records = [r.record for r in read_records(segments) if r.ok]
+        tables.append(records_to_table(records))
+    table = pa.concat_tables(tables, promote_options="permissive") if tables else records_to_table([])
+    con = duckdb.connect()
+    con.register("trajectories", table)
+    con.execute(TURNS_VIEW)
+    try:
+        result = con.execute(sql)
+    except duckdb.Error as exc:
+        console.print(f"[red]SQL error:[/] {exc}")
+        raise typer.Exit(2) from exc
+    columns = [d[0] for d in result.description]
+    grid = Table(*columns)
+    for row in result.fetchall():
+        grid.add_row(*(_cell(v) for v in row))
+    out.print(grid)
+
+
+def _cell(value) -> str:
+    return json.dumps(value, default=str) if isinstance(value, (dict, list)) else str(value)

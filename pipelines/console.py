@@ -1,0 +1,22 @@
+"""The one console and progress bar every command uses (to stderr, so stdout stays for data and SQL)."""
+
+from collections.abc import Iterable, Iterator
+from typing import TypeVar
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+T = TypeVar("T")
+
+console = Console(stderr=True)
+out = Console(soft_wrap=True)
+
+
+def progress(items: Iterable[T], description: str, total: int | None = None) -> Iterator[T]:
+    """Iterate with a live bar (a spinner and a count when the total is unknown); silent when not a terminal."""
+    columns = [SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()]
+    with Progress(*columns, console=console, transient=True, disable=not console.is_terminal) as bar:
+        task = bar.add_task(description, total=total)
+        for item in items:
+            yield item
+            bar.advance(task)

@@ -1,0 +1,118 @@
+"""The explicit Arrow schema of a trajectory, and conversion between records and Arrow."""
+
+from collections.abc import Iterable, Iterator
+
+import pyarrow as pa
+
+from schemas.records import Trajectory
+from schemas.validation import Problem, ReadResult, validate_record
+
+ACTION = pa.struct(
+    [
+        pa.field("kind", pa.string(), nullable=False),
+        pa.field("name", pa.string()),
+        pa.field("content", pa.large_string(), nullable=False),
+    ]
+)
+OBSERVATION = pa.struct(
+    [
+        pa.field("content", pa.large_string(), nullable=False),
+        pa.field("format", pa.string(), nullable=False),
+        pa.field("exit_code", pa.int64()),
+        pa.field("is_error", pa.bool_(), nullable=False),
+        pa.field("truncated", pa.bool_(), nullable=False),
+        pa.field("metadata", pa.string()),
+    ]
+)
+TURN_FIELDS = [
+    pa.field("index", pa.int32(), nullable=False),
+    pa.field("action", ACTION, nullable=False),
+    pa.field("observation", OBSERVATION, nullable=False),
+    pa.field("latency_ms", pa.float64()),
+    pa.field("fault", pa.string()),
+    pa.field("no_change", pa.bool_()),
+    pa.field("loss_weight", pa.float64()),
+]
+TURN = pa.struct(TURN_FIELDS)
+
+TRAJECTORY_FIELDS = [
+    pa.field("schema_version", pa.string(), nullable=False),
+    pa.field("trajectory_id", pa.string(), nullable=False),
+    pa.field("domain", pa.string(), nullable=False),
+    pa.field(
+        "source",
+        pa.struct(
+            [
+                pa.field("kind", pa.string(), nullable=False),
+                pa.field("by", pa.string(), nullable=False),
+                pa.field("run_id", pa.string()),
+                pa.field("origin", pa.string()),
+            ]
+        ),
+        nullable=False,
+    ),
+    pa.field(
+        "environment",
+        pa.struct(
+            [
+                pa.field("name", pa.string(), nullable=False),
+                pa.field("version", pa.string()),
+                pa.field("image_digest", pa.string()),
+                pa.field("backend", pa.string()),
+            ]
+        ),
+        nullable=False,
+    ),
+    pa.field("task_description", pa.large_string(), nullable=False),
+    pa.field("action_space", pa.large_string(), nullable=False),
+    pa.field("initial_state", pa.large_string(), nullable=False),
+    pa.field("demonstrations", pa.large_string(), nullable=False),
+    pa.field("simulation_instruction", pa.large_string(), nullable=False),
+    pa.field(
+        "agent",
+        pa.struct([pa.field("name", pa.string(), nullable=False), pa.field("model", pa.string())]),
+        nullable=False,
+    ),
+    pa.field("turns", pa.list_(pa.field("item", TURN, nullable=False)), nullable=False),
+    pa.field(
+        "outcome",
+        pa.struct(
+            [
+                pa.field("status", pa.string(), nullable=False),
+                pa.field("reward", pa.float64()),
+                pa.field("verifier", pa.string()),
+                pa.field("error", pa.string()),
+            ]
+        ),
+        nullable=False,
+    ),
+    pa.field("started_at", pa.timestamp("us", tz="UTC")),
+    pa.field("ended_at", pa.timestamp("us", tz="UTC")),
+    pa.field("metadata", pa.string()),
+]
+
+TRAJECTORY_SCHEMA = pa.schema(TRAJECTORY_FIELDS, metadata={"trajforge.kind": "trajectory"})
+
+
+def records_to_table(records: Iterable[Trajectory], schema: pa.Schema = TRAJECTORY_SCHEMA) -> pa.Table:
+    return pa.Table.from_pylist([r.model_dump() for r in records], schema=schema)
+
+
+def table_to_results(table: pa.Table | pa.RecordBatch, source: str, first_row: int = 0) -> Iterator[ReadResult]:
+    """Validate every row: a shard written by an older or foreign writer is checked like any raw file."""
+    names = set(Trajectory.model_fields)
+    for i, row in enumerate(table.to_pylist()):
+        # Columns a later stage added (masking statistics) are not part of the trajectory record.
+        record, problems = validate_record({k: v for k, v in row.items() if k in names})
+        yield ReadResult(source, f"row {first_row + i}", record, problems)
+
+
+def schema_problems(schema: pa.Schema) -> list[Problem]:
+    """Columns of the trajectory schema that a file lacks or types differently."""
+    problems = []
+    for field in TRAJECTORY_SCHEMA:
+        if field.name not in schema.names:
+            problems.append(Problem(field.name, "missing column"))
+        elif not schema.field(field.name).type.equals(field.type):
+            problems.append(Problem(field.name, f"column type {schema.field(field.name).type}, expected {field.type}"))
+    return problems

@@ -1,0 +1,74 @@
+"""Foreign formats users already have, imported into and exported from the trajforge record.
+
+Each format module has `read(path, options) -> Iterator[ReadResult]` and `write(records, path) -> int`.
+"""
+
+import importlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from schemas.jsonl import iter_json_lines
+from schemas.records import trajectory_content_id
+from schemas.validation import DEFAULT_MAX_OBSERVATION_CHARS, Problem, ReadResult, validate_record
+
+FORMATS = {
+    "chat": "OpenAI/ShareGPT `messages` JSON Lines: user = action, assistant = observation",
+    "atif": "Harbor ATIF v1.x trajectories (terminal-bench): .json files or JSON Lines",
+    "agentworldbench": "AgentWorldBench JSONL: one evaluation turn per line",
+}
+
+
+@dataclass(frozen=True)
+class ImportOptions:
+    domain: str | None = None  # None: the format's own, else "other"
+    environment: str | None = None
+    run_id: str | None = None
+    max_observation_chars: int = DEFAULT_MAX_OBSERVATION_CHARS
+
+
+def get_format(name: str) -> ModuleType:
+    if name not in FORMATS:
+        raise ValueError(f"unknown format {name!r}; choose one of: {', '.join(FORMATS)}")
+    return importlib.import_module(f"schemas.formats.{name}")
+
+
+Converter = Callable[[Any, str, ImportOptions], tuple[dict | None, list[Problem]]]
+
+
+def finish(record: dict | None, problems: list[Problem], options: ImportOptions) -> tuple[Any, list[Problem]]:
+    """Give a converted record its content id and validate it against the contract."""
+    if problems or record is None:
+        return None, problems
+    record["trajectory_id"] = trajectory_content_id(record)
+    return validate_record(record, options.max_observation_chars)
+
+
+def read_converted_lines(path: Path, convert: Converter, options: ImportOptions) -> Iterator[ReadResult]:
+    """The shared reader of line-oriented foreign formats: decode, convert, validate, never raise."""
+    for line in iter_json_lines(path):
+        if line.problems:
+            yield ReadResult(str(path), line.locator, None, line.problems, line.raw)
+            continue
+        if not isinstance(line.value, dict):
+            problem = Problem("", f"expected a JSON object, got {type(line.value).__name__}")
+            yield ReadResult(str(path), line.locator, None, [problem], line.raw)
+            continue
+        record, problems = finish(*convert(line.value, f"{path.name}:{line.locator}", options), options)
+        yield ReadResult(str(path), line.locator, record, problems, None if record else line.raw)
+
+
+def imported_source(by: str, origin: str, options: ImportOptions) -> dict:
+    return {"kind": "imported", "by": by, "run_id": options.run_id, "origin": origin}
+
+
+def text_content(value: Any, path: str, problems: list[Problem]) -> str:
+    """Message content as text: a string, or OpenAI-style parts [{"type": "text", "text": ...}]."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(p, dict) and isinstance(p.get("text"), str) for p in value):
+        return "".join(p["text"] for p in value)
+    problems.append(Problem(path, "missing" if value is None else f"expected text, got {type(value).__name__}"))
+    return ""

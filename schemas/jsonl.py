@@ -1,0 +1,105 @@
+"""JSON Lines: tolerant line reading (bad lines become problems, never exceptions) and raw segment files."""
+
+import gzip
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from schemas.atomic import atomic_write
+from schemas.records import Trajectory
+from schemas.validation import DEFAULT_MAX_OBSERVATION_CHARS, Problem, ReadResult, validate_record
+
+DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
+SEGMENT_SUFFIXES = (".jsonl", ".jsonl.gz")
+
+
+@dataclass
+class JsonLine:
+    locator: str
+    value: Any  # None when problems is not empty
+    problems: list[Problem]
+    raw: bytes
+
+
+def _open(path: Path) -> IO[bytes]:
+    return gzip.open(path, "rb") if path.name.endswith(".gz") else open(path, "rb")
+
+
+def iter_json_lines(path: str | Path, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Iterator[JsonLine]:
+    """Decode each line of a JSON Lines file; an empty file yields one problem."""
+    path = Path(path)
+    seen_any = False
+    with _open(path) as f:
+        number = 0
+        while True:
+            line = f.readline(max_line_bytes + 1)
+            if not line:
+                break
+            number += 1
+            locator = f"line {number}"
+            if len(line) > max_line_bytes and not line.endswith(b"\n"):
+                dropped = _skip_rest_of_line(f)
+                seen_any = True
+                yield JsonLine(
+                    locator,
+                    None,
+                    [Problem("", f"line longer than {max_line_bytes:,} bytes ({len(line) + dropped:,})")],
+                    line[:4096],
+                )
+                continue
+            if not line.strip():
+                continue
+            seen_any = True
+            yield decode_line(locator, line)
+    if not seen_any:
+        yield JsonLine("file", None, [Problem("", "empty file: no records")], b"")
+
+
+def _skip_rest_of_line(f: IO[bytes]) -> int:
+    skipped = 0
+    while chunk := f.readline(1 << 20):
+        skipped += len(chunk)
+        if chunk.endswith(b"\n"):
+            break
+    return skipped
+
+
+def decode_line(locator: str, line: bytes) -> JsonLine:
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return JsonLine(locator, None, [Problem("", f"invalid UTF-8 at byte {exc.start}")], line)
+    try:
+        return JsonLine(locator, json.loads(text), [], line)
+    except json.JSONDecodeError as exc:
+        hint = " (truncated line?)" if not line.endswith(b"\n") else ""
+        return JsonLine(locator, None, [Problem("", f"invalid JSON{hint}: {exc.msg} at column {exc.colno}")], line)
+
+
+def read_segment(
+    path: str | Path, max_observation_chars: int = DEFAULT_MAX_OBSERVATION_CHARS
+) -> Iterator[ReadResult]:
+    """Read a raw segment of trajforge records, validating each line."""
+    for line in iter_json_lines(path):
+        if line.problems:
+            yield ReadResult(str(path), line.locator, None, line.problems, line.raw)
+            continue
+        record, problems = validate_record(line.value, max_observation_chars)
+        yield ReadResult(str(path), line.locator, record, problems, None if record else line.raw)
+
+
+def record_to_json(record: Trajectory) -> str:
+    return record.model_dump_json(exclude_none=True)
+
+
+def write_segment(records: Iterable[Trajectory], path: str | Path) -> int:
+    """Write records as one JSON Lines segment, atomically. Returns how many were written."""
+    count = 0
+    with atomic_write(path, "w") as f:
+        for record in records:
+            f.write(record_to_json(record))
+            f.write("\n")
+            count += 1
+    return count

@@ -1,0 +1,113 @@
+"""Every stage writes a manifest (inputs, config hash, code version, counts that reconcile) and a rejection file."""
+
+import base64
+import json
+import re
+import subprocess
+from datetime import UTC, datetime
+from functools import cache
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from schemas.atomic import atomic_write
+from schemas.hashing import config_hash
+from schemas.validation import ReadResult
+from schemas.version import SCHEMA_VERSION
+
+MANIFEST_NAME = "_manifest.json"
+REJECTIONS_NAME = "_rejections.jsonl"
+
+
+@cache
+def code_version() -> str:
+    """Package version, plus the git commit (and '-dirty') when running from a checkout."""
+    try:
+        package = version("trajforge")
+    except PackageNotFoundError:
+        package = "0+unknown"
+    here = Path(__file__).resolve().parent
+    try:
+        commit = subprocess.run(
+            ["git", "describe", "--always", "--dirty", "--abbrev=12"],
+            cwd=here, capture_output=True, text=True, timeout=5, check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return package
+    return f"{package}+{commit}"
+
+
+class Manifest(BaseModel):
+    stage: str
+    schema_version: str = SCHEMA_VERSION
+    code_version: str = Field(default_factory=code_version)
+    created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+    config: dict[str, Any] = {}
+    config_hash: str = ""
+    inputs: list[str] = []
+    outputs: list[str] = []
+    # read = written + rejected (+ deduplicated + filtered, for the stages that do those)
+    counts: dict[str, int] = {}
+    rejection_reasons: dict[str, int] = {}
+
+    def model_post_init(self, _context: Any) -> None:
+        if not self.config_hash:
+            self.config_hash = config_hash(self.config)
+
+    def reconciles(self) -> bool:
+        c = self.counts
+        out = sum(c.get(k, 0) for k in ("written", "rejected", "deduplicated", "filtered"))
+        return c.get("read", 0) == out
+
+    def write(self, directory: str | Path) -> Path:
+        path = Path(directory) / MANIFEST_NAME
+        with atomic_write(path, "w") as f:
+            f.write(self.model_dump_json(indent=2))
+            f.write("\n")
+        return path
+
+
+def read_manifest(directory: str | Path) -> Manifest:
+    return Manifest.model_validate_json((Path(directory) / MANIFEST_NAME).read_text(encoding="utf-8"))
+
+
+def reason_key(problem: str) -> str:
+    """Group rejection reasons by kind: 'turns[3].action.kind: ...' and 'turns[9].action.kind: ...' are one."""
+    return re.sub(r"\[\d+\]", "[]", problem.split(" (")[0])
+
+
+class RejectionWriter:
+    """Quarantine: one JSON line per rejected record with every reason and the raw bytes, so nothing is lost."""
+
+    def __init__(self, directory: str | Path):
+        self.path = Path(directory) / REJECTIONS_NAME
+        self._context = atomic_write(self.path, "w")
+        self._file = self._context.__enter__()
+        self.count = 0
+        self.reasons: dict[str, int] = {}
+
+    def add(self, result: ReadResult) -> None:
+        entry: dict[str, Any] = {"source": result.source, "locator": result.locator, "reasons": result.reasons()}
+        if result.raw is not None:
+            try:
+                entry["raw"] = result.raw.decode("utf-8")
+            except UnicodeDecodeError:
+                entry["raw_base64"] = base64.b64encode(result.raw).decode("ascii")
+        self._file.write(json.dumps(entry, ensure_ascii=False) + "\n")
+        self.count += 1
+        for reason in {reason_key(r) for r in entry["reasons"]}:
+            self.reasons[reason] = self.reasons.get(reason, 0) + 1
+
+    def close(self) -> None:
+        self._context.__exit__(None, None, None)
+
+    def __enter__(self) -> "RejectionWriter":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if exc[0] is None:
+            self.close()
+        else:
+            self._context.__exit__(*exc)

@@ -1,0 +1,36 @@
+"""Write records as raw segments or shards, in chunks, each file named by the hash of its content."""
+
+from collections.abc import Iterable, Iterator
+from itertools import islice
+from pathlib import Path
+
+from schemas.arrow import records_to_table
+from schemas.atomic import write_bytes_atomic
+from schemas.hashing import content_hash
+from schemas.jsonl import record_to_json
+from schemas.records import Trajectory
+from schemas.shards import write_shard
+
+DEFAULT_RECORDS_PER_FILE = 1000
+
+
+def _chunks(records: Iterable[Trajectory], size: int) -> Iterator[list[Trajectory]]:
+    iterator = iter(records)
+    while chunk := list(islice(iterator, size)):
+        yield chunk
+
+
+def write_segments(
+    records: Iterable[Trajectory], directory: str | Path, per_file: int = DEFAULT_RECORDS_PER_FILE
+) -> list[Path]:
+    paths = []
+    for chunk in _chunks(records, per_file):
+        data = "".join(record_to_json(r) + "\n" for r in chunk).encode("utf-8")
+        paths.append(write_bytes_atomic(Path(directory) / f"segment-{content_hash(data, 16)}.jsonl", data))
+    return paths
+
+
+def write_shards(
+    records: Iterable[Trajectory], directory: str | Path, per_file: int = DEFAULT_RECORDS_PER_FILE
+) -> list[Path]:
+    return [write_shard(records_to_table(chunk), directory) for chunk in _chunks(records, per_file)]

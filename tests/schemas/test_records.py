@@ -1,0 +1,29 @@
+import pytest
+from pydantic import ValidationError
+
+from schemas.records import Trajectory
+from tests.conftest import make_trajectory
+
+
+def test_content_id_ignores_provenance_and_timing():
+    a = make_trajectory()
+    b = make_trajectory(source={"kind": "imported", "by": "chat", "run_id": "other"}, started_at=None)
+    assert a.trajectory_id == b.trajectory_id
+    assert len(a.trajectory_id) == 32
+
+
+def test_content_id_changes_with_any_observation():
+    a = make_trajectory()
+    turns = [t.model_dump() for t in a.turns]
+    turns[2]["observation"]["content"] = "something else"
+    b = make_trajectory(turns=turns)
+    assert a.trajectory_id != b.trajectory_id
+
+
+def test_records_are_strict_and_closed():
+    data = make_trajectory().model_dump()
+    with pytest.raises(ValidationError):
+        Trajectory.model_validate({**data, "surprise": 1})
+    data["turns"][0]["index"] = "0"
+    with pytest.raises(ValidationError):
+        Trajectory.model_validate(data)
