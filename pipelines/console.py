@@ -14,7 +14,13 @@ out = Console(soft_wrap=True)
 
 def progress(items: Iterable[T], description: str, total: int | None = None) -> Iterator[T]:
     """Iterate with a live bar (a spinner and a count when the total is unknown); silent when not a terminal."""
-    columns = [SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()]
+    columns = [
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    ]
     with Progress(*columns, console=console, transient=True, disable=not console.is_terminal) as bar:
         task = bar.add_task(description, total=total)
         for item in items:

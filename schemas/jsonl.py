@@ -78,9 +78,7 @@ def decode_line(locator: str, line: bytes) -> JsonLine:
         return JsonLine(locator, None, [Problem("", f"invalid JSON{hint}: {exc.msg} at column {exc.colno}")], line)
 
 
-def read_segment(
-    path: str | Path, max_observation_chars: int = DEFAULT_MAX_OBSERVATION_CHARS
-) -> Iterator[ReadResult]:
+def read_segment(path: str | Path, max_observation_chars: int = DEFAULT_MAX_OBSERVATION_CHARS) -> Iterator[ReadResult]:
     """Read a raw segment of trajforge records, validating each line."""
     for line in iter_json_lines(path):
         if line.problems:

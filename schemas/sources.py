@@ -35,9 +35,10 @@ def find_files(paths: Iterable[str | Path], suffixes: tuple[str, ...]) -> tuple[
 
 
 def read_records(
-    paths: Iterable[str | Path], fmt: str = NATIVE, options: ImportOptions = ImportOptions()
+    paths: Iterable[str | Path], fmt: str = NATIVE, options: ImportOptions | None = None
 ) -> Iterator[ReadResult]:
     """Every record under `paths`, valid or not: trajforge segments and shards, or a foreign format."""
+    options = options or ImportOptions()
     suffixes = NATIVE_SUFFIXES if fmt == NATIVE else FOREIGN_SUFFIXES
     reader = None if fmt == NATIVE else get_format(fmt).read
     files, missing = find_files(paths, suffixes)

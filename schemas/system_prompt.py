@@ -14,14 +14,16 @@ HEADERS = {
     "demonstrations": "# Demonstrations",
     "simulation_instruction": "# Simulation instruction",
 }
-_HEADER_LINE = re.compile(
-    r"^(" + "|".join(re.escape(h) for h in HEADERS.values()) + r")\n", flags=re.MULTILINE
-)
+_HEADER_LINE = re.compile(r"^(" + "|".join(re.escape(h) for h in HEADERS.values()) + r")\n", flags=re.MULTILINE)
 _PART_BY_HEADER = {h: part for part, h in HEADERS.items()}
 EMPTY_ACTION_SPACE = "[]"
 
 
-def render_system_prompt(parts: dict[str, str]) -> str:
+def render_system_prompt(parts: dict[str, str], untagged_part: str | None = None) -> str:
+    """The prompt with a header per part; a lone `untagged_part` is rendered bare (what parsing reads back)."""
+    present = [p for p in SYSTEM_PROMPT_PARTS if (parts.get(p) or "") not in ("", EMPTY_ACTION_SPACE)]
+    if untagged_part is not None and present == [untagged_part]:
+        return parts[untagged_part]
     sections = []
     for part in SYSTEM_PROMPT_PARTS:
         text = parts.get(part) or ""

@@ -97,9 +97,7 @@ def _semantic_problems(record: Trajectory) -> list[Problem]:
             problems.append(Problem(name, "not a valid JSON string"))
     expected = trajectory_content_id(record.model_dump())
     if record.trajectory_id != expected:
-        problems.append(
-            Problem("trajectory_id", f"does not match the content hash (expected {expected})")
-        )
+        problems.append(Problem("trajectory_id", f"does not match the content hash (expected {expected})"))
     return problems
 
 

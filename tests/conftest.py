@@ -1,3 +1,7 @@
+import os
+
+os.environ.setdefault("COLUMNS", "200")  # rich wraps at 80 columns without a terminal
+
 import json
 from pathlib import Path
 

@@ -26,11 +26,17 @@ def import_command(
     inputs: list[Path] = typer.Argument(..., help="Files or directories in the foreign format."),
     fmt: ForeignFormat = typer.Option(..., "--format", "-f", help=FORMAT_HELP),
     output: Path = typer.Option(..., "--output", "-o", help="Directory for the raw segments, e.g. data/raw/imported"),
-    domain: DomainChoice | None = typer.Option(None, help="Domain of every record (default: the format's own, else 'other')."),
+    domain: DomainChoice | None = typer.Option(
+        None, help="Domain of every record (default: the format's own, else 'other')."
+    ),
     environment: str | None = typer.Option(None, help="Environment name to record (default: from the format)."),
-    run_id: str | None = typer.Option(None, help="Run id recorded in each record's source (default: the output folder's name)."),
+    run_id: str | None = typer.Option(
+        None, help="Run id recorded in each record's source (default: the output folder's name)."
+    ),
     per_file: int = typer.Option(DEFAULT_RECORDS_PER_FILE, min=1, help="Records per segment file."),
-    max_observation_chars: int = typer.Option(DEFAULT_MAX_OBSERVATION_CHARS, min=1, help="Longer observations are rejected."),
+    max_observation_chars: int = typer.Option(
+        DEFAULT_MAX_OBSERVATION_CHARS, min=1, help="Longer observations are rejected."
+    ),
 ) -> None:
     """Import trajectories from a foreign format into raw trajforge segments.
 
@@ -106,7 +112,13 @@ def _summary(manifest: Manifest, output: Path) -> None:
 
 def export_command(
     inputs: list[Path] = typer.Argument(..., help="trajforge segments, shards, or directories of them."),
-    fmt: ExportFormat = typer.Option(..., "--format", "-f", help=f"{FORMAT_HELP}; shards: Arrow IPC stream shards (a directory); segments: raw JSON Lines segments (a directory)"),
+    fmt: ExportFormat = typer.Option(
+        ...,
+        "--format",
+        "-f",
+        help=f"{FORMAT_HELP}; shards: Arrow IPC stream shards (a directory); "
+        "segments: raw JSON Lines segments (a directory)",
+    ),
     output: Path = typer.Option(..., "--output", "-o", help="Output file (a directory for shards and segments)."),
     per_file: int = typer.Option(DEFAULT_RECORDS_PER_FILE, min=1, help="Records per shard or segment."),
 ) -> None:

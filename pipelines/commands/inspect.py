@@ -18,7 +18,15 @@ from schemas.shards import SHARD_SUFFIX, read_shard_table
 from schemas.sources import NATIVE_SUFFIXES, read_records
 from schemas.validation import ReadResult
 
-TURNS_VIEW = "create view turns as select trajectory_id, domain, unnest(turns, recursive := true) from trajectories"
+TURNS_VIEW = """
+create view turns as
+select trajectory_id, domain, t.index as turn_index,
+       t.action.kind as action_kind, t.action.name as action_name, t.action.content as action,
+       t.observation.content as observation, t.observation.format as observation_format,
+       t.observation.exit_code as exit_code, t.observation.is_error as is_error,
+       t.observation.truncated as truncated, t.latency_ms, t.fault, t.no_change, t.loss_weight
+from (select trajectory_id, domain, unnest(turns) as t from trajectories)
+"""
 
 
 def inspect_command(
@@ -26,7 +34,8 @@ def inspect_command(
     sql: str | None = typer.Option(
         None,
         help="Run SQL with duckdb over table `trajectories` (one row a record) and view `turns` "
-        "(one row a turn), e.g. \"select domain, count(*) from trajectories group by 1\".",
+        "(one row a turn: turn_index, action_kind, action, observation, exit_code, ...), "
+        'e.g. "select domain, count(*) from trajectories group by 1".',
     ),
     samples: int = typer.Option(1, min=0, help="Sample trajectories to show."),
     max_problems: int = typer.Option(20, min=0, help="Invalid records to list."),
@@ -79,7 +88,8 @@ def _sample(record: Trajectory, turns: int = 3, width: int = 160) -> Table:
         table.add_row(str(turn.index), _clip(action, width), _clip(turn.observation.content, width))
     if len(record.turns) > turns:
         table.add_row("…", f"{len(record.turns) - turns} more turns", "")
-    table.caption = _clip(f"task: {record.task_description}", width)
+    if record.task_description:
+        table.caption = _clip(f"task: {record.task_description}", width)
     return table
 
 

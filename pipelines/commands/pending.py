@@ -6,12 +6,28 @@ from pipelines.commands import EXIT_NOT_IMPLEMENTED
 from pipelines.console import console
 
 PENDING = {
-    "collect": ("Run episodes in sandboxes and record raw trajectories.", 3, "Docker terminal sandbox and collection runner"),
+    "collect": (
+        "Run episodes in sandboxes and record raw trajectories.",
+        3,
+        "Docker terminal sandbox and collection runner",
+    ),
     "build-corpus": ("Beam job: raw trajectories to masked CPT shards.", 5, "build-corpus"),
-    "curate-sft": ("Beam job: N candidates per turn, judged, best-of-N SFT shards.", 6, "trainer, SFT curation, serving"),
-    "prepare-rl": ("Beam job: one turn per trajectory with a verifier spec, as RL shards.", 7, "GSPO, evaluation, simulator"),
+    "curate-sft": (
+        "Beam job: N candidates per turn, judged, best-of-N SFT shards.",
+        6,
+        "trainer, SFT curation, serving",
+    ),
+    "prepare-rl": (
+        "Beam job: one turn per trajectory with a verifier spec, as RL shards.",
+        7,
+        "GSPO, evaluation, simulator",
+    ),
     "train": ("Train a world model: --stage cpt|sft|rl.", 6, "trainer, SFT curation, serving"),
-    "eval": ("Score a checkpoint on held-out trajectories (five dimensions + verifiers).", 7, "GSPO, evaluation, simulator"),
+    "eval": (
+        "Score a checkpoint on held-out trajectories (five dimensions + verifiers).",
+        7,
+        "GSPO, evaluation, simulator",
+    ),
     "serve": ("Serve a checkpoint as an OpenAI-compatible endpoint.", 6, "trainer, SFT curation, serving"),
     "report": ("Write an HTML report of a corpus.", 5, "build-corpus"),
 }

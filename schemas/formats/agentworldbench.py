@@ -20,6 +20,7 @@ from schemas.records import DOMAINS, Trajectory, Turn
 from schemas.system_prompt import parse_system_prompt, render_system_prompt
 from schemas.validation import Problem, ReadResult
 
+UNTAGGED = "simulation_instruction"  # system_str is the world model's role prompt
 _TURN_HEADER = re.compile(r"^### Turn \d+\n")
 _ACTION_HEADER = "**Action:**\n"
 _OBSERVATION_HEADER = "**Environment Observation:**\n"
@@ -42,7 +43,11 @@ def parse_action(block: str) -> dict:
         except ValueError:
             return {"kind": "message", "content": text}
         if isinstance(call, dict) and isinstance(call.get("name"), str) and "arguments" in call:
-            return {"kind": "tool_call", "name": call["name"], "content": json.dumps(call["arguments"], ensure_ascii=False)}
+            return {
+                "kind": "tool_call",
+                "name": call["name"],
+                "content": json.dumps(call["arguments"], ensure_ascii=False),
+            }
         return {"kind": "tool_call", "content": fence.group(2)}
     return {"kind": "message", "content": text}
 
@@ -94,7 +99,7 @@ def convert(value: dict, origin: str, options: ImportOptions) -> tuple[dict | No
         problems.append(Problem("reference", "expected a string"))
     if problems:
         return None, problems
-    pairs = list(zip(prompts, map(parse_observation, responses)))
+    pairs = list(zip(prompts, map(parse_observation, responses), strict=True))
     if reference is not None:
         pairs.append((current, reference))
     turns = [
@@ -109,7 +114,7 @@ def convert(value: dict, origin: str, options: ImportOptions) -> tuple[dict | No
         "domain": options.domain or (task if task in DOMAINS else "other"),
         "source": imported_source("agentworldbench", origin, options),
         "environment": {"name": options.environment or f"agentworldbench-{task}"},
-        **parse_system_prompt(system, untagged_part="simulation_instruction"),
+        **parse_system_prompt(system, untagged_part=UNTAGGED),
         "agent": {"name": "unknown"},
         "turns": turns,
         "metadata": json.dumps({"agentworldbench": kept}, ensure_ascii=False),
@@ -118,7 +123,7 @@ def convert(value: dict, origin: str, options: ImportOptions) -> tuple[dict | No
 
 def to_lines(record: Trajectory, turn_indices: Iterable[int] | None = None) -> Iterator[dict]:
     """One benchmark line per chosen turn (all by default), each with its ground truth under `reference`."""
-    system = render_system_prompt(record.model_dump())
+    system = render_system_prompt(record.model_dump(), untagged_part=UNTAGGED)
     numeric_id = int(content_hash(record.trajectory_id, 13), 16)
     total = len(record.turns)
     for k in turn_indices if turn_indices is not None else range(total):

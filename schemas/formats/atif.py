@@ -92,15 +92,20 @@ def convert(value: dict, origin: str, options: ImportOptions) -> tuple[dict | No
         parts["action_space"] = json.dumps(agent["tool_definitions"], ensure_ascii=False)
     if value.get("notes"):
         kept["notes"] = value["notes"]
+    ours = (value.get("extra") or {}).get(EXTRA_KEY) or {}
     if problems:
         return None, problems
     if not kept["skipped_steps"]:
         del kept["skipped_steps"]
+    environment = ours.get("environment") or {"name": "harbor"}
+    if options.environment:
+        environment = {"name": options.environment}
     return {
         "schema_version": "1",
-        "domain": options.domain or "terminal",
+        "domain": options.domain or ours.get("domain") or "terminal",
         "source": imported_source("atif", origin, options),
-        "environment": {"name": options.environment or "harbor"},
+        "environment": environment,
+        "outcome": ours.get("outcome") or {"status": "unknown"},
         **parts,
         "agent": {"name": str(agent.get("name") or "unknown"), "model": agent.get("model_name")},
         "turns": turns,
@@ -141,7 +146,7 @@ def _turn(action: dict, result: dict, ours: dict, path: str, problems: list[Prob
     if content is not None and not isinstance(content, str):
         problems.append(Problem(f"{path}.observation", "result content is not text"))
     observation = {"content": content or "", **ours.get("observation", {})}
-    return {"action": action, "observation": observation}
+    return {**ours.get("turn", {}), "action": action, "observation": observation}
 
 
 def to_atif(record: Trajectory) -> dict:
@@ -154,7 +159,8 @@ def to_atif(record: Trajectory) -> dict:
         action, obs = turn.action, turn.observation
         extra_obs = obs.model_dump(exclude={"content"}, exclude_defaults=True)
         step: dict[str, Any] = {"source": "agent", "message": ""}
-        ours: dict[str, Any] = {"observation": extra_obs} if extra_obs else {}
+        extra_turn = turn.model_dump(exclude={"index", "action", "observation"}, exclude_none=True)
+        ours = {k: v for k, v in (("observation", extra_obs), ("turn", extra_turn)) if v}
         if action.kind == "tool_call" and action.name:
             call_id = f"call_{turn.index}"
             try:
@@ -177,6 +183,7 @@ def to_atif(record: Trajectory) -> dict:
         "session_id": record.trajectory_id,
         "agent": {"name": record.agent.name, "version": "unknown", "model_name": record.agent.model},
         "steps": steps,
+        "extra": {EXTRA_KEY: record.model_dump(include={"domain", "environment", "outcome"}, exclude_none=True)},
     }
 
 

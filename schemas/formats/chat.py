@@ -16,6 +16,8 @@ from schemas.records import Trajectory
 from schemas.system_prompt import parse_system_prompt, render_system_prompt
 from schemas.validation import Problem, ReadResult
 
+# A system message without trajforge's part headers is the world model's instruction.
+UNTAGGED = "simulation_instruction"
 ROLES = {"system": "system", "user": "user", "human": "user", "assistant": "assistant", "gpt": "assistant"}
 
 
@@ -29,7 +31,8 @@ def _messages(value: dict, problems: list[Problem]) -> tuple[str, list[dict]]:
     if isinstance(value.get("conversations"), list):  # ShareGPT
         return "conversations", [
             {"role": m.get("from"), "content": m.get("value"), **({"weight": m["weight"]} if "weight" in m else {})}
-            if isinstance(m, dict) else m
+            if isinstance(m, dict)
+            else m
             for m in value["conversations"]
         ]
     problems.append(Problem("messages", "missing (expected `messages` or `conversations`)"))
@@ -81,7 +84,7 @@ def convert(value: dict, origin: str, options: ImportOptions) -> tuple[dict | No
         "domain": options.domain or "other",
         "source": imported_source("chat", origin, options),
         "environment": {"name": options.environment or "imported"},
-        **parse_system_prompt(system),
+        **parse_system_prompt(system, untagged_part=UNTAGGED),
         "agent": {"name": "unknown"},
         "turns": turns,
     }, []
@@ -89,7 +92,7 @@ def convert(value: dict, origin: str, options: ImportOptions) -> tuple[dict | No
 
 def to_messages(record: Trajectory) -> list[dict[str, Any]]:
     messages: list[dict[str, Any]] = []
-    if system := render_system_prompt(record.model_dump()):
+    if system := render_system_prompt(record.model_dump(), untagged_part=UNTAGGED):
         messages.append({"role": "system", "content": system})
     for turn in record.turns:
         messages.append({"role": "user", "content": turn.action.content})

@@ -46,7 +46,9 @@ def test_datasets_memory_maps_a_shard(tmp_path):
 
 
 def test_duckdb_queries_a_shard(tmp_path):
-    shard = read_shard_table(write_shard(records_to_table([make_trajectory(2), make_trajectory(3)]), tmp_path))
+    shard = read_shard_table(  # noqa: F841 (duckdb reads the local by name)
+        write_shard(records_to_table([make_trajectory(2), make_trajectory(3)]), tmp_path)
+    )
     rows = duckdb.sql("select domain, sum(len(turns)) from shard group by 1").fetchall()
     assert rows == [("terminal", 5)]
 

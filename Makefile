@@ -1,0 +1,60 @@
+# trajforge: `make demo` runs the pipeline end to end on embedded defaults; `make test` runs the suite.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+TF := $(BIN)/trajforge
+DATA ?= data
+EXAMPLES := schemas/examples
+PYTEST_ARGS ?=
+
+.PHONY: setup test lint demo collect build-corpus curate train eval refresh sandbox-image clean
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@
+
+test: setup
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+lint: setup
+	$(BIN)/ruff check .
+
+# Every stage that exists so far, on the embedded example files.
+demo: setup
+	rm -rf $(DATA)/demo
+	$(TF) import --format chat $(EXAMPLES)/chat.jsonl --output $(DATA)/demo/raw/chat
+	$(TF) import --format atif $(EXAMPLES)/atif_terminal.json --output $(DATA)/demo/raw/atif
+	$(TF) import --format agentworldbench $(EXAMPLES)/agentworldbench.jsonl --output $(DATA)/demo/raw/agentworldbench
+	$(TF) inspect $(DATA)/demo/raw
+	$(TF) export $(DATA)/demo/raw --format shards --output $(DATA)/demo/shards
+	$(TF) inspect $(DATA)/demo/shards --sql "select domain, count(*) as trajectories, sum(len(turns)) as turns from trajectories group by 1 order by 1"
+	$(TF) export $(DATA)/demo/raw --format agentworldbench --output $(DATA)/demo/export/agentworldbench.jsonl
+	@echo "demo: outputs under $(DATA)/demo"
+
+collect: setup
+	$(TF) collect --output $(DATA)/raw
+
+build-corpus: setup
+	$(TF) build-corpus --input $(DATA)/raw --output $(DATA)/corpus
+
+curate: setup
+	$(TF) curate-sft --input $(DATA)/corpus --output $(DATA)/sft
+
+train: setup
+	$(TF) train --stage cpt
+
+eval: setup
+	$(TF) eval
+
+refresh: collect build-corpus
+
+sandbox-image: setup
+	@echo "sandbox-image: not implemented yet (issue #3: Docker terminal sandbox)"; exit 3
+
+clean:
+	rm -rf $(DATA)/demo .pytest_cache
