@@ -1,0 +1,80 @@
+"""The one interface every environment implements, and how an episode can end early."""
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any
+
+from schemas.records import Action, Observation
+
+
+@dataclass(frozen=True)
+class Task:
+    """What an episode starts from. Suites load these from YAML (collectors/suites)."""
+
+    id: str
+    instruction: str
+    domain: str = "terminal"
+    image: str | None = None  # None: the sandbox base image
+    setup: tuple[str, ...] = ()  # shell commands run before the first turn, not recorded as turns
+    files: dict[str, str] = field(default_factory=dict)  # workspace-relative path -> content
+    actions: tuple[Action, ...] = ()  # scripted actions, for the scripted policy
+    check: str | None = None  # a command whose exit code decides success
+    vocabulary: tuple[str, ...] = ()  # words that seed the explorer policy
+    config: dict[str, Any] = field(default_factory=dict)
+
+
+class EpisodeEnded(Exception):
+    """The episode cannot go on. `status` says whose fault (agent_error, infra_error, timeout)."""
+
+    status = "agent_error"
+    retryable = False
+
+    def __init__(self, reason: str, observation: Observation | None = None):
+        super().__init__(reason)
+        self.reason = reason
+        self.observation = observation  # what the last action produced, if anything
+
+
+class ResourceLimitExceeded(EpisodeEnded):
+    """The agent hit a sandbox limit (processes, memory, disk): contained, labelled, the agent's fault."""
+
+
+class InfraError(EpisodeEnded):
+    """The environment broke (container died, daemon error): never a training target; the runner retries."""
+
+    status = "infra_error"
+    retryable = True
+
+
+class Environment(ABC):
+    name: str = "environment"
+
+    @abstractmethod
+    def reset(self, task: Task) -> Observation:
+        """Start a fresh episode of `task`; returns the initial state."""
+
+    @abstractmethod
+    def step(self, action: Action) -> Observation:
+        """Apply one action; raises EpisodeEnded when the episode cannot go on."""
+
+    @abstractmethod
+    def action_space(self) -> list[dict]:
+        """Tool schemas or an action grammar, as stored in a trajectory's `action_space`."""
+
+    def check(self, task: Task) -> bool | None:
+        """Whether the task succeeded; None when the task has no check."""
+        return None
+
+    def describe(self) -> dict:
+        """The `environment` part of a trajectory record."""
+        return {"name": self.name}
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release everything the episode held."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

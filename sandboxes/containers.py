@@ -1,0 +1,71 @@
+"""Isolated containers for episodes: no network, no capabilities, a non-root user, limits, a run label."""
+
+import logging
+import os
+from dataclasses import dataclass
+
+import docker
+import docker.errors
+
+RUN_LABEL = "trajforge.run"
+OWNER_LABEL = "trajforge.owner-pid"
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Limits:
+    pids: int = 256
+    memory: str = "512m"
+    cpus: float = 1.0
+    workspace: str = "64m"  # the writable /work (tmpfs); the root filesystem is read-only
+    tmp: str = "32m"
+
+
+def start_container(client: docker.DockerClient, image: str, run_id: str, limits: Limits, owner: int):
+    return client.containers.run(
+        image,
+        command=["sleep", "infinity"],
+        detach=True,
+        init=True,
+        user="1000:1000",
+        working_dir="/work",
+        environment={"HOME": "/work", "TERM": "xterm-256color", "LANG": "C.UTF-8"},
+        network_mode="none",
+        cap_drop=["ALL"],
+        security_opt=["no-new-privileges"],
+        read_only=True,
+        tmpfs={
+            "/work": f"size={limits.workspace},uid=1000,gid=1000,mode=0755,exec",
+            "/tmp": f"size={limits.tmp},mode=1777,exec",
+        },
+        pids_limit=limits.pids,
+        mem_limit=limits.memory,
+        memswap_limit=limits.memory,  # no swap: a memory hog meets the OOM killer, not the disk
+        nano_cpus=int(limits.cpus * 1e9),
+        labels={RUN_LABEL: run_id, OWNER_LABEL: str(owner)},
+    )
+
+
+def reap_stale(client: docker.DockerClient) -> int:
+    """Remove sandbox containers whose owning process is gone (left by a crashed or killed run)."""
+    removed = 0
+    for container in client.containers.list(all=True, filters={"label": RUN_LABEL}):
+        owner = int(container.labels.get(OWNER_LABEL) or 0)
+        if owner and _pid_alive(owner):
+            continue
+        try:
+            container.remove(force=True)
+            removed += 1
+        except docker.errors.APIError as exc:
+            log.warning("could not remove stale container %s: %s", container.short_id, exc)
+    return removed
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

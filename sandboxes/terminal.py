@@ -1,0 +1,210 @@
+"""A Docker terminal: a persistent shell (`shell` actions) and a tmux pane (`keystrokes` actions) in a container.
+
+This is the paper's Terminal, SWE and OS domains. Isolation is on by default (sandboxes/containers.py). When the
+agent exhausts processes, memory or disk, the episode ends with a labelled ResourceLimitExceeded; a container
+or daemon failure is an InfraError, which the runner retries.
+"""
+
+import json
+import signal
+import time
+
+import docker
+import docker.errors
+
+from sandboxes import keystrokes
+from sandboxes.base import Environment, EpisodeEnded, InfraError, ResourceLimitExceeded, Task
+from sandboxes.containers import Limits, start_container
+from sandboxes.image import REPOSITORY
+from sandboxes.shell import DEFAULT_MAX_OUTPUT, PersistentShell, ShellDied, ShellResult, ansi_c_quote
+from schemas.records import Action, Observation
+
+SHELL_TOOL = {
+    "name": "shell",
+    "description": "Run a bash command in a persistent shell (cwd, variables and background jobs carry over). "
+    "The observation is the output (stdout and stderr), the exit code and the working directory.",
+    "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]},
+}
+# Builtins only: it must run even when the sandbox cannot fork. cgroup v1 paths first, then v2.
+PROBE = (
+    "for __f in /sys/fs/cgroup/pids/pids.current /sys/fs/cgroup/pids.current; do "
+    '[ -r $__f ] && read -r __p < $__f && break; done; __o=0; '
+    "for __f in /sys/fs/cgroup/memory/memory.oom_control /sys/fs/cgroup/memory.events; do "
+    '[ -r $__f ] && while read -r __k __v; do [ "$__k" = oom_kill ] && __o=$__v; done < $__f && break; done; '
+    '__tf_probe="$__p $__o"'
+)
+DISK_FULL = ("No space left on device", "Disk quota exceeded")
+# What bash prints when fork() fails with EAGAIN: the pids limit (the probe may read the counter a moment early).
+FORK_FAILED = ("fork: retry: Resource temporarily unavailable", "fork: Resource temporarily unavailable")
+CHECK_TIMEOUT_S = 60
+
+
+class DockerTerminal(Environment):
+    name = "docker-terminal"
+
+    def __init__(
+        self,
+        image: str = f"{REPOSITORY}:latest",
+        run_id: str = "adhoc",
+        owner: int = 0,
+        limits: Limits = Limits(),
+        command_timeout: float = 10.0,
+        max_output: int = DEFAULT_MAX_OUTPUT,
+        client: docker.DockerClient | None = None,
+    ):
+        self.image = image
+        self.run_id, self.owner = run_id, owner
+        self.limits = limits
+        self.command_timeout = command_timeout
+        self.max_output = max_output
+        self.client = client or docker.from_env()
+        self.container = None
+        self.shell: PersistentShell | None = None
+        self._tmux_started = False
+        self._oom_kills = 0
+
+    # -- lifecycle ---------------------------------------------------------------------------------------
+    def reset(self, task: Task) -> Observation:
+        self.close()
+        image = task.image or self.image
+        try:
+            self.container = start_container(self.client, image, self.run_id, self.limits, self.owner)
+            argv = ["docker", "exec", "-i", self.container.id, "setsid", "-w", "bash", "--noprofile", "--norc"]
+            self.shell = PersistentShell(argv, self._signal_group, self.max_output, probe=PROBE)
+        except (docker.errors.DockerException, ShellDied) as exc:
+            self.close()
+            raise InfraError(f"could not start the sandbox ({image}): {exc}") from exc
+        self._tmux_started = False
+        self._oom_kills = 0
+        for path, content in task.files.items():
+            self._setup(f"mkdir -p \"$(dirname {ansi_c_quote(path)})\" && printf %s {ansi_c_quote(content)} > {ansi_c_quote(path)}")
+        for command in task.setup:
+            self._setup(command)
+        listing = self._run("cd /work && ls -la")
+        return Observation(content=listing.output, metadata=json.dumps({"cwd": listing.cwd}))
+
+    def _setup(self, command: str) -> None:
+        result = self._run(command, timeout=max(60.0, self.command_timeout))
+        if result.exit_code != 0:
+            raise TaskSetupError(f"setup command failed ({result.exit_code}): {command[:200]}\n{result.output[-1000:]}")
+
+    def close(self) -> None:
+        if self.shell is not None:
+            self.shell.close()
+            self.shell = None
+        if self.container is not None:
+            try:
+                self.container.remove(force=True)
+            except docker.errors.NotFound:
+                pass
+            except docker.errors.APIError:
+                time.sleep(1)  # a fork bomb can make the first kill slow; one more try
+                try:
+                    self.container.remove(force=True)
+                except docker.errors.DockerException:
+                    pass
+            self.container = None
+
+    def action_space(self) -> list[dict]:
+        return [SHELL_TOOL, keystrokes.TOOL]
+
+    def describe(self) -> dict:
+        digest = None
+        if self.container is not None:
+            digest = self.container.image.id
+        return {"name": self.name, "version": self.image, "image_digest": digest, "backend": "docker"}
+
+    # -- actions -----------------------------------------------------------------------------------------
+    def step(self, action: Action) -> Observation:
+        if self.shell is None:
+            raise RuntimeError("step() before reset()")
+        if action.kind == "shell":
+            return self._shell_step(action.content)
+        if action.kind == "keystrokes":
+            return self._keystrokes_step(action.content)
+        return Observation(content=f"unsupported action kind {action.kind!r}: use shell or keystrokes", is_error=True)
+
+    def _shell_step(self, command: str) -> Observation:
+        result = self._run(command)
+        observation = Observation(
+            content=result.output,
+            exit_code=result.exit_code,
+            is_error=result.exit_code != 0,
+            truncated=result.truncated,
+            metadata=json.dumps({"cwd": result.cwd, "timed_out": result.timed_out}),
+        )
+        self._check_limits(result, observation)
+        return observation
+
+    def _keystrokes_step(self, content: str) -> Observation:
+        try:
+            keys = keystrokes.parse(content)
+        except ValueError as exc:
+            return Observation(content=str(exc), is_error=True)
+        if not self._tmux_started:
+            self._run(keystrokes.START)
+            self._tmux_started = True
+        sent = self._run(keystrokes.send_command(keys))
+        self._check_limits(sent, None)
+        time.sleep(keys.duration)
+        pane = self._run(keystrokes.CAPTURE)
+        self._check_limits(pane, None)
+        return Observation(content=pane.output.rstrip("\n"), metadata=json.dumps({"pane": keystrokes.SESSION}))
+
+    def _run(self, command: str, timeout: float | None = None) -> ShellResult:
+        try:
+            return self.shell.run(command, timeout or self.command_timeout)
+        except ShellDied as exc:
+            observation = Observation(content=exc.output, is_error=True)
+            if self._container_running():
+                raise EpisodeEnded(f"the shell ended: {exc}", observation) from exc
+            raise InfraError(f"the container died: {exc}", observation) from exc
+
+    def _container_running(self) -> bool:
+        try:
+            self.container.reload()
+        except docker.errors.DockerException:
+            return False
+        return self.container.status == "running"
+
+    def _signal_group(self, pgid: int, sig: int) -> None:
+        if sig == signal.SIGINT:
+            cmd = ["kill", "-INT", "--", f"-{pgid}"]
+        else:  # everything in the shell's group but the shell itself
+            cmd = ["sh", "-c", f"for p in $(pgrep -g {pgid}); do [ $p = {pgid} ] || kill -KILL $p; done"]
+        try:
+            self.container.exec_run(cmd, user="1000:1000")
+        except docker.errors.DockerException:
+            pass
+
+    def _check_limits(self, result: ShellResult, observation: Observation | None) -> None:
+        pids, _, oom = result.probe.partition(" ")
+        if (pids.isdigit() and int(pids) >= self.limits.pids - 8) or any(m in result.output for m in FORK_FAILED):
+            self._limit("processes", f"{pids} of {self.limits.pids} processes", observation)
+        if oom.isdigit() and int(oom) > self._oom_kills:
+            self._oom_kills = int(oom)
+            self._limit("memory", f"out of memory at {self.limits.memory}", observation)
+        if any(marker in result.output for marker in DISK_FULL):
+            self._limit("disk", f"workspace full at {self.limits.workspace}", observation)
+
+    def _limit(self, kind: str, detail: str, observation: Observation | None) -> None:
+        raise ResourceLimitExceeded(f"resource limit: {kind} ({detail})", observation)
+
+    def check(self, task: Task) -> bool | None:
+        if task.check is None:
+            return None
+        if self.container is None:
+            return False
+        try:
+            result = self.container.exec_run(
+                ["timeout", str(CHECK_TIMEOUT_S), "bash", "-c", task.check], user="1000:1000", workdir="/work"
+            )
+        except docker.errors.DockerException as exc:
+            raise InfraError(f"could not run the success check: {exc}") from exc
+        return result.exit_code == 0
+
+
+class TaskSetupError(InfraError):
+    """The task itself is broken (a setup command failed): no retry can fix it."""
+
+    retryable = False
