@@ -45,3 +45,34 @@ def trajectory() -> Trajectory:
 def record_dict(record: Trajectory) -> dict:
     """The record as it appears in a raw segment."""
     return json.loads(record.model_dump_json(exclude_none=True))
+
+
+@pytest.fixture(scope="session")
+def docker_client():
+    """The real Docker daemon. Skipped on a machine without one, but never in CI, where .ci/run starts it."""
+    import docker
+
+    try:
+        client = docker.from_env()
+        client.ping()
+    except Exception as exc:  # noqa: BLE001 - any failure means "no daemon here"
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must provide a Docker daemon: {exc}")
+        pytest.skip(f"no Docker daemon: {exc}")
+    return client
+
+
+@pytest.fixture(scope="session")
+def sandbox_image(docker_client) -> str:
+    from sandboxes.image import ensure_base_image
+
+    return ensure_base_image(docker_client, log=lambda message: None)
+
+
+@pytest.fixture
+def terminal(docker_client, sandbox_image):
+    from sandboxes.terminal import DockerTerminal
+
+    env = DockerTerminal(image=sandbox_image, run_id="pytest", owner=os.getpid(), command_timeout=5, client=docker_client)
+    yield env
+    env.close()
