@@ -2,7 +2,7 @@
 
 import typer
 
-from pipelines.commands import convert, inspect, pending
+from pipelines.commands import collect, convert, inspect, pending
 
 app = typer.Typer(
     name="trajforge",
@@ -14,10 +14,12 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
+app.command("collect")(collect.collect_command)
 pending.register(app)
 app.command("inspect")(inspect.inspect_command)
 app.command("import")(convert.import_command)
 app.command("export")(convert.export_command)
+app.command("sandbox-image")(collect.sandbox_image_command)
 
 
 def main() -> None:

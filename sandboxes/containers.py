@@ -29,7 +29,9 @@ def start_container(client: docker.DockerClient, image: str, run_id: str, limits
         init=True,
         user="1000:1000",
         working_dir="/work",
-        environment={"HOME": "/work", "TERM": "xterm-256color", "LANG": "C.UTF-8"},
+        hostname="sandbox",  # not the container id: the same episode gives the same screens in every run
+        # No .pyc files: an edit within the same second as an import (same size, same mtime) would be ignored.
+        environment={"HOME": "/work", "TERM": "xterm-256color", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"},
         network_mode="none",
         cap_drop=["ALL"],
         security_opt=["no-new-privileges"],

@@ -55,6 +55,7 @@ class Manifest(BaseModel):
     # read = written + rejected (+ deduplicated + filtered, for the stages that do those)
     counts: dict[str, int] = {}
     rejection_reasons: dict[str, int] = {}
+    timings: dict[str, float] = {}
 
     def model_post_init(self, _context: Any) -> None:
         if not self.config_hash:

@@ -6,11 +6,6 @@ from pipelines.commands import EXIT_NOT_IMPLEMENTED
 from pipelines.console import console
 
 PENDING = {
-    "collect": (
-        "Run episodes in sandboxes and record raw trajectories.",
-        3,
-        "Docker terminal sandbox and collection runner",
-    ),
     "build-corpus": ("Beam job: raw trajectories to masked CPT shards.", 5, "build-corpus"),
     "curate-sft": (
         "Beam job: N candidates per turn, judged, best-of-N SFT shards.",

@@ -1,0 +1,117 @@
+"""An LLM agent for any OpenAI-compatible chat-completions endpoint (vLLM, SGLang, OpenAI, `trajforge serve`).
+
+The environment's tools are offered as functions; a tool call becomes the action and the observation goes back
+as the tool's result. A reply with no tool call ends the episode, except that a reply holding a ```bash block
+is run as a shell command, for models without tool calling.
+"""
+
+import json
+import os
+import re
+import time
+
+import httpx
+
+from collectors.policies.base import Policy
+from sandboxes.base import EpisodeEnded
+from schemas.records import Action, Observation
+
+SYSTEM = (
+    "You are an agent solving a task in a computer environment. Use the tools to act; each result is what the "
+    "environment answered. When the task is done, reply with a short summary and no tool call.\n\nTask: {task}"
+)
+FENCE = re.compile(r"```(?:bash|sh)\n(.*?)```", re.DOTALL)
+RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504}
+
+
+class EndpointError(EpisodeEnded):
+    """The model endpoint failed after retries: the agent could not act."""
+
+
+class LLMAgentPolicy(Policy):
+    name = "llm"
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        temperature: float = 0.7,
+        max_tokens: int = 1024,
+        timeout: float = 120.0,
+        attempts: int = 3,
+        transport: httpx.BaseTransport | None = None,
+    ):
+        if not base_url or not model:
+            raise ValueError("the llm policy needs an endpoint URL and a model name")
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.temperature, self.max_tokens = temperature, max_tokens
+        self.attempts = attempts
+        key = api_key or os.environ.get("TRAJFORGE_LLM_API_KEY") or os.environ.get("OPENAI_API_KEY")
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        self.http = httpx.Client(timeout=timeout, headers=headers, transport=transport)
+
+    def start(self, task, action_space, initial, seed) -> None:
+        super().start(task, action_space, initial, seed)
+        self.tools = [
+            {"type": "function", "function": {"name": t["name"], "description": t.get("description", ""),
+                                              "parameters": t.get("input_schema", {"type": "object"})}}
+            for t in action_space
+        ]
+        self.messages: list[dict] = [
+            {"role": "system", "content": SYSTEM.format(task=task.instruction)},
+            {"role": "user", "content": f"Initial state:\n{initial.content}"},
+        ]
+        self._pending_call: str | None = None
+
+    def act(self, last: Observation | None) -> Action | None:
+        if last is not None and self._pending_call is not None:
+            self.messages.append({"role": "tool", "tool_call_id": self._pending_call, "content": last.content})
+        elif last is not None:
+            self.messages.append({"role": "user", "content": f"Output:\n{last.content}"})
+        message = self._complete()
+        self.messages.append({k: v for k, v in message.items() if k in ("role", "content", "tool_calls")})
+        calls = message.get("tool_calls") or []
+        if calls:
+            call = calls[0]  # one action per turn; the others are answered as not run
+            for extra in calls[1:]:
+                self.messages.append({"role": "tool", "tool_call_id": extra.get("id"), "content": "not run: one action per turn"})
+            self._pending_call = call.get("id")
+            return self._action(call.get("function", {}))
+        self._pending_call = None
+        fence = FENCE.search(message.get("content") or "")
+        return Action(kind="shell", content=fence.group(1).strip()) if fence else None
+
+    def _action(self, function: dict) -> Action:
+        name = function.get("name") or ""
+        raw = function.get("arguments") or "{}"
+        try:
+            arguments = json.loads(raw) if isinstance(raw, str) else raw
+        except ValueError:
+            arguments = {"raw": raw}
+        if name == "shell" and isinstance(arguments, dict) and isinstance(arguments.get("command"), str):
+            return Action(kind="shell", content=arguments["command"])
+        if name == "keystrokes":
+            return Action(kind="keystrokes", content=json.dumps(arguments))
+        return Action(kind="tool_call", name=name, content=json.dumps(arguments, ensure_ascii=False))
+
+    def _complete(self) -> dict:
+        body = {"model": self.model, "messages": self.messages, "temperature": self.temperature,
+                "max_tokens": self.max_tokens, "seed": self.seed}
+        if self.tools:
+            body["tools"] = self.tools
+        error = ""
+        for attempt in range(self.attempts):
+            try:
+                response = self.http.post(f"{self.base_url}/chat/completions", json=body)
+                if response.status_code not in RETRYABLE_STATUS:
+                    response.raise_for_status()
+                    return response.json()["choices"][0]["message"]
+                error = f"HTTP {response.status_code}: {response.text[:300]}"
+            except (httpx.HTTPError, KeyError, IndexError, ValueError) as exc:
+                error = f"{type(exc).__name__}: {exc}"
+                if isinstance(exc, httpx.HTTPStatusError):
+                    break  # a 4xx that retrying cannot fix
+            time.sleep(min(8.0, 0.5 * 2**attempt))
+        raise EndpointError(f"the model endpoint failed: {error}")

@@ -1,0 +1,15 @@
+"""Replays the task's scripted actions, in order."""
+
+from collectors.policies.base import Policy
+from schemas.records import Action, Observation
+
+
+class ScriptedPolicy(Policy):
+    name = "scripted"
+
+    def start(self, task, action_space, initial, seed) -> None:
+        super().start(task, action_space, initial, seed)
+        self._remaining = list(task.actions)
+
+    def act(self, last: Observation | None) -> Action | None:
+        return self._remaining.pop(0) if self._remaining else None

@@ -1,0 +1,113 @@
+"""The collection runner: plan episodes, shard them, run them in parallel, retry infrastructure failures only,
+and resume an interrupted run without redoing or duplicating finished episodes."""
+
+import logging
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+
+from collectors.episode import run_episode
+from collectors.policies.base import Policy
+from collectors.tasks import Suite
+from collectors.writer import RunWriter
+from sandboxes.base import Environment, EpisodeEnded, Task
+from schemas.hashing import content_hash
+from schemas.records import Trajectory, new_trajectory
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class EpisodeSpec:
+    key: str  # "<suite>/<task>#<repeat>": stable across runs and machines
+    task: Task
+    seed: int
+
+
+@dataclass
+class RunResult:
+    planned: int
+    skipped: int  # finished by an earlier, interrupted run
+    ran: int = 0
+    retries: int = 0
+    infra_errors: int = 0
+    seconds: float = 0.0
+    outcomes: dict[str, int] = field(default_factory=dict)
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """'i/n' with 0 <= i < n."""
+    try:
+        index, count = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise ValueError(f"--shard must look like i/n (e.g. 0/4), got {text!r}") from None
+    if count < 1 or not 0 <= index < count:
+        raise ValueError(f"--shard {text}: need 0 <= i < n")
+    return index, count
+
+
+def plan_episodes(suites: list[Suite], repeats: int, shard: tuple[int, int] = (0, 1), seed: int = 0) -> list[EpisodeSpec]:
+    """Every (task, repeat) of the suites, then this shard's share, chosen by a hash of the key."""
+    index, count = shard
+    episodes = []
+    for suite in suites:
+        for task in suite.tasks:
+            for repeat in range(repeats):
+                key = f"{suite.name}/{task.id}#{repeat}"
+                if int(content_hash(key, 8), 16) % count == index:
+                    episodes.append(EpisodeSpec(key, task, int(content_hash(f"{seed}:{key}", 8), 16)))
+    return episodes
+
+
+def run_collection(
+    episodes: list[EpisodeSpec],
+    writer: RunWriter,
+    make_env: Callable[[], Environment],
+    make_policy: Callable[[], Policy],
+    run_id: str,
+    concurrency: int = 2,
+    retries: int = 2,
+    max_turns: int = 30,
+    progress: Callable[[Iterator, int], Iterator] = lambda items, total: items,
+) -> RunResult:
+    todo = [e for e in episodes if e.key not in writer.done]
+    result = RunResult(planned=len(episodes), skipped=len(episodes) - len(todo))
+    started = time.monotonic()
+
+    def one(spec: EpisodeSpec) -> tuple[Trajectory, int]:
+        for attempt in range(retries + 1):
+            try:
+                with make_env() as env:
+                    return run_episode(env, make_policy(), spec.task, spec.key, run_id, spec.seed, max_turns), attempt
+            except EpisodeEnded as exc:  # only retryable ones escape run_episode
+                last_error = exc
+                log.warning("%s: infrastructure failure (attempt %d): %s", spec.key, attempt + 1, exc)
+        return _infra_failure(spec, run_id, last_error), retries
+
+    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+        futures = [pool.submit(one, spec) for spec in todo]
+        for future in progress(as_completed(futures), len(futures)):
+            trajectory, attempts = future.result()
+            writer.add(trajectory)
+            result.ran += 1
+            result.retries += attempts
+            status = trajectory.outcome.status
+            result.outcomes[status] = result.outcomes.get(status, 0) + 1
+            result.infra_errors += status == "infra_error"
+    writer.flush()
+    result.seconds = time.monotonic() - started
+    return result
+
+
+def _infra_failure(spec: EpisodeSpec, run_id: str, error: EpisodeEnded) -> Trajectory:
+    """An episode the infrastructure never let finish: recorded, labelled, never a training target."""
+    return new_trajectory(
+        domain=spec.task.domain,
+        source={"kind": "collected", "by": "runner", "run_id": run_id, "origin": spec.key},
+        environment={"name": "unavailable"},
+        task_description=spec.task.instruction,
+        agent={"name": "none"},
+        turns=[],
+        outcome={"status": "infra_error", "error": error.reason},
+    )

@@ -1,0 +1,71 @@
+"""The raw writer of a collection run: finished episodes go to atomic, content-named JSON Lines segments.
+
+A run folder always holds whole episodes only. Episodes are flushed in small batches, so `kill -9` loses at most
+the unflushed ones, and a resumed run finds every finished episode by its key (`source.origin`).
+"""
+
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+from schemas.jsonl import SEGMENT_SUFFIXES
+from schemas.manifest import Manifest
+from schemas.records import Trajectory
+from schemas.sinks import write_segments
+from schemas.sources import find_files, read_records
+
+
+class RunWriter:
+    def __init__(self, run_dir: Path, flush_every: int = 8, flush_seconds: float = 30.0):
+        self.run_dir = Path(run_dir)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.flush_every, self.flush_seconds = flush_every, flush_seconds
+        self._buffer: list[Trajectory] = []
+        self._lock = threading.Lock()
+        self._last_flush = time.monotonic()
+        self.done = self._finished_keys()
+
+    def _finished_keys(self) -> set[str]:
+        files, _ = find_files([self.run_dir], SEGMENT_SUFFIXES)
+        return {r.record.source.origin for r in read_records(files) if r.ok}
+
+    def add(self, trajectory: Trajectory) -> None:
+        with self._lock:
+            self._buffer.append(trajectory)
+            self.done.add(trajectory.source.origin)
+            due = time.monotonic() - self._last_flush >= self.flush_seconds
+            if len(self._buffer) >= self.flush_every or due:
+                self._flush_locked()
+
+    def flush(self) -> None:
+        with self._lock:
+            self._flush_locked()
+
+    def _flush_locked(self) -> None:
+        if self._buffer:
+            write_segments(self._buffer, self.run_dir, per_file=len(self._buffer))
+            self._buffer = []
+        self._last_flush = time.monotonic()
+
+    def write_manifest(self, config: dict, planned: int, timings: dict) -> Manifest:
+        """Counts over everything the run folder holds, including episodes from earlier, interrupted runs."""
+        self.flush()
+        records = [r.record for r in read_records(find_files([self.run_dir], SEGMENT_SUFFIXES)[0]) if r.ok]
+        outcomes = Counter(r.outcome.status for r in records)
+        manifest = Manifest(
+            stage="collect",
+            config=config,
+            outputs=sorted(p.name for p in self.run_dir.glob("segment-*.jsonl")),
+            counts={
+                "planned": planned,
+                "read": len(records),
+                "written": len(records),
+                "turns": sum(len(r.turns) for r in records),
+                **{f"outcome.{k}": v for k, v in sorted(outcomes.items())},
+                **{f"domain.{k}": v for k, v in sorted(Counter(r.domain for r in records).items())},
+            },
+            timings=timings,
+        )
+        manifest.write(self.run_dir)
+        return manifest

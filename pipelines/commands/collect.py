@@ -1,0 +1,136 @@
+"""`trajforge collect` and `trajforge sandbox-image`: run episodes in sandboxes, record raw trajectories."""
+
+import os
+from enum import Enum
+from pathlib import Path
+
+import typer
+
+from collectors.policies import POLICIES
+from collectors.runner import parse_shard, plan_episodes, run_collection
+from collectors.tasks import SuiteError, load_suite
+from collectors.writer import RunWriter
+from pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
+from pipelines.console import console, progress
+from schemas.hashing import config_hash
+
+PolicyChoice = Enum("PolicyChoice", {name: name for name in POLICIES}, type=str)
+
+
+def _docker():
+    import docker
+
+    try:
+        client = docker.from_env()
+        client.ping()
+    except Exception as exc:  # noqa: BLE001 - any failure means no usable daemon
+        console.print(f"[red]no Docker daemon reachable ({exc}).[/] Start it (e.g. `dockerd &`) and run again.")
+        raise typer.Exit(EXIT_USAGE) from exc
+    return client
+
+
+def sandbox_image_command(
+    dockerfile: bool = typer.Option(False, "--dockerfile", help="Build FROM debian:bookworm-slim (needs a registry)."),
+) -> None:
+    """Build the sandbox base image (debootstrap rootfs + docker import), or reuse it when it exists."""
+    from sandboxes.image import ImageBuildError, ensure_base_image
+
+    try:
+        tag = ensure_base_image(_docker(), use_dockerfile=dockerfile, log=console.print)
+    except ImageBuildError as exc:
+        console.print(f"[red]{exc}[/]")
+        raise typer.Exit(EXIT_REJECTED) from exc
+    typer.echo(tag)
+
+
+def collect_command(
+    suite: list[str] = typer.Option(["terminal", "swe"], "--suite", "-s", help="Bundled suite name or a .yaml path; repeatable."),
+    policy: PolicyChoice = typer.Option(PolicyChoice.scripted, help="scripted: replay the task's actions; explorer: sample commands from a grammar; llm: an OpenAI-compatible model."),
+    output: Path = typer.Option(Path("data/raw"), "--output", "-o", help="Runs go to OUTPUT/<run-id>/."),
+    run_id: str | None = typer.Option(None, help="Default: derived from the configuration, so rerunning the same command resumes."),
+    repeats: int = typer.Option(1, min=1, help="Episodes per task."),
+    concurrency: int = typer.Option(2, min=1, help="Episodes in parallel."),
+    shard: str = typer.Option("0/1", help="Run only shard i of n (i/n), to split one run across machines."),
+    retries: int = typer.Option(2, min=0, help="Retries of an episode after an infrastructure failure (never after an agent failure)."),
+    max_turns: int = typer.Option(30, min=1, help="Turns before an episode ends as a timeout."),
+    command_timeout: float = typer.Option(10.0, min=0.1, help="Seconds before a command is interrupted."),
+    task: list[str] = typer.Option([], "--task", help="Only these task ids (repeatable)."),
+    image: str | None = typer.Option(None, help="Sandbox image (default: the base image, built if missing)."),
+    seed: int = typer.Option(0, help="Seed of the explorer and the LLM sampling."),
+    explorer_steps: int = typer.Option(8, min=1, help="Commands per explorer episode."),
+    llm_url: str | None = typer.Option(None, envvar="TRAJFORGE_LLM_URL", help="Base URL of an OpenAI-compatible API, e.g. http://127.0.0.1:8000/v1"),
+    llm_model: str | None = typer.Option(None, envvar="TRAJFORGE_LLM_MODEL", help="Model name for the llm policy."),
+    flush_every: int = typer.Option(8, min=1, help="Episodes per raw segment (a kill loses at most this many)."),
+) -> None:
+    """Run task suites in Docker sandboxes and record every episode as a raw trajectory.
+
+    Output: OUTPUT/<run-id>/segment-*.jsonl and _manifest.json. Interrupted (even with kill -9)? Run the same
+    command again: finished episodes are kept and skipped. Exit code 1 if some episodes ended with an
+    infrastructure error after all retries.
+    """
+    try:
+        suites = [load_suite(s) for s in suite]
+        shard_index = parse_shard(shard)
+        policy_args = _policy_args(policy.value, explorer_steps, llm_url, llm_model)
+    except (SuiteError, ValueError) as exc:
+        console.print(f"[red]{exc}[/]")
+        raise typer.Exit(EXIT_USAGE) from exc
+    if task:
+        unknown = set(task) - {t.id for s in suites for t in s.tasks}
+        if unknown:
+            console.print(f"[red]unknown task ids: {', '.join(sorted(unknown))}[/]")
+            raise typer.Exit(EXIT_USAGE)
+        suites = [type(s)(s.name, s.domain, s.path, tuple(t for t in s.tasks if t.id in task)) for s in suites]
+
+    from sandboxes.containers import reap_stale
+    from sandboxes.image import ensure_base_image, image_digest
+    from sandboxes.terminal import DockerTerminal
+
+    client = _docker()
+    reaped = reap_stale(client)
+    if reaped:
+        console.print(f"removed {reaped} containers left by an earlier run that died")
+    image = image or ensure_base_image(client, log=console.print)
+    config = {
+        "suites": [s.name for s in suites], "tasks": sorted(task), "policy": policy.value, "policy_args": policy_args,
+        "repeats": repeats, "max_turns": max_turns, "command_timeout": command_timeout, "image": image,
+        "image_digest": image_digest(client, image), "seed": seed, "shard": shard,
+    }
+    run_id = run_id or f"{'+'.join(config['suites'])}-{policy.value}-{config_hash(config)[:8]}" + (
+        f"-shard{shard.replace('/', 'of')}" if shard != "0/1" else ""
+    )
+    run_dir = output / run_id
+    writer = RunWriter(run_dir, flush_every=flush_every)
+    episodes = plan_episodes(suites, repeats, shard_index, seed)
+    result = run_collection(
+        episodes,
+        writer,
+        make_env=lambda: DockerTerminal(image=image, run_id=run_id, owner=os.getpid(), command_timeout=command_timeout, client=client),
+        make_policy=lambda: POLICIES[policy.value](**policy_args),
+        run_id=run_id,
+        concurrency=concurrency,
+        retries=retries,
+        max_turns=max_turns,
+        progress=lambda items, total: progress(items, f"collecting {run_id}", total),
+    )
+    manifest = writer.write_manifest(config, len(episodes), {"seconds": round(result.seconds, 3)})
+    counts = manifest.counts
+    console.print(
+        f"[bold]collect[/]: {result.ran} episodes run, {result.skipped} already done, {result.retries} retries "
+        f"in {result.seconds:.1f}s -> {run_dir}"
+    )
+    console.print(
+        f"  holds {counts['written']} trajectories, {counts['turns']} turns; "
+        + ", ".join(f"{k.split('.', 1)[1]} {v}" for k, v in counts.items() if k.startswith(("outcome.", "domain.")))
+    )
+    raise typer.Exit(EXIT_REJECTED if result.infra_errors else EXIT_OK)
+
+
+def _policy_args(name: str, explorer_steps: int, llm_url: str | None, llm_model: str | None) -> dict:
+    if name == "explorer":
+        return {"steps": explorer_steps}
+    if name == "llm":
+        if not llm_url or not llm_model:
+            raise ValueError("--policy llm needs --llm-url and --llm-model (or TRAJFORGE_LLM_URL/TRAJFORGE_LLM_MODEL)")
+        return {"base_url": llm_url, "model": llm_model}
+    return {}
