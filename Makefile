@@ -8,9 +8,13 @@ DATA ?= data
 EXAMPLES := schemas/examples
 PYTEST_ARGS ?=
 
-.PHONY: setup test lint demo collect build-corpus curate train eval refresh sandbox-image clean
+.PHONY: setup system test lint demo collect build-corpus curate train eval refresh sandbox-image clean
 
 setup: $(VENV)/.installed
+
+# Docker daemon, debootstrap, tmux: installed if missing, dockerd started if down.
+system:
+	@scripts/system-deps.sh
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,15 +22,17 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $@
 
-test: setup
+test: setup sandbox-image
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 lint: setup
 	$(BIN)/ruff check .
 
 # Every stage that exists so far, on the embedded example files.
-demo: setup
+demo: setup sandbox-image
 	rm -rf $(DATA)/demo
+	$(TF) collect --suite terminal --suite swe --policy scripted --output $(DATA)/demo/raw --run-id scripted
+	$(TF) collect --suite terminal --policy explorer --output $(DATA)/demo/raw --run-id explorer
 	$(TF) import --format chat $(EXAMPLES)/chat.jsonl --output $(DATA)/demo/raw/chat
 	$(TF) import --format atif $(EXAMPLES)/atif_terminal.json --output $(DATA)/demo/raw/atif
 	$(TF) import --format agentworldbench $(EXAMPLES)/agentworldbench.jsonl --output $(DATA)/demo/raw/agentworldbench
@@ -36,8 +42,9 @@ demo: setup
 	$(TF) export $(DATA)/demo/raw --format agentworldbench --output $(DATA)/demo/export/agentworldbench.jsonl
 	@echo "demo: outputs under $(DATA)/demo"
 
-collect: setup
-	$(TF) collect --output $(DATA)/raw
+collect: setup sandbox-image
+	$(TF) collect --suite terminal --suite swe --policy scripted --output $(DATA)/raw
+	$(TF) collect --suite terminal --suite swe --policy explorer --repeats 2 --output $(DATA)/raw
 
 build-corpus: setup
 	$(TF) build-corpus --input $(DATA)/raw --output $(DATA)/corpus
@@ -53,8 +60,8 @@ eval: setup
 
 refresh: collect build-corpus
 
-sandbox-image: setup
-	@echo "sandbox-image: not implemented yet (issue #3: Docker terminal sandbox)"; exit 3
+sandbox-image: setup system
+	$(TF) sandbox-image
 
 clean:
 	rm -rf $(DATA)/demo .pytest_cache

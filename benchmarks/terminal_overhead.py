@@ -42,8 +42,13 @@ def main() -> None:
         exec_runs = max(20, args.runs // 5)
         fresh = timed(lambda: subprocess.run(["docker", "exec", cid, "true"], check=True), exec_runs)
     p, f = statistics.median(persistent), statistics.median(fresh)
-    print(f"persistent shell: median {p:.2f} ms, p90 {statistics.quantiles(persistent, n=10)[-1]:.2f} ms ({args.runs} runs)")
-    print(f"fresh docker exec: median {f:.2f} ms, p90 {statistics.quantiles(fresh, n=10)[-1]:.2f} ms ({exec_runs} runs)")
+    print(
+        f"persistent shell: median {p:.2f} ms, "
+        f"p90 {statistics.quantiles(persistent, n=10)[-1]:.2f} ms ({args.runs} runs)"
+    )
+    print(
+        f"fresh docker exec: median {f:.2f} ms, p90 {statistics.quantiles(fresh, n=10)[-1]:.2f} ms ({exec_runs} runs)"
+    )
     print(f"ratio: persistent is {f / p:.0f}x faster; target median <= 10 ms: {'met' if p <= 10 else 'NOT met'}")
 
 

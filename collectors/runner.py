@@ -47,7 +47,9 @@ def parse_shard(text: str) -> tuple[int, int]:
     return index, count
 
 
-def plan_episodes(suites: list[Suite], repeats: int, shard: tuple[int, int] = (0, 1), seed: int = 0) -> list[EpisodeSpec]:
+def plan_episodes(
+    suites: list[Suite], repeats: int, shard: tuple[int, int] = (0, 1), seed: int = 0
+) -> list[EpisodeSpec]:
     """Every (task, repeat) of the suites, then this shard's share, chosen by a hash of the key."""
     index, count = shard
     episodes = []

@@ -18,8 +18,24 @@ from schemas.hashing import config_hash
 REPOSITORY = "trajforge/sandbox"
 MIRROR = "http://deb.debian.org/debian"
 PACKAGES = (
-    "bash", "coreutils", "python3", "python3-pytest", "git", "curl", "tmux", "procps", "jq", "bc",
-    "sqlite3", "file", "make", "zip", "unzip", "xz-utils", "less", "ca-certificates",
+    "bash",
+    "coreutils",
+    "python3",
+    "python3-pytest",
+    "git",
+    "curl",
+    "tmux",
+    "procps",
+    "jq",
+    "bc",
+    "sqlite3",
+    "file",
+    "make",
+    "zip",
+    "unzip",
+    "xz-utils",
+    "less",
+    "ca-certificates",
 )
 AGENT_UID = 1000
 DOCKERFILE = Path(__file__).parent / "images" / "Dockerfile"
@@ -37,7 +53,8 @@ class ImageRecipe:
 
     @property
     def tag(self) -> str:
-        return f"{REPOSITORY}:{config_hash({'suite': self.suite, 'packages': sorted(self.packages), 'uid': AGENT_UID, **self.extra})}"
+        recipe = {"suite": self.suite, "packages": sorted(self.packages), "uid": AGENT_UID, **self.extra}
+        return f"{REPOSITORY}:{config_hash(recipe)}"
 
 
 def find_image(client: docker.DockerClient, tag: str):
@@ -84,13 +101,22 @@ def _build_from_debootstrap(recipe: ImageRecipe, log) -> None:
     with tempfile.TemporaryDirectory(prefix="trajforge-rootfs-") as tmp:
         root = Path(tmp) / "rootfs"
         log(f"debootstrap --variant=minbase {recipe.suite} (about a minute)")
-        _run(["debootstrap", "--variant=minbase", f"--include={','.join(recipe.packages)}", recipe.suite, str(root), MIRROR])
+        _run(
+            [
+                "debootstrap",
+                "--variant=minbase",
+                f"--include={','.join(recipe.packages)}",
+                recipe.suite,
+                str(root),
+                MIRROR,
+            ]
+        )
         _add_agent_user(root)
         for junk in ("var/cache/apt/archives", "var/lib/apt/lists"):
             shutil.rmtree(root / junk, ignore_errors=True)
         log(f"docker import -> {recipe.tag}")
         tar = subprocess.Popen(["tar", "-C", str(root), "-c", "."], stdout=subprocess.PIPE)
-        changes = ["USER agent", "WORKDIR /work", "ENV HOME=/work", "CMD [\"bash\"]"]
+        changes = ["USER agent", "WORKDIR /work", "ENV HOME=/work", 'CMD ["bash"]']
         cmd = ["docker", "import", *[a for c in changes for a in ("--change", c)], "-", recipe.tag]
         _run(cmd, stdin=tar.stdout)
         tar.wait()
@@ -106,4 +132,14 @@ def _add_agent_user(root: Path) -> None:
 
 def _build_from_dockerfile(recipe: ImageRecipe, log) -> None:
     log(f"docker build {DOCKERFILE.parent} -> {recipe.tag}")
-    _run(["docker", "build", "--build-arg", f"PACKAGES={' '.join(recipe.packages)}", "-t", recipe.tag, str(DOCKERFILE.parent)])
+    _run(
+        [
+            "docker",
+            "build",
+            "--build-arg",
+            f"PACKAGES={' '.join(recipe.packages)}",
+            "-t",
+            recipe.tag,
+            str(DOCKERFILE.parent),
+        ]
+    )

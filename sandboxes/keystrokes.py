@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from sandboxes.shell import ansi_c_quote
 
 SESSION = "tf"
-KEY_NAME = re.compile(r"^(?:[CM]-[a-z\\\]@^_]|Escape|Enter|Tab|BSpace|Up|Down|Left|Right|Home|End|PageUp|PageDown|F\d{1,2})$")
+KEY_NAME = re.compile(
+    r"^(?:[CM]-[a-z\\\]@^_]|Escape|Enter|Tab|BSpace|Up|Down|Left|Right|Home|End|PageUp|PageDown|F\d{1,2})$"
+)
 MAX_DURATION_S = 60.0
 TOOL = {
     "name": "keystrokes",

@@ -128,7 +128,7 @@ class PersistentShell:
         started = time.monotonic()
         self._send(
             f"{{ eval {ansi_c_quote(command)}\n}} </dev/null; __tf_rc=$?; __tf_probe=; {self.probe or ':'}\n"
-            f"printf '\\n{marker.decode()}%s:%s:%s\\n' \"$__tf_rc\" \"$__tf_probe\" \"$PWD\"\n"
+            f'printf \'\\n{marker.decode()}%s:%s:%s\\n\' "$__tf_rc" "$__tf_probe" "$PWD"\n'
         )
         capture = _Capture(self.max_output, self.max_output // 2 + len(marker) + 4096)
         timed_out = False

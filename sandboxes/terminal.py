@@ -28,7 +28,7 @@ SHELL_TOOL = {
 # Builtins only: it must run even when the sandbox cannot fork. cgroup v1 paths first, then v2.
 PROBE = (
     "for __f in /sys/fs/cgroup/pids/pids.current /sys/fs/cgroup/pids.current; do "
-    '[ -r $__f ] && read -r __p < $__f && break; done; __o=0; '
+    "[ -r $__f ] && read -r __p < $__f && break; done; __o=0; "
     "for __f in /sys/fs/cgroup/memory/memory.oom_control /sys/fs/cgroup/memory.events; do "
     '[ -r $__f ] && while read -r __k __v; do [ "$__k" = oom_kill ] && __o=$__v; done < $__f && break; done; '
     '__tf_probe="$__p $__o"'
@@ -77,7 +77,10 @@ class DockerTerminal(Environment):
         self._tmux_started = False
         self._oom_kills = 0
         for path, content in task.files.items():
-            self._setup(f"mkdir -p \"$(dirname {ansi_c_quote(path)})\" && printf %s {ansi_c_quote(content)} > {ansi_c_quote(path)}")
+            self._setup(
+                f'mkdir -p "$(dirname {ansi_c_quote(path)})" && '
+                f"printf %s {ansi_c_quote(content)} > {ansi_c_quote(path)}"
+            )
         for command in task.setup:
             self._setup(command)
         listing = self._run("cd /work && ls -la")

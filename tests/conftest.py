@@ -73,6 +73,8 @@ def sandbox_image(docker_client) -> str:
 def terminal(docker_client, sandbox_image):
     from sandboxes.terminal import DockerTerminal
 
-    env = DockerTerminal(image=sandbox_image, run_id="pytest", owner=os.getpid(), command_timeout=5, client=docker_client)
+    env = DockerTerminal(
+        image=sandbox_image, run_id="pytest", owner=os.getpid(), command_timeout=5, client=docker_client
+    )
     yield env
     env.close()

@@ -55,8 +55,14 @@ class LLMAgentPolicy(Policy):
     def start(self, task, action_space, initial, seed) -> None:
         super().start(task, action_space, initial, seed)
         self.tools = [
-            {"type": "function", "function": {"name": t["name"], "description": t.get("description", ""),
-                                              "parameters": t.get("input_schema", {"type": "object"})}}
+            {
+                "type": "function",
+                "function": {
+                    "name": t["name"],
+                    "description": t.get("description", ""),
+                    "parameters": t.get("input_schema", {"type": "object"}),
+                },
+            }
             for t in action_space
         ]
         self.messages: list[dict] = [
@@ -76,7 +82,9 @@ class LLMAgentPolicy(Policy):
         if calls:
             call = calls[0]  # one action per turn; the others are answered as not run
             for extra in calls[1:]:
-                self.messages.append({"role": "tool", "tool_call_id": extra.get("id"), "content": "not run: one action per turn"})
+                self.messages.append(
+                    {"role": "tool", "tool_call_id": extra.get("id"), "content": "not run: one action per turn"}
+                )
             self._pending_call = call.get("id")
             return self._action(call.get("function", {}))
         self._pending_call = None
@@ -97,8 +105,13 @@ class LLMAgentPolicy(Policy):
         return Action(kind="tool_call", name=name, content=json.dumps(arguments, ensure_ascii=False))
 
     def _complete(self) -> dict:
-        body = {"model": self.model, "messages": self.messages, "temperature": self.temperature,
-                "max_tokens": self.max_tokens, "seed": self.seed}
+        body = {
+            "model": self.model,
+            "messages": self.messages,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "seed": self.seed,
+        }
         if self.tools:
             body["tools"] = self.tools
         error = ""

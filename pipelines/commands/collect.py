@@ -44,21 +44,33 @@ def sandbox_image_command(
 
 
 def collect_command(
-    suite: list[str] = typer.Option(["terminal", "swe"], "--suite", "-s", help="Bundled suite name or a .yaml path; repeatable."),
-    policy: PolicyChoice = typer.Option(PolicyChoice.scripted, help="scripted: replay the task's actions; explorer: sample commands from a grammar; llm: an OpenAI-compatible model."),
+    suite: list[str] = typer.Option(
+        ["terminal", "swe"], "--suite", "-s", help="Bundled suite name or a .yaml path; repeatable."
+    ),
+    policy: PolicyChoice = typer.Option(
+        PolicyChoice.scripted,
+        help="scripted: replay the task's actions; explorer: sample commands from a grammar; "
+        "llm: an OpenAI-compatible model.",
+    ),
     output: Path = typer.Option(Path("data/raw"), "--output", "-o", help="Runs go to OUTPUT/<run-id>/."),
-    run_id: str | None = typer.Option(None, help="Default: derived from the configuration, so rerunning the same command resumes."),
+    run_id: str | None = typer.Option(
+        None, help="Default: derived from the configuration, so rerunning the same command resumes."
+    ),
     repeats: int = typer.Option(1, min=1, help="Episodes per task."),
     concurrency: int = typer.Option(2, min=1, help="Episodes in parallel."),
     shard: str = typer.Option("0/1", help="Run only shard i of n (i/n), to split one run across machines."),
-    retries: int = typer.Option(2, min=0, help="Retries of an episode after an infrastructure failure (never after an agent failure)."),
+    retries: int = typer.Option(
+        2, min=0, help="Retries of an episode after an infrastructure failure (never after an agent failure)."
+    ),
     max_turns: int = typer.Option(30, min=1, help="Turns before an episode ends as a timeout."),
     command_timeout: float = typer.Option(10.0, min=0.1, help="Seconds before a command is interrupted."),
     task: list[str] = typer.Option([], "--task", help="Only these task ids (repeatable)."),
     image: str | None = typer.Option(None, help="Sandbox image (default: the base image, built if missing)."),
     seed: int = typer.Option(0, help="Seed of the explorer and the LLM sampling."),
     explorer_steps: int = typer.Option(8, min=1, help="Commands per explorer episode."),
-    llm_url: str | None = typer.Option(None, envvar="TRAJFORGE_LLM_URL", help="Base URL of an OpenAI-compatible API, e.g. http://127.0.0.1:8000/v1"),
+    llm_url: str | None = typer.Option(
+        None, envvar="TRAJFORGE_LLM_URL", help="Base URL of an OpenAI-compatible API, e.g. http://127.0.0.1:8000/v1"
+    ),
     llm_model: str | None = typer.Option(None, envvar="TRAJFORGE_LLM_MODEL", help="Model name for the llm policy."),
     flush_every: int = typer.Option(8, min=1, help="Episodes per raw segment (a kill loses at most this many)."),
 ) -> None:
@@ -92,9 +104,17 @@ def collect_command(
         console.print(f"removed {reaped} containers left by an earlier run that died")
     image = image or ensure_base_image(client, log=console.print)
     config = {
-        "suites": [s.name for s in suites], "tasks": sorted(task), "policy": policy.value, "policy_args": policy_args,
-        "repeats": repeats, "max_turns": max_turns, "command_timeout": command_timeout, "image": image,
-        "image_digest": image_digest(client, image), "seed": seed, "shard": shard,
+        "suites": [s.name for s in suites],
+        "tasks": sorted(task),
+        "policy": policy.value,
+        "policy_args": policy_args,
+        "repeats": repeats,
+        "max_turns": max_turns,
+        "command_timeout": command_timeout,
+        "image": image,
+        "image_digest": image_digest(client, image),
+        "seed": seed,
+        "shard": shard,
     }
     run_id = run_id or f"{'+'.join(config['suites'])}-{policy.value}-{config_hash(config)[:8]}" + (
         f"-shard{shard.replace('/', 'of')}" if shard != "0/1" else ""
@@ -105,7 +125,9 @@ def collect_command(
     result = run_collection(
         episodes,
         writer,
-        make_env=lambda: DockerTerminal(image=image, run_id=run_id, owner=os.getpid(), command_timeout=command_timeout, client=client),
+        make_env=lambda: DockerTerminal(
+            image=image, run_id=run_id, owner=os.getpid(), command_timeout=command_timeout, client=client
+        ),
         make_policy=lambda: POLICIES[policy.value](**policy_args),
         run_id=run_id,
         concurrency=concurrency,

@@ -76,8 +76,13 @@ def test_isolation_defaults(terminal):
     ],
 )
 def test_resource_attacks_are_contained(docker_client, sandbox_image, attack, kind):
-    env = DockerTerminal(image=sandbox_image, run_id="pytest", limits=Limits(pids=128, memory="256m", workspace="32m"),
-                         command_timeout=5, client=docker_client)
+    env = DockerTerminal(
+        image=sandbox_image,
+        run_id="pytest",
+        limits=Limits(pids=128, memory="256m", workspace="32m"),
+        command_timeout=5,
+        client=docker_client,
+    )
     env.reset(TASK)
     with pytest.raises(ResourceLimitExceeded, match=f"resource limit: {kind}") as ended:
         for _ in range(4):

@@ -1,0 +1,80 @@
+import pytest
+
+from collectors.episode import run_episode
+from collectors.policies import ScriptedPolicy
+from collectors.runner import parse_shard, plan_episodes, run_collection
+from collectors.tasks import Suite
+from collectors.writer import RunWriter
+from sandboxes.base import Task
+from schemas.records import Action
+from schemas.sources import read_records
+from tests.collectors.fakes import FakeEnvironment
+
+
+def shell(*commands):
+    return tuple(Action(kind="shell", content=c) for c in commands)
+
+
+SUITE = Suite(
+    "fake",
+    "terminal",
+    None,
+    tuple(
+        Task(id=f"t{i}", instruction=f"task {i}", actions=shell("ls", f"touch f{i}"), check=f"f{i}") for i in range(6)
+    ),
+)
+
+
+def test_episode_records_turns_and_outcome():
+    env = FakeEnvironment()
+    trajectory = run_episode(env, ScriptedPolicy(), SUITE.tasks[0], "fake/t0#0", "run", seed=1)
+    assert [t.action.content for t in trajectory.turns] == ["ls", "touch f0"]
+    assert trajectory.outcome.status == "success" and trajectory.outcome.reward == 1.0
+    assert trajectory.source.origin == "fake/t0#0" and trajectory.environment.name == "fake"
+
+
+def test_resource_limit_ends_with_a_labelled_error_and_keeps_the_turn():
+    task = Task(id="hog", instruction="x", actions=shell("ls", "hog", "never"))
+    trajectory = run_episode(FakeEnvironment(limit_on="hog"), ScriptedPolicy(), task, "k", "run", seed=1)
+    assert trajectory.outcome.status == "agent_error"
+    assert trajectory.outcome.error.startswith("resource limit: memory")
+    assert [t.observation.exit_code for t in trajectory.turns] == [0, 137]
+
+
+def test_max_turns_is_a_timeout():
+    task = Task(id="long", instruction="x", actions=shell(*["ls"] * 5))
+    trajectory = run_episode(FakeEnvironment(), ScriptedPolicy(), task, "k", "run", seed=1, max_turns=3)
+    assert trajectory.outcome.status == "timeout" and len(trajectory.turns) == 3
+
+
+def test_shards_partition_the_plan():
+    everything = {e.key for e in plan_episodes([SUITE], repeats=3)}
+    parts = [{e.key for e in plan_episodes([SUITE], 3, (i, 3))} for i in range(3)]
+    assert set.union(*parts) == everything and sum(map(len, parts)) == len(everything) == 18
+    with pytest.raises(ValueError):
+        parse_shard("3/3")
+
+
+def test_infra_failures_are_retried_agent_failures_are_not(tmp_path):
+    envs = iter(
+        [FakeEnvironment(fail_resets=1), FakeEnvironment()] + [FakeEnvironment(crash_on="ls") for _ in range(3)]
+    )
+    writer = RunWriter(tmp_path, flush_every=100)
+    episodes = plan_episodes([SUITE], 1)[:2]
+    result = run_collection(episodes, writer, lambda: next(envs), ScriptedPolicy, "run", concurrency=1, retries=2)
+    statuses = sorted(r.record.outcome.status for r in read_records([tmp_path]))
+    assert statuses == ["infra_error", "success"]
+    assert result.retries == 3 and result.infra_errors == 1
+
+
+def test_resume_skips_what_is_finished(tmp_path):
+    episodes = plan_episodes([SUITE], 2)
+    writer = RunWriter(tmp_path, flush_every=1)
+    run_collection(episodes[:5], writer, FakeEnvironment, ScriptedPolicy, "run")
+    resumed = RunWriter(tmp_path)
+    result = run_collection(episodes, resumed, FakeEnvironment, ScriptedPolicy, "run")
+    assert (result.skipped, result.ran) == (5, 7)
+    origins = [r.record.source.origin for r in read_records([tmp_path])]
+    assert sorted(origins) == sorted(e.key for e in episodes)
+    manifest = resumed.write_manifest({}, len(episodes), {})
+    assert manifest.counts["written"] == 12 and manifest.reconciles()

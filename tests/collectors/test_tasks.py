@@ -1,0 +1,43 @@
+import json
+
+import pytest
+
+from collectors.tasks import SuiteError, load_suite
+
+
+def test_bundled_suites_load():
+    terminal, swe = load_suite("terminal"), load_suite("swe")
+    assert len(terminal.tasks) >= 30
+    assert {a.kind for t in terminal.tasks for a in t.actions} == {"shell", "keystrokes"}
+    assert len(swe.tasks) >= 3 and all(t.check and t.setup for t in swe.tasks)
+    keys = next(t for t in terminal.tasks if t.id == "python-repl").actions[0]
+    assert json.loads(keys.content) == {"keystrokes": "python3\n", "duration": 1.0}
+
+
+def test_bad_suites_say_where(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text(
+        "suite: s\ndomain: terminal\ntasks:\n  - id: a\n    instructions: typo\n  - id: a\n    instruction: ok\n"
+    )
+    with pytest.raises(SuiteError) as error:
+        load_suite(str(path))
+    message = str(error.value)
+    assert "tasks[0].instruction: Field required" in message
+    assert "tasks[0].instructions: Extra inputs are not permitted" in message
+
+
+def test_duplicate_ids_and_unknown_domain(tmp_path):
+    path = tmp_path / "dup.yaml"
+    path.write_text("suite: s\ndomain: moon\ntasks:\n  - {id: a, instruction: x}\n  - {id: a, instruction: y}\n")
+    with pytest.raises(SuiteError, match="duplicate id 'a'") as error:
+        load_suite(str(path))
+    assert "domain: 'moon' is not one of" in str(error.value)
+
+
+def test_unknown_suite_and_broken_yaml(tmp_path):
+    with pytest.raises(SuiteError, match="bundled suites: .*swe.*terminal"):
+        load_suite("nope")
+    path = tmp_path / "broken.yaml"
+    path.write_text("suite: [unclosed\n")
+    with pytest.raises(SuiteError, match="not valid YAML"):
+        load_suite(str(path))
