@@ -6,22 +6,24 @@ from datetime import UTC, datetime
 
 from collectors.policies.base import Policy
 from sandboxes.base import Environment, EpisodeEnded, Task
-from schemas.records import Trajectory, new_trajectory
+from schemas.records import Action, Observation, Trajectory, new_trajectory
 
 
 def run_episode(
     env: Environment, policy: Policy, task: Task, key: str, run_id: str, seed: int, max_turns: int = 30
 ) -> Trajectory:
-    """Run one episode. An InfraError propagates (the runner retries); any other early end is recorded."""
+    """Run one episode and record it, however it ends: an infrastructure failure is recorded too, as
+    `infra_error` with the turns made before it, and the runner decides whether to retry."""
     started = datetime.now(UTC)
-    initial = env.reset(task)
-    action_space = env.action_space()
-    environment = env.describe()
-    policy.start(task, action_space, initial, seed)
     turns: list[dict] = []
     outcome: dict = {"status": "unknown"}
+    initial, action_space, environment = None, [], {"name": env.name}
     last = None
     try:
+        initial = env.reset(task)
+        action_space = env.action_space()
+        environment = env.describe()
+        policy.start(task, action_space, initial, seed)
         while True:
             action = policy.act(last)
             if action is None:
@@ -42,8 +44,6 @@ def run_episode(
             if passed is not None:
                 outcome = {"status": "success" if passed else "failure", "reward": 1.0 if passed else 0.0}
     except EpisodeEnded as ended:
-        if ended.retryable:
-            raise
         outcome = {"status": ended.status, "error": ended.reason}
     return new_trajectory(
         domain=task.domain,
@@ -51,7 +51,8 @@ def run_episode(
         environment=environment,
         task_description=task.instruction,
         action_space=json.dumps(action_space, ensure_ascii=False),
-        initial_state=initial.content,
+        initial_state=initial.content if initial is not None else "",
+        simulation_instruction=env.simulation_instruction(),
         agent={"name": policy.name, "model": policy.model},
         turns=turns,
         outcome=outcome,
@@ -61,10 +62,18 @@ def run_episode(
     )
 
 
-def _turn(index: int, action, observation, tick: float) -> dict:
-    return {
+def _turn(index: int, action: Action, observation: Observation, tick: float) -> dict:
+    """A turn; the environment reports an injected fault or an unchanged state through observation metadata."""
+    turn = {
         "index": index,
         "action": action,
         "observation": observation,
         "latency_ms": round((time.perf_counter() - tick) * 1000, 3),
     }
+    meta = json.loads(observation.metadata) if observation.metadata else {}
+    if isinstance(meta, dict):
+        if meta.get("fault"):
+            turn["fault"] = meta["fault"]
+        if meta.get("no_change") is not None:
+            turn["no_change"] = bool(meta["no_change"])
+    return turn

@@ -11,7 +11,7 @@ from collectors.episode import run_episode
 from collectors.policies.base import Policy
 from collectors.tasks import Suite
 from collectors.writer import RunWriter
-from sandboxes.base import Environment, EpisodeEnded, Task
+from sandboxes.base import Environment, Task
 from schemas.hashing import content_hash
 from schemas.records import Trajectory, new_trajectory
 
@@ -23,6 +23,8 @@ class EpisodeSpec:
     key: str  # "<suite>/<task>#<repeat>": stable across runs and machines
     task: Task
     seed: int
+    environment: dict = field(default_factory=lambda: {"kind": "terminal"})
+    faults: dict | None = None
 
 
 @dataclass
@@ -58,14 +60,15 @@ def plan_episodes(
             for repeat in range(repeats):
                 key = f"{suite.name}/{task.id}#{repeat}"
                 if int(content_hash(key, 8), 16) % count == index:
-                    episodes.append(EpisodeSpec(key, task, int(content_hash(f"{seed}:{key}", 8), 16)))
+                    episode_seed = int(content_hash(f"{seed}:{key}", 8), 16)
+                    episodes.append(EpisodeSpec(key, task, episode_seed, suite.environment, suite.faults))
     return episodes
 
 
 def run_collection(
     episodes: list[EpisodeSpec],
     writer: RunWriter,
-    make_env: Callable[[], Environment],
+    make_env: Callable[[EpisodeSpec], Environment],
     make_policy: Callable[[], Policy],
     run_id: str,
     concurrency: int = 2,
@@ -80,12 +83,15 @@ def run_collection(
     def one(spec: EpisodeSpec) -> tuple[Trajectory, int]:
         for attempt in range(retries + 1):
             try:
-                with make_env() as env:
-                    return run_episode(env, make_policy(), spec.task, spec.key, run_id, spec.seed, max_turns), attempt
-            except EpisodeEnded as exc:  # only retryable ones escape run_episode
-                last_error = exc
-                log.warning("%s: infrastructure failure (attempt %d): %s", spec.key, attempt + 1, exc)
-        return _infra_failure(spec, run_id, last_error), retries
+                with make_env(spec) as env:
+                    trajectory = run_episode(env, make_policy(), spec.task, spec.key, run_id, spec.seed, max_turns)
+            except Exception as exc:  # noqa: BLE001 - a broken environment must not stop the run
+                log.exception("%s: the environment failed", spec.key)
+                trajectory = _infra_failure(spec, run_id, f"{type(exc).__name__}: {exc}")
+            if trajectory.outcome.status != "infra_error" or attempt == retries:
+                return trajectory, attempt
+            log.warning("%s: infrastructure failure (attempt %d): %s", spec.key, attempt + 1, trajectory.outcome.error)
+        raise AssertionError("unreachable")
 
     with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
         futures = [pool.submit(one, spec) for spec in todo]
@@ -102,7 +108,7 @@ def run_collection(
     return result
 
 
-def _infra_failure(spec: EpisodeSpec, run_id: str, error: EpisodeEnded) -> Trajectory:
+def _infra_failure(spec: EpisodeSpec, run_id: str, error: str) -> Trajectory:
     """An episode the infrastructure never let finish: recorded, labelled, never a training target."""
     return new_trajectory(
         domain=spec.task.domain,
@@ -111,5 +117,5 @@ def _infra_failure(spec: EpisodeSpec, run_id: str, error: EpisodeEnded) -> Traje
         task_description=spec.task.instruction,
         agent={"name": "none"},
         turns=[],
-        outcome={"status": "infra_error", "error": error.reason},
+        outcome={"status": "infra_error", "error": error},
     )

@@ -1,8 +1,9 @@
 """Task suites as YAML data files: load, validate with clear errors, turn into sandbox Tasks."""
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -32,28 +33,64 @@ class ToolCallSpec(_Spec):
     arguments: dict = {}
 
 
+class BrowserSpec(_Spec):
+    """A BrowserGym-style action: click(ref), fill(ref, text), select_option, press, scroll, goto(url), go_back."""
+
+    browser: str
+    ref: str | None = None
+    text: str | None = None
+    value: str | None = None
+    key: str | None = None
+    url: str | None = None
+    direction: str | None = None
+
+
+class ToolCheckSpec(_Spec):
+    """Success check for tool environments: call a tool, succeed when its text contains `contains`."""
+
+    tool: str
+    arguments: dict = {}
+    contains: str = ""
+
+
+class EnvironmentSpec(_Spec):
+    """Where a suite's episodes run. terminal: a Docker sandbox; mcp: a bundled `server`, or any server by
+    `command`/`args`/`env` (stdio) or `url` (streamable HTTP); browser: a bundled web `app`."""
+
+    kind: Literal["terminal", "mcp", "browser"] = "terminal"
+    name: str | None = None
+    server: str | None = None
+    command: str | None = None
+    args: list[str] = []
+    env: dict[str, str] = {}
+    url: str | None = None
+    app: str | None = None
+
+
 class TaskSpec(_Spec):
     id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
     instruction: str = Field(min_length=1)
     image: str | None = None
-    setup: list[str] | None = None
+    setup: list[str | ToolCallSpec] | None = None
     files: dict[str, str] = {}
-    actions: list[str | KeystrokesSpec | ToolCallSpec] = []
-    check: str | None = None
+    actions: list[str | KeystrokesSpec | ToolCallSpec | BrowserSpec] = []
+    check: str | ToolCheckSpec | None = None
     vocabulary: list[str] = []
     config: dict = {}
 
 
 class Defaults(_Spec):
     image: str | None = None
-    setup: list[str] = []
-    check: str | None = None
+    setup: list[str | ToolCallSpec] = []
+    check: str | ToolCheckSpec | None = None
     config: dict = {}
 
 
 class SuiteSpec(_Spec):
     suite: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
     domain: str
+    environment: EnvironmentSpec = EnvironmentSpec()
+    faults: dict | None = None  # fault injection config (sandboxes/faults.py), off when absent
     defaults: Defaults = Defaults()
     tasks: list[TaskSpec] = Field(min_length=1)
 
@@ -62,16 +99,29 @@ class SuiteSpec(_Spec):
 class Suite:
     name: str
     domain: str
-    path: Path
+    path: Path | None
     tasks: tuple[Task, ...]
+    environment: dict = field(default_factory=lambda: {"kind": "terminal"})
+    faults: dict | None = None
 
 
-def _action(spec: str | KeystrokesSpec | ToolCallSpec) -> Action:
+def _action(spec: str | KeystrokesSpec | ToolCallSpec | BrowserSpec) -> Action:
     if isinstance(spec, str):
         return Action(kind="shell", content=spec)
     if isinstance(spec, KeystrokesSpec):
         return Action(kind="keystrokes", content=json.dumps(spec.model_dump()))
+    if isinstance(spec, BrowserSpec):
+        arguments = spec.model_dump(exclude={"browser"}, exclude_none=True)
+        return Action(kind="browser", name=spec.browser, content=json.dumps(arguments, ensure_ascii=False))
     return Action(kind="tool_call", name=spec.tool, content=json.dumps(spec.arguments, ensure_ascii=False))
+
+
+def _setup(spec: str | ToolCallSpec) -> str | Action:
+    return spec if isinstance(spec, str) else _action(spec)
+
+
+def _check(spec: str | ToolCheckSpec | None) -> str | None:
+    return spec.model_dump_json() if isinstance(spec, ToolCheckSpec) else spec
 
 
 def resolve_suite_path(name_or_path: str) -> Path:
@@ -112,13 +162,14 @@ def load_suite(name_or_path: str) -> Suite:
             instruction=t.instruction,
             domain=spec.domain,
             image=t.image or spec.defaults.image,
-            setup=tuple(spec.defaults.setup if t.setup is None else t.setup),
+            setup=tuple(_setup(x) for x in (spec.defaults.setup if t.setup is None else t.setup)),
             files=dict(t.files),
             actions=tuple(_action(a) for a in t.actions),
-            check=t.check or spec.defaults.check,
+            check=_check(t.check or spec.defaults.check),
             vocabulary=tuple(t.vocabulary),
             config={**spec.defaults.config, **t.config},
         )
         for t in spec.tasks
     )
-    return Suite(spec.suite, spec.domain, path, tasks)
+    environment = spec.environment.model_dump(exclude_defaults=True) | {"kind": spec.environment.kind}
+    return Suite(spec.suite, spec.domain, path, tasks, environment, spec.faults)

@@ -15,10 +15,10 @@ class Task:
     instruction: str
     domain: str = "terminal"
     image: str | None = None  # None: the sandbox base image
-    setup: tuple[str, ...] = ()  # shell commands run before the first turn, not recorded as turns
+    setup: tuple[str | Action, ...] = ()  # commands (or tool calls) run before the first turn, not recorded
     files: dict[str, str] = field(default_factory=dict)  # workspace-relative path -> content
     actions: tuple[Action, ...] = ()  # scripted actions, for the scripted policy
-    check: str | None = None  # a command whose exit code decides success
+    check: str | None = None  # a command whose exit code decides success (JSON of a tool check for tool envs)
     vocabulary: tuple[str, ...] = ()  # words that seed the explorer policy
     config: dict[str, Any] = field(default_factory=dict)
 
@@ -27,7 +27,6 @@ class EpisodeEnded(Exception):
     """The episode cannot go on. `status` says whose fault (agent_error, infra_error, timeout)."""
 
     status = "agent_error"
-    retryable = False
 
     def __init__(self, reason: str, observation: Observation | None = None):
         super().__init__(reason)
@@ -43,7 +42,6 @@ class InfraError(EpisodeEnded):
     """The environment broke (container died, daemon error): never a training target; the runner retries."""
 
     status = "infra_error"
-    retryable = True
 
 
 class Environment(ABC):
@@ -68,6 +66,10 @@ class Environment(ABC):
     def describe(self) -> dict:
         """The `environment` part of a trajectory record."""
         return {"name": self.name}
+
+    def simulation_instruction(self) -> str:
+        """What a world model must know to simulate this environment as it behaved (e.g. injected faults)."""
+        return ""
 
     @abstractmethod
     def close(self) -> None:

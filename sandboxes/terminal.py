@@ -82,6 +82,8 @@ class DockerTerminal(Environment):
                 f"printf %s {ansi_c_quote(content)} > {ansi_c_quote(path)}"
             )
         for command in task.setup:
+            if not isinstance(command, str):
+                raise TaskSetupError(f"a terminal task's setup is shell commands, got {command!r}")
             self._setup(command)
         listing = self._run("cd /work && ls -la")
         return Observation(content=listing.output, metadata=json.dumps({"cwd": listing.cwd}))
@@ -208,6 +210,4 @@ class DockerTerminal(Environment):
 
 
 class TaskSetupError(InfraError):
-    """The task itself is broken (a setup command failed): no retry can fix it."""
-
-    retryable = False
+    """The task itself is broken (a setup command failed): the episode never started."""

@@ -1,11 +1,12 @@
 """`trajforge collect` and `trajforge sandbox-image`: run episodes in sandboxes, record raw trajectories."""
 
-import os
+import dataclasses
 from enum import Enum
 from pathlib import Path
 
 import typer
 
+from collectors.environments import Settings, build_environment
 from collectors.policies import POLICIES
 from collectors.runner import parse_shard, plan_episodes, run_collection
 from collectors.tasks import SuiteError, load_suite
@@ -92,11 +93,10 @@ def collect_command(
         if unknown:
             console.print(f"[red]unknown task ids: {', '.join(sorted(unknown))}[/]")
             raise typer.Exit(EXIT_USAGE)
-        suites = [type(s)(s.name, s.domain, s.path, tuple(t for t in s.tasks if t.id in task)) for s in suites]
+        suites = [dataclasses.replace(s, tasks=tuple(t for t in s.tasks if t.id in task)) for s in suites]
 
     from sandboxes.containers import reap_stale
     from sandboxes.image import ensure_base_image, image_digest
-    from sandboxes.terminal import DockerTerminal
 
     client = _docker()
     reaped = reap_stale(client)
@@ -120,14 +120,13 @@ def collect_command(
         f"-shard{shard.replace('/', 'of')}" if shard != "0/1" else ""
     )
     run_dir = output / run_id
+    settings = Settings(run_id=run_id, image=image, command_timeout=command_timeout, docker_client=client)
     writer = RunWriter(run_dir, flush_every=flush_every)
     episodes = plan_episodes(suites, repeats, shard_index, seed)
     result = run_collection(
         episodes,
         writer,
-        make_env=lambda: DockerTerminal(
-            image=image, run_id=run_id, owner=os.getpid(), command_timeout=command_timeout, client=client
-        ),
+        make_env=lambda spec: build_environment(spec.environment, settings, spec.faults, spec.seed),
         make_policy=lambda: POLICIES[policy.value](**policy_args),
         run_id=run_id,
         concurrency=concurrency,

@@ -61,7 +61,7 @@ def test_infra_failures_are_retried_agent_failures_are_not(tmp_path):
     )
     writer = RunWriter(tmp_path, flush_every=100)
     episodes = plan_episodes([SUITE], 1)[:2]
-    result = run_collection(episodes, writer, lambda: next(envs), ScriptedPolicy, "run", concurrency=1, retries=2)
+    result = run_collection(episodes, writer, lambda spec: next(envs), ScriptedPolicy, "run", concurrency=1, retries=2)
     statuses = sorted(r.record.outcome.status for r in read_records([tmp_path]))
     assert statuses == ["infra_error", "success"]
     assert result.retries == 3 and result.infra_errors == 1
@@ -70,9 +70,9 @@ def test_infra_failures_are_retried_agent_failures_are_not(tmp_path):
 def test_resume_skips_what_is_finished(tmp_path):
     episodes = plan_episodes([SUITE], 2)
     writer = RunWriter(tmp_path, flush_every=1)
-    run_collection(episodes[:5], writer, FakeEnvironment, ScriptedPolicy, "run")
+    run_collection(episodes[:5], writer, lambda spec: FakeEnvironment(), ScriptedPolicy, "run")
     resumed = RunWriter(tmp_path)
-    result = run_collection(episodes, resumed, FakeEnvironment, ScriptedPolicy, "run")
+    result = run_collection(episodes, resumed, lambda spec: FakeEnvironment(), ScriptedPolicy, "run")
     assert (result.skipped, result.ran) == (5, 7)
     origins = [r.record.source.origin for r in read_records([tmp_path])]
     assert sorted(origins) == sorted(e.key for e in episodes)

@@ -1,0 +1,189 @@
+"""Any MCP server as an environment, over stdio (command, args, env) or streamable HTTP (URL), with the mcp 2.x SDK.
+
+The action space is the server's tools/list (name, description, input schema); an action is a tool call and
+its observation the result as the server sent it: `content`, `structuredContent` and `isError`, as JSON.
+A server that crashes, hangs or speaks broken JSON-RPC ends the episode with an InfraError.
+"""
+
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from typing import Any
+
+from anyio.from_thread import start_blocking_portal
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from sandboxes.base import Environment, InfraError, Task
+from schemas.records import Action, Observation
+
+
+WORKDIR = "{workdir}"  # in a server's args: replaced by a fresh temporary folder each episode
+
+
+@dataclass(frozen=True)
+class MCPServerConfig:
+    name: str
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+
+    def __post_init__(self):
+        if (self.command is None) == (self.url is None):
+            raise ValueError(f"MCP server {self.name!r}: give exactly one of `command` (stdio) or `url` (HTTP)")
+
+    @property
+    def backend(self) -> str:
+        return "mcp-http" if self.url else "mcp-stdio"
+
+
+def result_json(result) -> str:
+    """The tool result as the server sent it, without the SDK's transport metadata."""
+    data = result.model_dump(by_alias=True, exclude_none=True, mode="json")
+    data = {k: data[k] for k in ("content", "structuredContent", "isError") if k in data}
+    return json.dumps(data, ensure_ascii=False)
+
+
+def result_text(result) -> str:
+    return "\n".join(getattr(part, "text", "") for part in result.content)
+
+
+class MCPEnvironment(Environment):
+    def __init__(self, server: MCPServerConfig, call_timeout: float = 30.0, log_dir: str | None = None):
+        self.server = server
+        self.name = f"mcp:{server.name}"
+        self.call_timeout = call_timeout
+        self.log_dir = log_dir or tempfile.gettempdir()
+        self._portal_cm = None
+        self._portal = None
+        self._client_cm = None
+        self._client = None
+        self._tools: list[dict] = []
+        self._log = None
+        self._workdir: str | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------------------------
+    def reset(self, task: Task) -> Observation:
+        self.close()
+        try:
+            self._connect()
+            self._tools = self._list_tools()
+        except InfraError:
+            self.close()
+            raise
+        for setup in task.setup:
+            if isinstance(setup, Action):
+                observation = self.step(setup)
+                if observation.is_error:
+                    raise InfraError(f"task setup call {setup.name} failed: {observation.content[:500]}")
+        info = self._client.server_info
+        names = ", ".join(t["name"] for t in self._tools)
+        version = f" {info.version}" if info and info.version else ""
+        return Observation(content=f"Connected to MCP server {self.server.name}{version}. Tools: {names}")
+
+    def _connect(self) -> None:
+        args, cwd = list(self.server.args), self.server.cwd
+        if any(WORKDIR in a for a in args):  # a fresh folder per episode (also the cwd) for servers on files
+            self._workdir = cwd = tempfile.mkdtemp(prefix=f"trajforge-{self.server.name}-")
+            args = [a.replace(WORKDIR, self._workdir) for a in args]
+        self._portal_cm = start_blocking_portal()
+        self._portal = self._portal_cm.__enter__()
+        if self.server.url:
+            target: Any = self.server.url
+        else:
+            log_path = os.path.join(self.log_dir, f"trajforge-mcp-{self.server.name}-{os.getpid()}.log")
+            self._log = open(log_path, "a")  # noqa: SIM115 - lives as long as the server process
+            params = StdioServerParameters(
+                command=self.server.command, args=args, env=dict(self.server.env) or None, cwd=cwd
+            )
+            target = stdio_client(params, errlog=self._log)
+        self._client_cm = self._portal.wrap_async_context_manager(
+            Client(target, read_timeout_seconds=self.call_timeout, mode="legacy")
+        )
+        try:
+            self._client = self._client_cm.__enter__()
+        except BaseException as exc:  # noqa: BLE001 - spawn failures, handshake errors, timeouts alike
+            self._client_cm = None
+            raise InfraError(f"could not connect to MCP server {self.server.name}: {_describe(exc)}") from exc
+
+    def _list_tools(self) -> list[dict]:
+        tools, cursor = [], None
+        while True:
+            page = self._call(lambda c=cursor: self._client.list_tools(cursor=c), "tools/list")
+            tools += [
+                {"name": t.name, "description": t.description or "", "input_schema": t.input_schema} for t in page.tools
+            ]
+            cursor = getattr(page, "next_cursor", None)
+            if not cursor:
+                return tools
+
+    def _call(self, fn, what: str):
+        try:
+            return self._portal.call(fn)
+        except BaseException as exc:  # noqa: BLE001 - whatever the transport raises, the server is unusable
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            raise InfraError(f"MCP server {self.server.name} failed during {what}: {_describe(exc)}") from exc
+
+    def close(self) -> None:
+        for attr in ("_client_cm", "_portal_cm"):
+            cm = getattr(self, attr)
+            if cm is not None:
+                try:
+                    cm.__exit__(None, None, None)
+                except BaseException:  # noqa: BLE001,S110 - a dead server cannot be closed politely
+                    pass
+                setattr(self, attr, None)
+        self._client = self._portal = None
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+        if self._workdir is not None:
+            shutil.rmtree(self._workdir, ignore_errors=True)
+            self._workdir = None
+
+    def action_space(self) -> list[dict]:
+        return self._tools
+
+    def describe(self) -> dict:
+        info = self._client.server_info if self._client else None
+        return {
+            "name": self.name,
+            "version": info.version if info and info.version else None,
+            "backend": self.server.backend,
+        }
+
+    # -- actions -----------------------------------------------------------------------------------------
+    def step(self, action: Action) -> Observation:
+        if self._client is None:
+            raise RuntimeError("step() before reset()")
+        if action.kind != "tool_call" or not action.name:
+            return Observation(
+                content="this environment takes tool calls (kind tool_call, with a tool name)", is_error=True
+            )
+        try:
+            arguments = json.loads(action.content or "{}")
+        except ValueError:
+            arguments = None
+        if not isinstance(arguments, dict):
+            return Observation(content="tool arguments must be a JSON object", is_error=True)
+        result = self._call(lambda: self._client.call_tool(action.name, arguments), f"tools/call {action.name}")
+        return Observation(content=result_json(result), format="json", is_error=bool(result.is_error))
+
+    def check(self, task: Task) -> bool | None:
+        """`check` is JSON: {"tool": ..., "arguments": {...}, "contains": "..."}; success when the text has it."""
+        if task.check is None:
+            return None
+        spec = json.loads(task.check)
+        result = self._call(lambda: self._client.call_tool(spec["tool"], spec.get("arguments", {})), "the check")
+        return not result.is_error and spec.get("contains", "") in result_text(result)
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, BaseExceptionGroup):
+        return "; ".join(_describe(e) for e in exc.exceptions)
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
