@@ -13,6 +13,7 @@ from schemas.records import DOMAINS, Action
 from schemas.validation import format_path
 
 SUITES_DIR = Path(__file__).parent / "suites"
+FAULTS_DIR = Path(__file__).parent / "faults"
 
 
 class SuiteError(ValueError):
@@ -136,6 +137,22 @@ def resolve_suite_path(name_or_path: str) -> Path:
         names = ", ".join(sorted(p.stem for p in SUITES_DIR.glob("*.yaml")))
         raise SuiteError(f"unknown suite {name_or_path!r}; bundled suites: {names}; or give a .yaml path")
     return bundled
+
+
+def load_faults(name_or_path: str) -> dict:
+    """A fault injection config: bundled by name (collectors/faults/) or a YAML path; checked before use."""
+    from sandboxes.faults import FaultConfig
+
+    path = Path(name_or_path) if name_or_path.endswith((".yaml", ".yml")) else FAULTS_DIR / f"{name_or_path}.yaml"
+    if not path.is_file():
+        bundled = ", ".join(sorted(p.stem for p in FAULTS_DIR.glob("*.yaml")))
+        raise SuiteError(f"no fault config {name_or_path!r} (bundled: {bundled}; or give a .yaml path)")
+    try:
+        return FaultConfig.model_validate(yaml.safe_load(path.read_text(encoding="utf-8"))).model_dump(
+            exclude_none=True
+        )
+    except (yaml.YAMLError, ValidationError) as exc:
+        raise SuiteError(f"{path}: {exc}") from None
 
 
 def load_suite(name_or_path: str) -> Suite:

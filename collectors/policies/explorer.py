@@ -1,4 +1,5 @@
-"""Explores a shell for volume without a model: commands sampled from a grammar seeded by the task.
+"""Explores an environment for volume without a model. In a shell: commands sampled from a grammar seeded by
+the task. With tools (MCP, search): calls sampled from each tool's input schema (collectors/policies/tool_sampler.py).
 
 The vocabulary starts with the task's files, its `vocabulary` and the words of its instruction, and grows
 with the names that `ls` and `find` print, so later commands touch what earlier ones discovered. About one
@@ -10,6 +11,7 @@ import random
 import re
 
 from collectors.policies.base import Policy
+from collectors.policies.tool_sampler import ToolCallSampler
 from schemas.records import Action, Observation
 
 VALID = [
@@ -80,13 +82,20 @@ class ExplorerPolicy(Policy):
     def start(self, task, action_space, initial, seed) -> None:
         super().start(task, action_space, initial, seed)
         self.rng = random.Random(seed)
+        names = {t.get("name") for t in action_space}
+        self.tools = (
+            None if "shell" in names or not action_space else ToolCallSampler(action_space, self.rng, self.invalid_rate)
+        )
+        self._taken = 0
         self.files = sorted(task.files)
         self.dirs = sorted({f.rsplit("/", 1)[0] for f in task.files if "/" in f})
         self.words = sorted({w.lower() for w in re.findall(r"[A-Za-z]{4,}", task.instruction)} | set(task.vocabulary))
         self._learn(initial.content)
-        self._taken = 0
 
     def _learn(self, text: str) -> None:
+        if self.tools is not None:
+            self.tools.learn(text)
+            return
         for token in text.split():
             name = token.strip("./")
             if FILE_LIKE.match(name) and name not in self.files and "." in name and len(self.files) < 64:
@@ -98,6 +107,8 @@ class ExplorerPolicy(Policy):
         if self._taken >= self.steps:
             return None
         self._taken += 1
+        if self.tools is not None:
+            return self.tools.sample()
         templates = INVALID if self.rng.random() < self.invalid_rate else VALID
         return Action(kind="shell", content=self._fill(self.rng.choice(templates)))
 

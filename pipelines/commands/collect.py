@@ -9,7 +9,7 @@ import typer
 from collectors.environments import Settings, build_environment
 from collectors.policies import POLICIES
 from collectors.runner import parse_shard, plan_episodes, run_collection
-from collectors.tasks import SuiteError, load_suite
+from collectors.tasks import SuiteError, load_faults, load_suite
 from collectors.writer import RunWriter
 from pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
 from pipelines.console import console, progress
@@ -74,6 +74,9 @@ def collect_command(
     ),
     llm_model: str | None = typer.Option(None, envvar="TRAJFORGE_LLM_MODEL", help="Model name for the llm policy."),
     flush_every: int = typer.Option(8, min=1, help="Episodes per raw segment (a kill loses at most this many)."),
+    faults: str | None = typer.Option(
+        None, help="Inject faults into every environment: a bundled config (unreliable) or a YAML path."
+    ),
 ) -> None:
     """Run task suites in Docker sandboxes and record every episode as a raw trajectory.
 
@@ -85,6 +88,9 @@ def collect_command(
         suites = [load_suite(s) for s in suite]
         shard_index = parse_shard(shard)
         policy_args = _policy_args(policy.value, explorer_steps, llm_url, llm_model)
+        if faults:
+            fault_config = load_faults(faults)
+            suites = [dataclasses.replace(s, faults=fault_config) for s in suites]
     except (SuiteError, ValueError) as exc:
         console.print(f"[red]{exc}[/]")
         raise typer.Exit(EXIT_USAGE) from exc

@@ -78,3 +78,13 @@ def test_resume_skips_what_is_finished(tmp_path):
     assert sorted(origins) == sorted(e.key for e in episodes)
     manifest = resumed.write_manifest({}, len(episodes), {})
     assert manifest.counts["written"] == 12 and manifest.reconciles()
+
+
+def test_faults_label_turns_and_describe_themselves():
+    from sandboxes.faults import FaultInjector
+
+    env = FaultInjector(FakeEnvironment(), {"intermittent_error": 1.0}, seed=0)
+    trajectory = run_episode(env, ScriptedPolicy(), SUITE.tasks[0], "fake/t0#0", "run", seed=0)
+    assert [t.fault for t in trajectory.turns] == ["intermittent_error", "intermittent_error"]
+    assert trajectory.outcome.status == "failure"  # the file was never created: the faults were real
+    assert trajectory.simulation_instruction.startswith("About 100% of actions fail")

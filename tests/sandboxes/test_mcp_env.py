@@ -36,7 +36,9 @@ def test_workspace_keeps_relations_straight():
         assert "query_database" in first.content
         tools = {t["name"]: t for t in env.action_space()}
         assert tools["add_row"]["input_schema"]["required"] == ["database_id", "properties"]
-        observation, result = call(env, "add_row", database_id="db_0002", properties={"Name": "x", "Project": ["row_0099"]})
+        observation, result = call(
+            env, "add_row", database_id="db_0002", properties={"Name": "x", "Project": ["row_0099"]}
+        )
         assert observation.is_error and "row row_0099 not found in database db_0001" in text(result)
         observation, result = call(env, "delete_row", row_id="row_0001")
         assert observation.is_error and "is referenced by" in text(result)
@@ -90,33 +92,58 @@ def test_misbehaving_server_is_an_infra_error(mode):
 
 
 def test_runner_records_what_came_before_and_carries_on(tmp_path):
-    task = Task(id="poke", instruction="poke twice", domain="mcp",
-                actions=(Action(kind="tool_call", name="poke", content="{}"),) * 2)
+    task = Task(
+        id="poke",
+        instruction="poke twice",
+        domain="mcp",
+        actions=(Action(kind="tool_call", name="poke", content="{}"),) * 2,
+    )
     specs = [
         EpisodeSpec(f"s/{mode}#0", task, 0, {"kind": "mcp", "command": sys.executable, "args": [MISBEHAVING, mode]})
         for mode in ("crash", "garbage")
-    ] + [EpisodeSpec("s/kv#0", Task(id="kv", instruction="x", domain="mcp",
-                                    actions=(Action(kind="tool_call", name="get", content='{"key": "db/host"}'),)),
-                     0, {"kind": "mcp", "server": "kvstore"})]
+    ] + [
+        EpisodeSpec(
+            "s/kv#0",
+            Task(
+                id="kv",
+                instruction="x",
+                domain="mcp",
+                actions=(Action(kind="tool_call", name="get", content='{"key": "db/host"}'),),
+            ),
+            0,
+            {"kind": "mcp", "server": "kvstore"},
+        )
+    ]
     from collectors.environments import build_environment
 
     settings = Settings(command_timeout=3)
-    result = run_collection(specs, RunWriter(tmp_path), lambda s: build_environment(s.environment, settings),
-                            ScriptedPolicy, "run", retries=1)
+    result = run_collection(
+        specs,
+        RunWriter(tmp_path),
+        lambda s: build_environment(s.environment, settings),
+        ScriptedPolicy,
+        "run",
+        retries=1,
+    )
     records = {r.record.source.origin: r.record for r in read_records([tmp_path])}
     assert result.ran == 3 and result.infra_errors == 2
     for mode in ("crash", "garbage"):
         record = records[f"s/{mode}#0"]
         assert record.outcome.status == "infra_error" and "failed during tools/call poke" in record.outcome.error
-        assert [t.observation.content for t in record.turns] == ['{"content": [{"type": "text", "text": "ok"}], "isError": false}']
-    assert records["s/kv#0"].outcome.status == "unknown" and "127.0.0.1" in records["s/kv#0"].turns[0].observation.content
+        assert [t.observation.content for t in record.turns] == [
+            '{"content": [{"type": "text", "text": "ok"}], "isError": false}'
+        ]
+    assert (
+        records["s/kv#0"].outcome.status == "unknown" and "127.0.0.1" in records["s/kv#0"].turns[0].observation.content
+    )
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("npx") is None, reason="needs node and npx")
 def test_third_party_filesystem_server_from_npm():
-    server = MCPServerConfig(name="filesystem", command="npx",
-                             args=("-y", "@modelcontextprotocol/server-filesystem", "{workdir}"))
+    server = MCPServerConfig(
+        name="filesystem", command="npx", args=("-y", "@modelcontextprotocol/server-filesystem", "{workdir}")
+    )
     with MCPEnvironment(server, call_timeout=120) as env:
         env.reset(TASK)
         assert {"read_text_file", "write_file", "list_directory"} <= {t["name"] for t in env.action_space()}

@@ -19,15 +19,25 @@ for line in sys.stdin:
     request = json.loads(line)
     method, rid = request.get("method"), request.get("id")
     if method == "initialize":
-        send({"jsonrpc": "2.0", "id": rid, "result": {
-            "protocolVersion": request["params"]["protocolVersion"], "capabilities": {"tools": {}},
-            "serverInfo": {"name": f"misbehaving-{MODE}", "version": "0.1"}}})
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": rid,
+                "result": {
+                    "protocolVersion": request["params"]["protocolVersion"],
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": f"misbehaving-{MODE}", "version": "0.1"},
+                },
+            }
+        )
     elif method == "tools/list":
         send({"jsonrpc": "2.0", "id": rid, "result": {"tools": [TOOL]}})
     elif method == "tools/call":
         calls += 1
         if calls == 1:  # the first call works, so there is something recorded to keep
-            send({"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": "ok"}], "isError": False}})
+            send(
+                {"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": "ok"}], "isError": False}}
+            )
         elif MODE == "crash":
             sys.exit(3)
         elif MODE == "hang":

@@ -1,0 +1,221 @@
+"""Controllable fault injection around any environment: seeded, reproducible, described in words.
+
+Faults (each off unless configured): intermittent errors in the environment's own error format (the action is
+not applied), pagination of long JSON lists with follow-up calls, incomplete intermediate results, partial
+failures in batch results, latency, truncated output. Each affected turn carries its fault label, and the
+trajectory's `simulation_instruction` describes the injected behaviour: the data that teaches a world model
+to simulate an environment as instructed (paper §6.2).
+"""
+
+import json
+import random
+import time
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from sandboxes.base import Environment, Task
+from schemas.records import Action, Observation
+
+PAGE_TOKEN = "page_token"
+
+
+class _Config(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Pagination(_Config):
+    page_size: int = Field(3, ge=1)
+
+
+class Latency(_Config):
+    rate: float = Field(0.1, ge=0, le=1)
+    seconds: float = Field(0.2, ge=0, le=30)
+
+
+class Truncation(_Config):
+    rate: float = Field(0.1, ge=0, le=1)
+    max_chars: int = Field(200, ge=1)
+
+
+class FaultConfig(_Config):
+    intermittent_error: float = Field(0.0, ge=0, le=1, description="share of actions answered by a temporary error")
+    pagination: Pagination | None = None
+    incomplete: float = Field(0.0, ge=0, le=1, description="share of list results that come back incomplete")
+    partial_failure: float = Field(0.0, ge=0, le=1, description="share of batch results with failed items")
+    latency: Latency | None = None
+    truncation: Truncation | None = None
+
+    def describe(self) -> str:
+        parts = []
+        if self.intermittent_error:
+            parts.append(
+                f"About {self.intermittent_error:.0%} of actions fail with a temporary error "
+                "(503 Service Unavailable) and change nothing; the same action may succeed when retried."
+            )
+        if self.pagination:
+            parts.append(
+                f"Lists longer than {self.pagination.page_size} items are paginated: a response holds the "
+                f"first {self.pagination.page_size} items and a next_page_token; repeating the call with "
+                f"{PAGE_TOKEN} set to that token returns the next page."
+            )
+        if self.incomplete:
+            parts.append(
+                f"About {self.incomplete:.0%} of list results are incomplete: some items are missing and "
+                "the response says `incomplete: true`."
+            )
+        if self.partial_failure:
+            parts.append(
+                f"About {self.partial_failure:.0%} of batch results report some items as failed with an "
+                "internal error while the others succeed."
+            )
+        if self.latency:
+            parts.append(f"About {self.latency.rate:.0%} of responses are delayed by {self.latency.seconds:g} s.")
+        if self.truncation:
+            parts.append(
+                f"About {self.truncation.rate:.0%} of outputs are cut after {self.truncation.max_chars} "
+                "characters and flagged as truncated."
+            )
+        return " ".join(parts)
+
+
+class FaultInjector(Environment):
+    def __init__(self, env: Environment, config: dict | FaultConfig, seed: int = 0):
+        self.env = env
+        self.config = config if isinstance(config, FaultConfig) else FaultConfig.model_validate(config)
+        self.seed = seed
+        self.name = env.name
+        self._pages: dict[str, list] = {}
+
+    def reset(self, task: Task) -> Observation:
+        self.rng = random.Random(f"{self.seed}:{task.id}")
+        self._pages = {}
+        return self.env.reset(task)
+
+    def action_space(self) -> list[dict]:
+        return self.env.action_space()
+
+    def describe(self) -> dict:
+        return self.env.describe()
+
+    def simulation_instruction(self) -> str:
+        return " ".join(x for x in (self.env.simulation_instruction(), self.config.describe()) if x)
+
+    def check(self, task: Task) -> bool | None:
+        return self.env.check(task)
+
+    def close(self) -> None:
+        self.env.close()
+
+    def step(self, action: Action) -> Observation:
+        follow_up = self._next_page(action)
+        if follow_up is not None:
+            return follow_up
+        c = self.config
+        draws = [self.rng.random() for _ in range(6)]  # one draw per fault, every step: reproducible sequences
+        if draws[0] < c.intermittent_error:
+            return _label(self._error(action), "intermittent_error")
+        observation = self.env.step(action)
+        if c.latency and draws[1] < c.latency.rate:
+            time.sleep(c.latency.seconds)
+            observation = _label(observation, "latency")
+        if observation.format == "json" and not observation.is_error:
+            observation = self._reshape(action, observation, draws)
+        if c.truncation and draws[5] < c.truncation.rate and len(observation.content) > c.truncation.max_chars:
+            cut = observation.content[: c.truncation.max_chars]
+            observation = _label(observation.model_copy(update={"content": cut, "truncated": True}), "truncated")
+        return observation
+
+    # -- faults ------------------------------------------------------------------------------------------
+    def _error(self, action: Action) -> Observation:
+        if action.kind == "tool_call":
+            text = f"Error executing tool {action.name}: 503 Service Unavailable: temporarily overloaded, retry later"
+            payload = {"content": [{"type": "text", "text": text}], "isError": True}
+            return Observation(content=json.dumps(payload), format="json", is_error=True)
+        if action.kind == "browser":
+            return Observation(
+                content='- heading "503 Service Unavailable" [level=1]\n- paragraph: Please retry.',
+                format="aria",
+                is_error=True,
+            )
+        first = action.content.split()[0] if action.content.split() else "bash"
+        return Observation(
+            content=f"{first}: temporary failure: Resource temporarily unavailable\n", exit_code=75, is_error=True
+        )
+
+    def _reshape(self, action: Action, observation: Observation, draws: list[float]) -> Observation:
+        """Faults that change a JSON result's list: pagination, incomplete results, partial failures."""
+        payload, data, key = _list_in(observation.content)
+        if key is None:
+            return observation
+        items = data[key]
+        c = self.config
+        label = None
+        if c.incomplete and draws[3] < c.incomplete and len(items) > 1:
+            keep = sorted(self.rng.sample(range(len(items)), k=max(1, len(items) // 2)))
+            data[key] = [items[i] for i in keep]
+            data["incomplete"] = True
+            label = "incomplete"
+        elif c.partial_failure and draws[4] < c.partial_failure and any(isinstance(i, dict) for i in items):
+            failed = self.rng.randrange(len(items))
+            item = items[failed]
+            ident = next(
+                (item[k] for k in ("id", "url", "number", "key") if isinstance(item, dict) and k in item), failed
+            )
+            data[key][failed] = {"id": ident, "status": "failed", "error": "internal error while processing this item"}
+            label = "partial_failure"
+        if c.pagination and len(data[key]) > c.pagination.page_size:
+            size = c.pagination.page_size
+            token = f"fp{self.rng.randrange(10**6):06d}"
+            self._pages[token] = [key, data[key][size:], {k: v for k, v in data.items() if k != key}, action.name]
+            data[key] = data[key][:size]
+            data["next_page_token"] = token
+            label = label or "pagination"
+        if label is None:
+            return observation
+        payload["content"][0]["text"] = json.dumps(data, indent=2, ensure_ascii=False)
+        return _label(observation.model_copy(update={"content": json.dumps(payload, ensure_ascii=False)}), label)
+
+    def _next_page(self, action: Action) -> Observation | None:
+        if action.kind != "tool_call":
+            return None
+        try:
+            arguments = json.loads(action.content)
+        except ValueError:
+            return None
+        token = arguments.get(PAGE_TOKEN) if isinstance(arguments, dict) else None
+        if token is None or token not in self._pages:
+            return None
+        key, rest, extra, tool = self._pages.pop(token)
+        if tool != action.name:
+            self._pages[token] = [key, rest, extra, tool]
+            return None
+        size = self.config.pagination.page_size
+        data = {**extra, key: rest[:size]}
+        if len(rest) > size:
+            new = f"fp{self.rng.randrange(10**6):06d}"
+            self._pages[new] = [key, rest[size:], extra, tool]
+            data["next_page_token"] = new
+        payload = {
+            "content": [{"type": "text", "text": json.dumps(data, indent=2, ensure_ascii=False)}],
+            "isError": False,
+        }
+        return _label(Observation(content=json.dumps(payload, ensure_ascii=False), format="json"), "pagination")
+
+
+def _list_in(content: str) -> tuple[dict, dict, str | None]:
+    """The MCP payload, the JSON object inside its first text part, and the key of its first list."""
+    try:
+        payload = json.loads(content)
+        data = json.loads(payload["content"][0]["text"])
+    except (ValueError, KeyError, IndexError, TypeError):
+        return {}, {}, None
+    if not isinstance(data, dict):
+        return payload, data, None
+    key = next((k for k, v in data.items() if isinstance(v, list) and v), None)
+    return payload, data, key
+
+
+def _label(observation: Observation, fault: str) -> Observation:
+    meta = json.loads(observation.metadata) if observation.metadata else {}
+    meta["fault"] = f"{meta['fault']}+{fault}" if meta.get("fault") else fault
+    return observation.model_copy(update={"metadata": json.dumps(meta)})
