@@ -19,7 +19,6 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from sandboxes.base import Environment, InfraError, Task
 from schemas.records import Action, Observation
 
-
 WORKDIR = "{workdir}"  # in a server's args: replaced by a fresh temporary folder each episode
 
 
