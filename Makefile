@@ -31,8 +31,9 @@ lint: setup
 # Every stage that exists so far, on the embedded example files.
 demo: setup sandbox-image
 	rm -rf $(DATA)/demo
-	$(TF) collect --suite terminal --suite swe --policy scripted --output $(DATA)/demo/raw --run-id scripted
-	$(TF) collect --suite terminal --policy explorer --output $(DATA)/demo/raw --run-id explorer
+	$(TF) collect $(SUITES) --policy scripted --output $(DATA)/demo/raw --run-id scripted
+	$(TF) collect --suite terminal --suite mcp-workspace --suite web-wiki --policy explorer --output $(DATA)/demo/raw --run-id explorer
+	$(TF) collect --suite mcp-issues --policy scripted --faults unreliable --output $(DATA)/demo/raw --run-id faults
 	$(TF) import --format chat $(EXAMPLES)/chat.jsonl --output $(DATA)/demo/raw/chat
 	$(TF) import --format atif $(EXAMPLES)/atif_terminal.json --output $(DATA)/demo/raw/atif
 	$(TF) import --format agentworldbench $(EXAMPLES)/agentworldbench.jsonl --output $(DATA)/demo/raw/agentworldbench
@@ -42,9 +43,13 @@ demo: setup sandbox-image
 	$(TF) export $(DATA)/demo/raw --format agentworldbench --output $(DATA)/demo/export/agentworldbench.jsonl
 	@echo "demo: outputs under $(DATA)/demo"
 
+SUITES := --suite terminal --suite swe --suite mcp-workspace --suite mcp-issues --suite mcp-kvstore \
+	--suite search --suite web-shop --suite web-wizard --suite web-wiki
+
 collect: setup sandbox-image
-	$(TF) collect --suite terminal --suite swe --policy scripted --output $(DATA)/raw
-	$(TF) collect --suite terminal --suite swe --policy explorer --repeats 2 --output $(DATA)/raw
+	$(TF) collect $(SUITES) --policy scripted --output $(DATA)/raw
+	$(TF) collect $(SUITES) --policy explorer --repeats 2 --output $(DATA)/raw
+	$(TF) collect --suite mcp-workspace --suite mcp-issues --policy scripted --faults unreliable --output $(DATA)/raw
 
 build-corpus: setup
 	$(TF) build-corpus --input $(DATA)/raw --output $(DATA)/corpus

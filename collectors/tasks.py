@@ -39,6 +39,8 @@ class BrowserSpec(_Spec):
 
     browser: str
     ref: str | None = None
+    role: str | None = None
+    name: str | None = None
     text: str | None = None
     value: str | None = None
     key: str | None = None
@@ -51,6 +53,13 @@ class ToolCheckSpec(_Spec):
 
     tool: str
     arguments: dict = {}
+    contains: str = ""
+
+
+class BrowserCheckSpec(_Spec):
+    """Success check for the browser: the current URL and accessibility tree contain these."""
+
+    url_contains: str = ""
     contains: str = ""
 
 
@@ -75,7 +84,7 @@ class TaskSpec(_Spec):
     setup: list[str | ToolCallSpec] | None = None
     files: dict[str, str] = {}
     actions: list[str | KeystrokesSpec | ToolCallSpec | BrowserSpec] = []
-    check: str | ToolCheckSpec | None = None
+    check: str | ToolCheckSpec | BrowserCheckSpec | None = None
     vocabulary: list[str] = []
     config: dict = {}
 
@@ -83,7 +92,7 @@ class TaskSpec(_Spec):
 class Defaults(_Spec):
     image: str | None = None
     setup: list[str | ToolCallSpec] = []
-    check: str | ToolCheckSpec | None = None
+    check: str | ToolCheckSpec | BrowserCheckSpec | None = None
     config: dict = {}
 
 
@@ -121,8 +130,8 @@ def _setup(spec: str | ToolCallSpec) -> str | Action:
     return spec if isinstance(spec, str) else _action(spec)
 
 
-def _check(spec: str | ToolCheckSpec | None) -> str | None:
-    return spec.model_dump_json() if isinstance(spec, ToolCheckSpec) else spec
+def _check(spec: str | ToolCheckSpec | BrowserCheckSpec | None) -> str | None:
+    return spec if spec is None or isinstance(spec, str) else spec.model_dump_json()
 
 
 def resolve_suite_path(name_or_path: str) -> Path:

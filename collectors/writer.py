@@ -64,8 +64,16 @@ class RunWriter:
                 "turns": sum(len(r.turns) for r in records),
                 **{f"outcome.{k}": v for k, v in sorted(outcomes.items())},
                 **{f"domain.{k}": v for k, v in sorted(Counter(r.domain for r in records).items())},
+                **{f"turns.{k}": v for k, v in sorted(_turns_by_domain(records).items())},
             },
             timings=timings,
         )
         manifest.write(self.run_dir)
         return manifest
+
+
+def _turns_by_domain(records: list[Trajectory]) -> Counter:
+    turns: Counter = Counter()
+    for record in records:
+        turns[record.domain] += len(record.turns)
+    return turns

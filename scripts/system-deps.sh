@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Install and start what trajforge needs outside Python: the Docker daemon, debootstrap (the sandbox image
-# is built without a registry), tmux. Idempotent: installs only what is missing, starts dockerd only if down.
+# is built without a registry), tmux, Chromium (the browser environment), npm (third-party MCP servers). Idempotent: installs only what is missing, starts dockerd only if down.
 set -euo pipefail
 
 need=()
 command -v dockerd >/dev/null || need+=(docker.io)
 command -v debootstrap >/dev/null || need+=(debootstrap)
 command -v tmux >/dev/null || need+=(tmux)
+command -v chromium >/dev/null || need+=(chromium)
+command -v npx >/dev/null || need+=(npm)
 if ((${#need[@]})); then
   if [ "$(id -u)" != 0 ]; then
     echo "system-deps: missing ${need[*]}; install them as root (apt-get install ${need[*]})" >&2

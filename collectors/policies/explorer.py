@@ -83,9 +83,9 @@ class ExplorerPolicy(Policy):
         super().start(task, action_space, initial, seed)
         self.rng = random.Random(seed)
         names = {t.get("name") for t in action_space}
-        self.tools = (
-            None if "shell" in names or not action_space else ToolCallSampler(action_space, self.rng, self.invalid_rate)
-        )
+        kind = "browser" if {"click", "goto", "go_back"} <= names else "tool_call"
+        shell = "shell" in names or not action_space
+        self.tools = None if shell else ToolCallSampler(action_space, self.rng, self.invalid_rate, kind)
         self._taken = 0
         self.files = sorted(task.files)
         self.dirs = sorted({f.rsplit("/", 1)[0] for f in task.files if "/" in f})

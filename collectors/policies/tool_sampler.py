@@ -10,18 +10,26 @@ from typing import Any
 from schemas.records import Action
 
 ID_LIKE = re.compile(r"^[\w.:/@-]{1,80}$")
+ARIA_REF = re.compile(r"\[ref=(e\d+)\]")
+ARIA_URL = re.compile(r"/url: (\S+)")
 WORDS = ["alpha", "report", "draft", "todo", "2026-11-30", "test", "main", "notes"]
 INVALID_KINDS = ("missing_required", "wrong_type", "unknown_argument", "unknown_tool")
 
 
 class ToolCallSampler:
-    def __init__(self, tools: list[dict], rng: random.Random, invalid_rate: float = 0.25):
+    def __init__(self, tools: list[dict], rng: random.Random, invalid_rate: float = 0.25, kind: str = "tool_call"):
         self.tools = [t for t in tools if t.get("name")]
         self.rng = rng
         self.invalid_rate = invalid_rate
+        self.kind = kind  # "browser" for the browser's actions
         self.seen: list[str] = []  # short strings harvested from observations, newest last
+        self.refs: list[str] = []  # element references of the last accessibility tree
 
     def learn(self, observation_text: str) -> None:
+        if refs := ARIA_REF.findall(observation_text):
+            self.refs = refs
+            self.seen = [u for u in dict.fromkeys(ARIA_URL.findall(observation_text))] or self.seen
+            return
         try:
             value = json.loads(observation_text)
         except ValueError:
@@ -40,7 +48,7 @@ class ToolCallSampler:
         name = tool["name"]
         if self.rng.random() < self.invalid_rate:
             name, arguments = self._break(name, schema, arguments)
-        return Action(kind="tool_call", name=name, content=json.dumps(arguments, ensure_ascii=False))
+        return Action(kind=self.kind, name=name, content=json.dumps(arguments, ensure_ascii=False))
 
     def _break(self, name: str, schema: dict, arguments: dict) -> tuple[str, dict]:
         kind = self.rng.choice(INVALID_KINDS)
@@ -72,7 +80,10 @@ class ToolCallSampler:
             chosen = {k: v for k, v in properties.items() if k in required or rng.random() < 0.4}
             if not properties and depth < 2 and schema.get("additionalProperties", True) is not False:
                 return {rng.choice(WORDS): self.value({"type": "string"}, depth + 1)} if rng.random() < 0.5 else {}
-            return {k: self.value(v, depth + 1) for k, v in chosen.items()}
+            return {
+                k: self.rng.choice(self.refs) if k == "ref" and self.refs else self.value(v, depth + 1)
+                for k, v in chosen.items()
+            }
         if kind == "array":
             if depth >= 3:
                 return []

@@ -5,6 +5,7 @@ from enum import Enum
 from pathlib import Path
 
 import typer
+from rich.table import Table
 
 from collectors.environments import Settings, build_environment
 from collectors.policies import POLICIES
@@ -146,10 +147,14 @@ def collect_command(
         f"[bold]collect[/]: {result.ran} episodes run, {result.skipped} already done, {result.retries} retries "
         f"in {result.seconds:.1f}s -> {run_dir}"
     )
-    console.print(
-        f"  holds {counts['written']} trajectories, {counts['turns']} turns; "
-        + ", ".join(f"{k.split('.', 1)[1]} {v}" for k, v in counts.items() if k.startswith(("outcome.", "domain.")))
-    )
+    outcomes = ", ".join(f"{k.split('.', 1)[1]} {v}" for k, v in counts.items() if k.startswith("outcome."))
+    console.print(f"  holds {counts['written']} trajectories, {counts['turns']} turns ({outcomes})")
+    table = Table("domain", "trajectories", "turns", box=None)
+    for key, value in counts.items():
+        if key.startswith("domain."):
+            domain = key.split(".", 1)[1]
+            table.add_row(domain, str(value), str(counts.get(f"turns.{domain}", 0)))
+    console.print(table)
     raise typer.Exit(EXIT_REJECTED if result.infra_errors else EXIT_OK)
 
 
