@@ -2,7 +2,7 @@
 
 import typer
 
-from pipelines.commands import collect, convert, inspect, pending
+from pipelines.commands import build_corpus, collect, convert, inspect, pending
 
 app = typer.Typer(
     name="trajforge",
@@ -15,6 +15,9 @@ app = typer.Typer(
 )
 
 app.command("collect")(collect.collect_command)
+app.command("build-corpus", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(
+    build_corpus.build_corpus_command
+)
 pending.register(app)
 app.command("inspect")(inspect.inspect_command)
 app.command("import")(convert.import_command)

@@ -93,24 +93,73 @@ TRAJECTORY_FIELDS = [
 
 TRAJECTORY_SCHEMA = pa.schema(TRAJECTORY_FIELDS, metadata={"trajforge.kind": "trajectory"})
 
+# CPT shards (build-corpus): every turn also carries its statistics, category, keep ratio, in-loss flag and the
+# character spans of its observation that are in the loss. Masks become token masks in one place: tokenization.
+STATISTICS = pa.struct(
+    [
+        pa.field("overlap", pa.float64(), nullable=False),
+        pa.field("novelty", pa.float64(), nullable=False),
+        pa.field("jaccard", pa.float64(), nullable=False),
+        pa.field("length_ratio", pa.float64(), nullable=False),
+        pa.field("action_chars", pa.int64(), nullable=False),
+        pa.field("observation_chars", pa.int64(), nullable=False),
+        pa.field("compression_gain", pa.float64()),
+        pa.field("predictability", pa.float64()),
+    ]
+)
+SPAN = pa.struct([pa.field("start", pa.int64(), nullable=False), pa.field("end", pa.int64(), nullable=False)])
+MASK_FIELDS = [
+    pa.field("statistics", STATISTICS, nullable=False),
+    pa.field("category", pa.string(), nullable=False),
+    pa.field("keep_ratio", pa.float64(), nullable=False),
+    pa.field("in_loss", pa.bool_(), nullable=False),
+    pa.field("loss_spans", pa.list_(pa.field("item", SPAN, nullable=False)), nullable=False),
+]
+CPT_TURN = pa.struct(TURN_FIELDS + MASK_FIELDS)
+CPT_SCHEMA = pa.schema(
+    [
+        f
+        if f.name != "turns"
+        else pa.field("turns", pa.list_(pa.field("item", CPT_TURN, nullable=False)), nullable=False)
+        for f in TRAJECTORY_FIELDS
+    ]
+    + [pa.field("masking_policy", pa.string(), nullable=False)],
+    metadata={"trajforge.kind": "cpt"},
+)
+SCHEMAS = {"trajectory": TRAJECTORY_SCHEMA, "cpt": CPT_SCHEMA}
+TURN_NAMES = [f.name for f in TURN_FIELDS]
+
 
 def records_to_table(records: Iterable[Trajectory], schema: pa.Schema = TRAJECTORY_SCHEMA) -> pa.Table:
     return pa.Table.from_pylist([r.model_dump() for r in records], schema=schema)
 
 
+def trajectory_view(row: dict) -> dict:
+    """A shard row as a trajectory record: what later stages added (masks, statistics) is left out."""
+    out = {k: v for k, v in row.items() if k in Trajectory.model_fields}
+    if isinstance(out.get("turns"), list):
+        out["turns"] = [{k: t[k] for k in TURN_NAMES if k in t} if isinstance(t, dict) else t for t in out["turns"]]
+    return out
+
+
 def table_to_results(table: pa.Table | pa.RecordBatch, source: str, first_row: int = 0) -> Iterator[ReadResult]:
     """Validate every row: a shard written by an older or foreign writer is checked like any raw file."""
-    names = set(Trajectory.model_fields)
     for i, row in enumerate(table.to_pylist()):
-        # Columns a later stage added (masking statistics) are not part of the trajectory record.
-        record, problems = validate_record({k: v for k, v in row.items() if k in names})
+        record, problems = validate_record(trajectory_view(row))
         yield ReadResult(source, f"row {first_row + i}", record, problems)
 
 
+def schema_kind(schema: pa.Schema) -> str:
+    return (schema.metadata or {}).get(b"trajforge.kind", b"trajectory").decode()
+
+
 def schema_problems(schema: pa.Schema) -> list[Problem]:
-    """Columns of the trajectory schema that a file lacks or types differently."""
+    """Columns of the file's declared schema (trajectory or cpt) that it lacks or types differently."""
+    expected = SCHEMAS.get(schema_kind(schema))
+    if expected is None:
+        return [Problem("", f"unknown shard kind {schema_kind(schema)!r} (known: {', '.join(SCHEMAS)})")]
     problems = []
-    for field in TRAJECTORY_SCHEMA:
+    for field in expected:
         if field.name not in schema.names:
             problems.append(Problem(field.name, "missing column"))
         elif not schema.field(field.name).type.equals(field.type):

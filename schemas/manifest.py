@@ -51,6 +51,7 @@ class Manifest(BaseModel):
     config: dict[str, Any] = {}
     config_hash: str = ""
     inputs: list[str] = []
+    fingerprints: dict[str, str] = {}  # input -> "size:mtime_ns", what an incremental build compares
     outputs: list[str] = []
     # read = written + rejected (+ deduplicated + filtered, for the stages that do those)
     counts: dict[str, int] = {}
@@ -62,9 +63,10 @@ class Manifest(BaseModel):
             self.config_hash = config_hash(self.config)
 
     def reconciles(self) -> bool:
-        c = self.counts
-        out = sum(c.get(k, 0) for k in ("written", "rejected", "deduplicated", "filtered"))
-        return c.get("read", 0) == out
+        """read = written + rejected + deduplicated + filtered, each summed over its reasons (`filtered.x`)."""
+        parts = ("written", "rejected", "deduplicated", "filtered")
+        out = sum(n for k, n in self.counts.items() if k in parts or k.split(".", 1)[0] in parts)
+        return self.counts.get("read", 0) == out
 
     def write(self, directory: str | Path) -> Path:
         path = Path(directory) / MANIFEST_NAME

@@ -6,7 +6,6 @@ from pipelines.commands import EXIT_NOT_IMPLEMENTED
 from pipelines.console import console
 
 PENDING = {
-    "build-corpus": ("Beam job: raw trajectories to masked CPT shards.", 5, "build-corpus"),
     "curate-sft": (
         "Beam job: N candidates per turn, judged, best-of-N SFT shards.",
         6,

@@ -1,0 +1,27 @@
+"""Pipeline options for every trajforge Beam job: an in-process runner by default, any runner on request.
+
+Beam 2.77's DirectRunner first tries to download the Prism binary; here the default is the in-process
+FnApiRunner, with one worker per core. Pass Beam's own flags after `--` to run the same job elsewhere, e.g.
+`trajforge build-corpus ... -- --runner=FlinkRunner --flink_master=host:8081 --environment_type=LOOPBACK`
+or `-- --runner=DataflowRunner --project=P --region=R --temp_location=gs://bucket/tmp`.
+"""
+
+import os
+
+from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
+from apache_beam.runners.portability.fn_api_runner import FnApiRunner
+
+
+def pipeline_options(beam_args: list[str] | None = None, workers: int | None = None) -> PipelineOptions:
+    options = PipelineOptions(beam_args or [])
+    direct = options.view_as(DirectOptions)
+    if not direct.direct_num_workers:
+        direct.direct_num_workers = workers or min(4, os.cpu_count() or 1)
+    if direct.direct_num_workers > 1 and direct.direct_running_mode == "in_memory":
+        direct.direct_running_mode = "multi_processing"
+    return options
+
+
+def runner_for(options: PipelineOptions):
+    """An explicit runner object for the default; a named runner (Flink, Spark, Dataflow) is left to Beam."""
+    return FnApiRunner() if options.view_as(StandardOptions).runner is None else None

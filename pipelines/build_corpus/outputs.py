@@ -1,0 +1,92 @@
+"""What build-corpus writes: CPT shards, and at the end the rejection file, the duplicate pairs and the manifest."""
+
+import json
+import os
+from pathlib import Path
+
+import pyarrow as pa
+
+from schemas.arrow import CPT_SCHEMA
+from schemas.atomic import atomic_write
+from schemas.manifest import MANIFEST_NAME, REJECTIONS_NAME, Manifest, reason_key
+from schemas.shards import write_shard
+
+SHARDS_DIR = "cpt"
+DUPLICATES_NAME = "_duplicates.jsonl"
+
+
+def write_cpt_shard(item: tuple, output: str) -> dict:
+    """One shard from one group of rows, sorted by id so the same rows always give the same bytes."""
+    _, rows = item
+    rows = sorted(rows, key=lambda r: r["trajectory_id"])
+    path = write_shard(pa.Table.from_pylist(rows, schema=CPT_SCHEMA), Path(output) / SHARDS_DIR)
+    return {"file": f"{SHARDS_DIR}/{path.name}", "rows": len(rows), "bytes": path.stat().st_size}
+
+
+def _write_jsonl(path: Path, entries: list[dict]) -> None:
+    with atomic_write(path, "w") as f:
+        for entry in entries:
+            f.write(json.dumps(entry, ensure_ascii=False, sort_keys=True) + "\n")
+
+
+def finish(
+    _,
+    output: str,
+    config: dict,
+    inputs: dict[str, str],
+    previous: dict | None,
+    counts: list[tuple[str, int]],
+    shards: list[dict],
+    rejected: list[dict],
+    pairs: list[dict],
+) -> dict:
+    """Write the rejection file, the duplicate pairs and, last, the manifest (a build is complete once it exists).
+
+    With `previous` (an incremental build), counts, inputs and shards add up over both builds."""
+    out = Path(output)
+    totals: dict[str, int] = dict(previous["counts"]) if previous else {}
+    for name, n in counts:
+        totals[name] = totals.get(name, 0) + n
+    rejected = sorted(rejected, key=lambda r: (r["source"], r["locator"]))
+    pairs = sorted(pairs, key=lambda p: (p["kind"], str(p["dropped"]), p["kept"]))
+    if previous:
+        rejected = _read_jsonl(out / REJECTIONS_NAME) + rejected
+        pairs = _read_jsonl(out / DUPLICATES_NAME) + pairs
+    _write_jsonl(out / REJECTIONS_NAME, rejected)
+    _write_jsonl(out / DUPLICATES_NAME, pairs)
+    reasons: dict[str, int] = {}
+    for entry in rejected:
+        for reason in {reason_key(r) for r in entry["reasons"]}:
+            reasons[reason] = reasons.get(reason, 0) + 1
+    outputs = sorted({*(previous["outputs"] if previous else []), *(s["file"] for s in shards)})
+    manifest = Manifest(
+        stage="build-corpus",
+        config=config,
+        inputs=sorted({*(previous["inputs"] if previous else []), *inputs}),
+        fingerprints={**(previous.get("fingerprints", {}) if previous else {}), **inputs},
+        outputs=outputs,
+        counts={"read": 0, "written": 0, "rejected": 0, **dict(sorted(totals.items()))},
+        rejection_reasons=reasons,
+    )
+    manifest.write(out)
+    return manifest.model_dump(mode="json")
+
+
+def _read_jsonl(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def remove_stale_shards(output: Path, manifest: Manifest) -> int:
+    """Shards in the output that the manifest does not list (left by an interrupted or older build)."""
+    keep = set(manifest.outputs)
+    removed = 0
+    for path in (output / SHARDS_DIR).glob("*.arrow"):
+        if f"{SHARDS_DIR}/{path.name}" not in keep:
+            os.unlink(path)
+            removed += 1
+    return removed
+
+
+__all__ = ["DUPLICATES_NAME", "MANIFEST_NAME", "REJECTIONS_NAME", "SHARDS_DIR", "finish", "write_cpt_shard"]

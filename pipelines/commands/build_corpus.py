@@ -1,0 +1,105 @@
+"""`trajforge build-corpus`: the Beam job from raw trajectories to masked CPT shards."""
+
+import dataclasses
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from curation.filters import FilterConfig
+from masking import PolicyError, load_policy
+from pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
+from pipelines.console import console
+from schemas.formats import FORMATS
+
+FILTER_NAMES = [f.name for f in dataclasses.fields(FilterConfig) if f.type is bool or f.type == "bool"]
+
+
+def build_corpus_command(
+    ctx: typer.Context,
+    input: list[Path] = typer.Option(
+        [Path("data/raw")], "--input", "-i", help="Raw segments, or folders of them (repeatable)."
+    ),
+    output: Path = typer.Option(
+        Path("data/corpus"), "--output", "-o", help="Corpus folder: cpt/ shards, manifest, rejections."
+    ),
+    input_format: str = typer.Option(
+        "trajforge", help=f"trajforge (raw segments or shards) or a foreign format: {', '.join(FORMATS)}."
+    ),
+    policy: str = typer.Option(
+        "paper", help="Masking policy: paper, information, or a YAML path (see masking/policies/)."
+    ),
+    disable: list[str] = typer.Option(
+        [], "--disable", help=f"Switch a filter off (repeatable): {', '.join(FILTER_NAMES)}."
+    ),
+    min_turns: int = typer.Option(2, min=0, help="Drop trajectories with fewer turns (0: keep all)."),
+    near_dedup: bool = typer.Option(True, help="MinHash near-duplicate removal."),
+    redact: bool = typer.Option(True, help="Replace secrets with typed placeholders."),
+    shard_mb: float = typer.Option(64.0, min=0.001, help="Target shard size in MB."),
+    workers: int | None = typer.Option(
+        None, min=1, help="Worker processes of the in-process runner (default: the cores)."
+    ),
+    incremental: bool = typer.Option(
+        False, help="Only inputs that are new or changed since the last build; shards are added."
+    ),
+) -> None:
+    """Build the CPT corpus with Apache Beam: validate (quarantining bad records), normalise, deduplicate
+    (exact and MinHash), apply the paper's filters, redact secrets, compute per-turn statistics and loss masks,
+    and write deterministic Arrow IPC stream shards with a manifest whose counts reconcile.
+
+    Runs in-process by default; Beam flags after `--` select another runner, e.g.
+    `trajforge build-corpus -i gs://b/raw -o out -- --runner=DataflowRunner --project=P --region=R`.
+    Exit code 0: done; 1: done, and some records were rejected (see OUTPUT/_rejections.jsonl).
+    """
+    from pipelines.build_corpus.config import BuildConfig
+    from pipelines.build_corpus.pipeline import build_corpus
+
+    try:
+        if input_format not in ("trajforge", *FORMATS):
+            raise ValueError(f"unknown --input-format {input_format!r}")
+        unknown = set(disable) - set(FILTER_NAMES)
+        if unknown:
+            raise ValueError(
+                f"unknown filters to disable: {', '.join(sorted(unknown))} (known: {', '.join(FILTER_NAMES)})"
+            )
+        load_policy(policy)
+    except (ValueError, PolicyError) as exc:
+        console.print(f"[red]{exc}[/]")
+        raise typer.Exit(EXIT_USAGE) from exc
+    filters = FilterConfig(min_turns=min_turns, **{name: False for name in disable})
+    config = BuildConfig(
+        input_format=input_format,
+        policy=policy,
+        filters=filters,
+        near_dedup=near_dedup,
+        redact=redact,
+        shard_bytes=int(shard_mb * 1024 * 1024),
+    )
+    with console.status("running the build-corpus pipeline (Beam)"):
+        try:
+            manifest = build_corpus([str(p) for p in input], output, config, list(ctx.args), incremental, workers)
+        except FileNotFoundError as exc:
+            console.print(f"[red]{exc}[/]")
+            raise typer.Exit(EXIT_USAGE) from exc
+    _summary(manifest, output)
+    raise typer.Exit(EXIT_REJECTED if manifest.counts.get("rejected") else EXIT_OK)
+
+
+def _summary(manifest, output: Path) -> None:
+    c = manifest.counts
+    groups: dict[str, int] = {}
+    for key, n in c.items():
+        head = key.split(".", 1)[0]
+        if head in ("deduplicated", "filtered"):
+            groups[head] = groups.get(head, 0) + n
+    console.print(
+        f"[bold]build-corpus[/]: read {c['read']} = written {c['written']} + rejected {c['rejected']} + "
+        f"deduplicated {groups.get('deduplicated', 0)} + filtered {groups.get('filtered', 0)}"
+        f"{'' if manifest.reconciles() else '  [red](does not reconcile!)[/]'} -> {output}"
+    )
+    table = Table("count", "n", box=None)
+    for key, n in c.items():
+        if "." in key or key in ("turns_written", "turns_in_loss"):
+            table.add_row(key, str(n))
+    console.print(table)
+    console.print(f"  {len(manifest.outputs)} shards under {output / 'cpt'}; manifest {output / '_manifest.json'}")
