@@ -32,18 +32,24 @@ PATTERNS: list[tuple[str, re.Pattern]] = [
 ]
 
 
+def _replacer(pattern: re.Pattern, placeholder: str):
+    if "secret" not in pattern.groupindex:
+        return placeholder
+
+    def replace(match: re.Match) -> str:
+        start, end = match.span("secret")
+        whole = match.group(0)
+        return whole[: start - match.start()] + placeholder + whole[end - match.start() :]
+
+    return replace
+
+
+REPLACERS = [(kind, pattern, _replacer(pattern, f"<REDACTED:{kind}>")) for kind, pattern in PATTERNS]
+
+
 def redact_text(text: str, counts: Counter) -> str:
-    for kind, pattern in PATTERNS:
-        placeholder = f"<REDACTED:{kind}>"
-
-        def replace(match: re.Match) -> str:
-            if "secret" not in pattern.groupindex:
-                return placeholder
-            start, end = match.span("secret")
-            whole = match.group(0)
-            return whole[: start - match.start()] + placeholder + whole[end - match.start() :]
-
-        text, n = pattern.subn(replace, text)
+    for kind, pattern, replacement in REPLACERS:
+        text, n = pattern.subn(replacement, text)
         if n:
             counts[kind] += n
     return text
