@@ -13,6 +13,12 @@ from schemas.shards import write_shard
 
 SHARDS_DIR = "cpt"
 DUPLICATES_NAME = "_duplicates.jsonl"
+SEEN_NAME = "_seen_ids.txt"  # content ids kept by exact dedup so far: what an incremental build dedups against
+
+
+def read_seen(output: Path) -> frozenset[str]:
+    path = output / SEEN_NAME
+    return frozenset(path.read_text().split()) if path.exists() else frozenset()
 
 
 def write_cpt_shard(item: tuple, output: str) -> dict:
@@ -39,6 +45,7 @@ def finish(
     shards: list[dict],
     rejected: list[dict],
     pairs: list[dict],
+    kept_ids: list[str],
 ) -> dict:
     """Write the rejection file, the duplicate pairs and, last, the manifest (a build is complete once it exists).
 
@@ -54,6 +61,9 @@ def finish(
         pairs = _read_jsonl(out / DUPLICATES_NAME) + pairs
     _write_jsonl(out / REJECTIONS_NAME, rejected)
     _write_jsonl(out / DUPLICATES_NAME, pairs)
+    seen = sorted((read_seen(out) if previous else frozenset()) | set(kept_ids))
+    with atomic_write(out / SEEN_NAME, "w") as f:
+        f.write("".join(f"{ident}\n" for ident in seen))
     reasons: dict[str, int] = {}
     for entry in rejected:
         for reason in {reason_key(r) for r in entry["reasons"]}:

@@ -8,7 +8,7 @@ import apache_beam as beam
 from masking import load_policy
 from pipelines.beam_runtime import pipeline_options, runner_for
 from pipelines.build_corpus.config import BuildConfig
-from pipelines.build_corpus.outputs import finish, remove_stale_shards, write_cpt_shard
+from pipelines.build_corpus.outputs import finish, read_seen, remove_stale_shards, write_cpt_shard
 from pipelines.build_corpus.transforms import (
     COUNTS,
     PAIRS,
@@ -70,7 +70,7 @@ def build_corpus(
         counts = [read[COUNTS]]
         pairs = []
         records = read.records | "Normalize" >> Normalize()
-        exact = records | "ExactDedup" >> ExactDedup()
+        exact = records | "ExactDedup" >> ExactDedup(read_seen(output) if previous else frozenset())
         counts.append(exact[COUNTS])
         pairs.append(exact[PAIRS])
         records = exact.records
@@ -110,6 +110,7 @@ def build_corpus(
                 beam.pvalue.AsList(shards),
                 beam.pvalue.AsList(read[REJECTED]),
                 beam.pvalue.AsList(all_pairs),
+                beam.pvalue.AsList(exact.records | "KeptIds" >> beam.Map(lambda r: r.trajectory_id)),
             )
         )
     manifest = read_manifest(output)

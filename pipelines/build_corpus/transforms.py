@@ -72,7 +72,12 @@ def _kept_first(records: list[Trajectory]) -> list[Trajectory]:
 
 
 class ExactDedup(beam.PTransform):
-    """Same content id after normalisation: one is kept, the others are reported as dropped -> kept pairs."""
+    """Same content id after normalisation: one is kept, the others are reported as dropped -> kept pairs.
+    `seen` holds the ids an earlier build kept (an incremental build): those are duplicates too."""
+
+    def __init__(self, seen: frozenset[str] = frozenset()):
+        super().__init__()
+        self.seen = seen
 
     def expand(self, records):
         return (
@@ -82,11 +87,13 @@ class ExactDedup(beam.PTransform):
             | "Keep" >> beam.FlatMap(self._keep).with_outputs(COUNTS, PAIRS, main="records")
         )
 
-    @staticmethod
-    def _keep(item) -> Iterator:
-        _, group = item
+    def _keep(self, item) -> Iterator:
+        ident, group = item
         kept, *dropped = _kept_first(list(group))
-        yield kept
+        if ident in self.seen:
+            dropped.insert(0, kept)
+        else:
+            yield kept
         for other in dropped:
             yield beam.pvalue.TaggedOutput(COUNTS, count("deduplicated.exact"))
             yield beam.pvalue.TaggedOutput(

@@ -1,0 +1,45 @@
+import numpy as np
+import pytest
+
+from curation.dedup import MinHashConfig, band_keys, duplicates_in_bucket, signature, similarity
+from tests.conftest import make_trajectory
+
+CONFIG = MinHashConfig()
+
+
+def long_trajectory(changed_turn: int | None = None):
+    turns = [
+        {
+            "index": i,
+            "action": {"kind": "shell", "content": f"cat file{i}.txt"},
+            "observation": {"content": f"line {i} of the report about the quarterly numbers and the budget"},
+        }
+        for i in range(20)
+    ]
+    if changed_turn is not None:
+        turns[changed_turn]["observation"]["content"] = "something entirely different happened here today"
+    return make_trajectory(turns=turns)
+
+
+def test_identical_and_near_and_far():
+    a, b = signature(long_trajectory(), CONFIG), signature(long_trajectory(3), CONFIG)
+    c = signature(make_trajectory(2, task_description="other"), CONFIG)
+    assert similarity(a, a) == 1.0
+    assert similarity(a, b) > 0.8
+    assert similarity(a, c) < 0.3
+    assert set(band_keys(a, CONFIG)) & set(band_keys(b, CONFIG))
+
+
+def test_signature_is_deterministic():
+    assert np.array_equal(signature(long_trajectory(), CONFIG), signature(long_trajectory(), MinHashConfig()))
+
+
+def test_bucket_keeps_the_smallest_id():
+    sig = signature(long_trajectory(), CONFIG)
+    pairs = list(duplicates_in_bucket([("c", sig), ("a", sig), ("b", signature(make_trajectory(2), CONFIG))], 0.85))
+    assert pairs == [("c", "a", 1.0)]
+
+
+def test_bands_must_divide_permutations():
+    with pytest.raises(ValueError):
+        MinHashConfig(permutations=64, bands=10)

@@ -1,0 +1,77 @@
+import json
+
+import pytest
+
+from curation.filters import FilterConfig, apply_filters
+from tests.conftest import make_trajectory
+
+ALL = FilterConfig()
+
+
+def turn(i, content, obs="ok", kind="shell", name=None, exit_code=0, is_error=False, no_change=None):
+    action = {"kind": kind, "content": content, **({"name": name} if name else {})}
+    return {
+        "index": i,
+        "action": action,
+        "observation": {"content": obs, "exit_code": exit_code, "is_error": is_error},
+        "no_change": no_change,
+    }
+
+
+def test_too_few_turns():
+    assert apply_filters(make_trajectory(1), ALL).dropped_by == "too_few_turns"
+    assert apply_filters(make_trajectory(1), FilterConfig(min_turns=0)).record is not None
+
+
+def test_infra_errors_never_become_targets():
+    record = make_trajectory(3, outcome={"status": "infra_error", "error": "container died"})
+    assert apply_filters(record, ALL).dropped_by == "infra_error"
+    gui = make_trajectory(3, domain="web", outcome={"status": "infra_error"})
+    assert apply_filters(gui, FilterConfig(infra_errors=False)).dropped_by == "gui_environment_failure"
+
+
+def test_undeclared_tools():
+    space = json.dumps([{"name": "get_page"}])
+    turns = [turn(0, "{}", kind="tool_call", name="get_page"), turn(1, "{}", kind="tool_call", name="delete_all")]
+    record = make_trajectory(turns=turns, domain="mcp", action_space=space)
+    assert apply_filters(record, ALL).dropped_by == "undeclared_tool"
+    assert apply_filters(record, FilterConfig(undeclared_tools=False)).record is not None
+
+
+def test_empty_actions_are_stripped_and_turns_renumbered():
+    record = make_trajectory(turns=[turn(0, "ls"), turn(1, "   "), turn(2, "pwd")])
+    result = apply_filters(record, ALL)
+    assert [t.action.content for t in result.record.turns] == ["ls", "pwd"]
+    assert [t.index for t in result.record.turns] == [0, 1]
+    assert result.removed_turns == {"empty_action": 1}
+    assert result.record.trajectory_id == result.record.content_id()
+
+
+def test_retry_cycle_keeps_the_retry():
+    turns = [
+        turn(0, "ls"),
+        turn(1, "git comit -m x", "git: 'comit' is not a git command", exit_code=1),
+        turn(2, "git commit -m x", "[main 1a2b] x"),
+        turn(3, "cat missing", "No such file", exit_code=1),
+        turn(4, "ls"),
+    ]
+    result = apply_filters(make_trajectory(turns=turns), ALL)
+    assert [t.action.content for t in result.record.turns] == ["ls", "git commit -m x", "cat missing", "ls"]
+    assert result.removed_turns == {"retry_cycle": 1}
+
+
+def test_gui_no_change_turns_are_removed():
+    turns = [
+        turn(0, "{}", kind="browser", name="click", no_change=False),
+        turn(1, "{}", kind="browser", name="scroll", no_change=True),
+        turn(2, "{}", kind="browser", name="click", no_change=False),
+    ]
+    result = apply_filters(make_trajectory(turns=turns, domain="web"), ALL)
+    assert [t.action.name for t in result.record.turns] == ["click", "click"]
+    terminal = apply_filters(make_trajectory(turns=turns, domain="terminal"), ALL)
+    assert len(terminal.record.turns) == 3
+
+
+def test_unknown_filter_names():
+    with pytest.raises(ValueError, match="unknown filters: teleport"):
+        FilterConfig.from_dict({"teleport": True})
