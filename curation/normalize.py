@@ -8,15 +8,31 @@ from schemas.records import Trajectory
 ANSI_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
 
 
+TRAILING_SPACE = re.compile(r"[ \t]+\n")
+
+
 def normalize_text(text: str) -> str:
     """NFC, LF line endings, no ANSI escape sequences, no trailing spaces at line ends."""
-    text = unicodedata.normalize("NFC", text).replace("\r\n", "\n").replace("\r", "\n")
-    text = ANSI_ESCAPE.sub("", text)
-    return re.sub(r"[ \t]+\n", "\n", text)
+    if not text.isascii():
+        text = unicodedata.normalize("NFC", text)
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if "\x1b" in text:
+        text = ANSI_ESCAPE.sub("", text)
+    if " \n" in text or "\t\n" in text:
+        text = TRAILING_SPACE.sub("\n", text)
+    return text
 
 
 def normalize(record: Trajectory) -> Trajectory:
     """The same trajectory with normalised texts and the content id that goes with them."""
+    texts = [
+        record.task_description,
+        *(t.action.content for t in record.turns),
+        *(t.observation.content for t in record.turns),
+    ]
+    if all(normalize_text(text) is text for text in texts):  # already clean: the usual case, no copies
+        return record
     turns = [
         turn.model_copy(
             update={

@@ -13,11 +13,12 @@ from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 
 
 def pipeline_options(beam_args: list[str] | None = None, workers: int | None = None) -> PipelineOptions:
-    options = PipelineOptions(beam_args or [])
+    beam_args = list(beam_args or [])
+    options = PipelineOptions(beam_args)
     direct = options.view_as(DirectOptions)
-    if not direct.direct_num_workers:
+    if not any(a.startswith("--direct_num_workers") for a in beam_args):
         direct.direct_num_workers = workers or min(4, os.cpu_count() or 1)
-    if direct.direct_num_workers > 1 and direct.direct_running_mode == "in_memory":
+    if direct.direct_num_workers > 1 and not any(a.startswith("--direct_running_mode") for a in beam_args):
         direct.direct_running_mode = "multi_processing"
     return options
 

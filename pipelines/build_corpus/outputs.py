@@ -4,12 +4,8 @@ import json
 import os
 from pathlib import Path
 
-import pyarrow as pa
-
-from schemas.arrow import CPT_SCHEMA
 from schemas.atomic import atomic_write
 from schemas.manifest import MANIFEST_NAME, REJECTIONS_NAME, Manifest, reason_key
-from schemas.shards import write_shard
 
 SHARDS_DIR = "cpt"
 DUPLICATES_NAME = "_duplicates.jsonl"
@@ -19,14 +15,6 @@ SEEN_NAME = "_seen_ids.txt"  # content ids kept by exact dedup so far: what an i
 def read_seen(output: Path) -> frozenset[str]:
     path = output / SEEN_NAME
     return frozenset(path.read_text().split()) if path.exists() else frozenset()
-
-
-def write_cpt_shard(item: tuple, output: str) -> dict:
-    """One shard from one group of rows, sorted by id so the same rows always give the same bytes."""
-    _, rows = item
-    rows = sorted(rows, key=lambda r: r["trajectory_id"])
-    path = write_shard(pa.Table.from_pylist(rows, schema=CPT_SCHEMA), Path(output) / SHARDS_DIR)
-    return {"file": f"{SHARDS_DIR}/{path.name}", "rows": len(rows), "bytes": path.stat().st_size}
 
 
 def _write_jsonl(path: Path, entries: list[dict]) -> None:
@@ -99,4 +87,4 @@ def remove_stale_shards(output: Path, manifest: Manifest) -> int:
     return removed
 
 
-__all__ = ["DUPLICATES_NAME", "MANIFEST_NAME", "REJECTIONS_NAME", "SHARDS_DIR", "finish", "write_cpt_shard"]
+__all__ = ["DUPLICATES_NAME", "MANIFEST_NAME", "REJECTIONS_NAME", "SHARDS_DIR", "finish"]

@@ -1,6 +1,8 @@
 """build-corpus: raw trajectories -> validated, normalised, deduplicated, filtered, redacted, masked CPT shards."""
 
 import dataclasses
+import math
+import shutil
 from pathlib import Path
 
 import apache_beam as beam
@@ -8,19 +10,21 @@ import apache_beam as beam
 from masking import load_policy
 from pipelines.beam_runtime import pipeline_options, runner_for
 from pipelines.build_corpus.config import BuildConfig
-from pipelines.build_corpus.outputs import finish, read_seen, remove_stale_shards, write_cpt_shard
+from pipelines.build_corpus.outputs import finish, read_seen, remove_stale_shards
 from pipelines.build_corpus.transforms import (
     COUNTS,
     PAIRS,
     REJECTED,
+    SPILL_DIR,
     Annotate,
-    AssignShards,
-    ExactDedup,
+    DropDuplicates,
+    ExactDuplicates,
     Filter,
-    NearDedup,
-    Normalize,
-    ReadAndValidate,
+    NearDuplicates,
+    PredictabilityCombineFn,
+    ReadRecords,
     Redact,
+    WriteShards,
 )
 from schemas.manifest import MANIFEST_NAME, Manifest, read_manifest
 from schemas.sources import FOREIGN_SUFFIXES, NATIVE, NATIVE_SUFFIXES, find_files
@@ -61,41 +65,48 @@ def build_corpus(
     config = dataclasses.replace(config, policy_hash=policy.config_hash)
     files, previous = plan_inputs(inputs, config.input_format, output, incremental)
     output.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(output / SPILL_DIR, ignore_errors=True)  # left by an interrupted build
+    input_bytes = sum(int(f.split(":")[0]) for f in files.values())
+    shards = max(1, math.ceil(input_bytes / config.shard_bytes))
     options = pipeline_options(beam_args, workers)
     out = str(output.resolve())
+    paths = sorted(files)
     with beam.Pipeline(runner=runner_for(options), options=options) as p:
-        read = p | "ReadAndValidate" >> ReadAndValidate(
-            sorted(files), config.input_format, config.max_observation_chars
+        # Pass 1: small features of every record, and the dedup decisions.
+        features = p | "Pass1Read" >> ReadRecords(
+            paths, config.input_format, config.max_observation_chars, report=False
         )
-        counts = [read[COUNTS]]
-        pairs = []
-        records = read.records | "Normalize" >> Normalize()
-        exact = records | "ExactDedup" >> ExactDedup(read_seen(output) if previous else frozenset())
-        counts.append(exact[COUNTS])
-        pairs.append(exact[PAIRS])
-        records = exact.records
+        exact = features.records | "ExactDuplicates" >> ExactDuplicates(read_seen(output) if previous else frozenset())
+        pairs = [exact[PAIRS]]
+        near = p | "NoNear" >> beam.Create([])
         if config.near_dedup:
-            near = records | "NearDedup" >> NearDedup(config.minhash)
-            counts.append(near[COUNTS])
-            pairs.append(near[PAIRS])
-            records = near.records
-        filtered = records | "Filter" >> Filter(config.filters)
+            near = features.records | "NearDuplicates" >> NearDuplicates(config.minhash)
+            pairs.append(
+                near
+                | "NearPairs"
+                >> beam.Map(lambda kv: {"kind": "near", "dropped": kv[0], "kept": kv[1][0], "similarity": kv[1][1]})
+            )
+        table = None
+        if policy.needs_predictability:
+            table = features.records | "Predictability" >> beam.CombineGlobally(PredictabilityCombineFn())
+
+        # Pass 2: every record streamed through the curation steps into spill files, then shards.
+        read = p | "Pass2Read" >> ReadRecords(paths, config.input_format, config.max_observation_chars, report=True)
+        counts = [read[COUNTS]]
+        kept = read.records | "DropDuplicates" >> DropDuplicates(exact.losers, near)
+        counts.append(kept[COUNTS])
+        filtered = kept.records | "Filter" >> Filter(config.filters)
         counts.append(filtered[COUNTS])
         records = filtered.records
         if config.redact:
             redacted = records | "Redact" >> Redact()
             counts.append(redacted[COUNTS])
             records = redacted.records
-        annotated = records | "Annotate" >> Annotate(policy)
+        annotated = records | "Annotate" >> Annotate(policy, table)
         counts.append(annotated[COUNTS])
-        shards = (
-            annotated.rows
-            | "AssignShards" >> AssignShards(config.shard_bytes)
-            | "GroupShards" >> beam.GroupByKey()
-            | "WriteShards" >> beam.Map(write_cpt_shard, out)
-        )
+        written = annotated.rows | "WriteShards" >> WriteShards(out, shards)
+
         totals = tuple(counts) | "AllCounts" >> beam.Flatten() | "SumCounts" >> beam.CombinePerKey(sum)
-        all_pairs = tuple(pairs) | "AllPairs" >> beam.Flatten()
         _ = (
             p
             | "Finish" >> beam.Create([None])
@@ -107,15 +118,13 @@ def build_corpus(
                 files,
                 previous,
                 beam.pvalue.AsList(totals),
-                beam.pvalue.AsList(shards),
+                beam.pvalue.AsList(written),
                 beam.pvalue.AsList(read[REJECTED]),
-                beam.pvalue.AsList(all_pairs),
-                beam.pvalue.AsList(exact.records | "KeptIds" >> beam.Map(lambda r: r.trajectory_id)),
+                beam.pvalue.AsList(tuple(pairs) | "AllPairs" >> beam.Flatten()),
+                beam.pvalue.AsList(exact.ids),
             )
         )
+    shutil.rmtree(output / SPILL_DIR, ignore_errors=True)
     manifest = read_manifest(output)
     remove_stale_shards(output, manifest)
     return manifest
-
-
-__all__ = ["build_corpus"]

@@ -1,40 +1,74 @@
-"""The build-corpus stages, one small labelled PTransform each. Every stage counts what it does twice: as
+"""The build-corpus stages, one small labelled PTransform each.
+
+The job reads its input twice, so that whole records never cross a shuffle (which an in-process runner holds
+in memory): pass 1 reduces every record to small features (content id, MinHash signature, predictability
+counts) and decides which records are duplicates; pass 2 reads again and streams each record through
+validation, dedup (against pass 1's decisions, as side inputs), filters, redaction and masking, into spill
+files per shard, which a last step sorts into deterministic shards. Every stage counts what it does twice: as
 Beam metrics (for the runner's UI) and as ("name", n) elements that the manifest sums, whatever the runner."""
 
 import base64
-import math
+import os
+import uuid
+from collections import Counter, defaultdict
 from collections.abc import Iterator
+from pathlib import Path
 
 import apache_beam as beam
+import numpy as np
+import pyarrow as pa
 from apache_beam.metrics import Metrics
+from apache_beam.transforms.window import GlobalWindow
+from apache_beam.utils.windowed_value import WindowedValue
 
-from curation.dedup import MinHashConfig, band_keys, duplicates_in_bucket, signature
+from curation.dedup import MinHashConfig, band_keys, signature, similarity
 from curation.filters import FilterConfig, apply_filters
 from curation.normalize import normalize
 from curation.redaction import redact
 from masking import MaskingPolicy, PredictabilityCombiner, mask_trajectory
 from masking.information import action_key
+from schemas.arrow import CPT_SCHEMA
 from schemas.formats import ImportOptions
 from schemas.records import Trajectory
+from schemas.shards import read_shard_table, write_shard
 from schemas.sources import read_records
 
 NAMESPACE = "build_corpus"
 COUNTS = "counts"
 REJECTED = "rejected"
 PAIRS = "pairs"
+SPILL_DIR = ".spill"
 
 
-def count(name: str, n: int = 1) -> tuple[str, int]:
-    Metrics.counter(NAMESPACE, name).inc(n)
-    return name, n
+class CountingFn(beam.DoFn):
+    """A stage's DoFn that counts what it does: a Beam metric per name, and (name, n) elements on the COUNTS
+    output summed per bundle, so counting costs no element per record."""
+
+    def start_bundle(self):
+        self.counts: Counter = Counter()
+
+    def count(self, name: str, n: int = 1) -> None:
+        if n:
+            Metrics.counter(NAMESPACE, name).inc(n)
+            self.counts[name] += n
+
+    def finish_bundle(self) -> Iterator:
+        for name, n in sorted(self.counts.items()):
+            yield beam.pvalue.TaggedOutput(COUNTS, WindowedValue((name, n), 0, [GlobalWindow()]))
+        self.counts = Counter()
 
 
-class ReadAndValidate(beam.PTransform):
-    """Files -> valid records; invalid ones (with every reason and the raw bytes) go to the rejected output."""
+def location(result) -> str:
+    return f"{result.source}:{result.locator}"
 
-    def __init__(self, files: list[str], input_format: str, max_observation_chars: int):
+
+class ReadRecords(beam.PTransform):
+    """Files -> (location, normalised record). With `report`, invalid records (every reason, raw bytes) go to
+    the rejected output and reads are counted; pass 1 reads silently."""
+
+    def __init__(self, files: list[str], input_format: str, max_observation_chars: int, report: bool):
         super().__init__()
-        self.files, self.input_format = files, input_format
+        self.files, self.input_format, self.report = files, input_format, report
         self.options = ImportOptions(max_observation_chars=max_observation_chars)
 
     def expand(self, pbegin):
@@ -42,38 +76,47 @@ class ReadAndValidate(beam.PTransform):
             pbegin
             | "Files" >> beam.Create(self.files)
             | "Spread" >> beam.Reshuffle()
-            | "Read" >> beam.FlatMap(self._read).with_outputs(REJECTED, COUNTS, main="records")
+            | "Read"
+            >> beam.ParDo(_ReadFn(self.input_format, self.options, self.report)).with_outputs(
+                REJECTED, COUNTS, main="records"
+            )
         )
 
-    def _read(self, path: str) -> Iterator:
+
+class _ReadFn(CountingFn):
+    def __init__(self, input_format: str, options: ImportOptions, report: bool):
+        self.input_format, self.options, self.report = input_format, options, report
+
+    def process(self, path: str) -> Iterator:
         for result in read_records([path], self.input_format, self.options):
-            yield beam.pvalue.TaggedOutput(COUNTS, count("read"))
+            if self.report:
+                self.count("read")
             if result.ok:
-                yield result.record
-                continue
-            yield beam.pvalue.TaggedOutput(COUNTS, count("rejected"))
-            entry = {"source": result.source, "locator": result.locator, "reasons": result.reasons()}
-            if result.raw is not None:
-                try:
-                    entry["raw"] = result.raw.decode("utf-8")
-                except UnicodeDecodeError:
-                    entry["raw_base64"] = base64.b64encode(result.raw).decode("ascii")
-            yield beam.pvalue.TaggedOutput(REJECTED, entry)
+                yield location(result), normalize(result.record)
+            elif self.report:
+                self.count("rejected")
+                yield beam.pvalue.TaggedOutput(REJECTED, _rejection(result))
 
 
-class Normalize(beam.PTransform):
-    def expand(self, records):
-        return records | "Normalize" >> beam.Map(normalize)
+def _rejection(result) -> dict:
+    entry = {"source": result.source, "locator": result.locator, "reasons": result.reasons()}
+    if result.raw is not None:
+        try:
+            entry["raw"] = result.raw.decode("utf-8")
+        except UnicodeDecodeError:
+            entry["raw_base64"] = base64.b64encode(result.raw).decode("ascii")
+    return entry
 
 
-def _kept_first(records: list[Trajectory]) -> list[Trajectory]:
-    """Among exact duplicates, the one kept is the earliest by (run, origin): the same whatever the order."""
-    return sorted(records, key=lambda r: (r.source.run_id or "", r.source.origin or "", r.source.by))
+def _order(item: tuple[str, Trajectory]) -> tuple:
+    """Among exact duplicates the kept one is the earliest by (run, origin, location): the same in every run."""
+    loc, record = item
+    return record.source.run_id or "", record.source.origin or "", loc
 
 
-class ExactDedup(beam.PTransform):
-    """Same content id after normalisation: one is kept, the others are reported as dropped -> kept pairs.
-    `seen` holds the ids an earlier build kept (an incremental build): those are duplicates too."""
+class ExactDuplicates(beam.PTransform):
+    """Pass 1: (location, record) -> (location of a dropped duplicate, kept id); ids an earlier build kept
+    (`seen`, for an incremental build) count as already there. Also every distinct id, and the pairs report."""
 
     def __init__(self, seen: frozenset[str] = frozenset()):
         super().__init__()
@@ -82,33 +125,26 @@ class ExactDedup(beam.PTransform):
     def expand(self, records):
         return (
             records
-            | "ById" >> beam.Map(lambda r: (r.trajectory_id, r))
+            | "ById" >> beam.Map(lambda item: (item[1].trajectory_id, (_order(item), item[0])))
             | "Group" >> beam.GroupByKey()
-            | "Keep" >> beam.FlatMap(self._keep).with_outputs(COUNTS, PAIRS, main="records")
+            | "Decide" >> beam.FlatMap(self._decide).with_outputs(PAIRS, "ids", main="losers")
         )
 
-    def _keep(self, item) -> Iterator:
-        ident, group = item
-        kept, *dropped = _kept_first(list(group))
-        if ident in self.seen:
-            dropped.insert(0, kept)
-        else:
-            yield kept
-        for other in dropped:
-            yield beam.pvalue.TaggedOutput(COUNTS, count("deduplicated.exact"))
-            yield beam.pvalue.TaggedOutput(
-                PAIRS,
-                {
-                    "kind": "exact",
-                    "dropped": other.source.origin or other.source.run_id,
-                    "kept": kept.trajectory_id,
-                    "similarity": 1.0,
-                },
-            )
+    def _decide(self, item) -> Iterator:
+        ident, members = item
+        members = sorted(members)
+        losers = members if ident in self.seen else members[1:]
+        if ident not in self.seen:
+            yield beam.pvalue.TaggedOutput("ids", ident)
+        for _, loc in losers:
+            yield loc, ident
+            yield beam.pvalue.TaggedOutput(PAIRS, {"kind": "exact", "dropped": loc, "kept": ident, "similarity": 1.0})
 
 
-class NearDedup(beam.PTransform):
-    """MinHash over action/observation sequences, LSH bands, estimated Jaccard: the larger id of a pair goes."""
+class NearDuplicates(beam.PTransform):
+    """Pass 1: MinHash signatures, LSH bands for candidates (each paired with its bucket's smallest id), then
+    the estimated Jaccard of each candidate pair: (dropped id, (kept id, similarity)). Only ids and one
+    signature per record travel through shuffles."""
 
     def __init__(self, config: MinHashConfig):
         super().__init__()
@@ -116,70 +152,44 @@ class NearDedup(beam.PTransform):
 
     def expand(self, records):
         config = self.config
-        keyed = records | "ById" >> beam.Map(lambda r: (r.trajectory_id, r))
-        coefficients = config.coefficients()
-        signatures = keyed | "Sign" >> beam.Map(lambda kv: (kv[0], signature(kv[1], config, coefficients)))
-        drops = (
-            signatures
-            | "Bands" >> beam.FlatMap(lambda kv: [(band, kv) for band in band_keys(kv[1], config)])
+        sigs = records | "Sign" >> beam.Map(lambda item: (item[1].trajectory_id, signature(item[1], config).tobytes()))
+        candidates = (
+            sigs
+            | "Bands"
+            >> beam.FlatMap(lambda kv: [(b, kv[0]) for b in band_keys(np.frombuffer(kv[1], np.uint32), config)])
             | "Buckets" >> beam.GroupByKey()
-            | "Pairs" >> beam.FlatMap(lambda kv: duplicates_in_bucket(list(kv[1]), config.threshold))
-            | "ByDropped" >> beam.Map(lambda t: (t[0], (t[1], t[2])))
-            | "SmallestKept" >> beam.CombinePerKey(min)
+            | "ToSmallest" >> beam.FlatMap(_pairs_to_smallest)
+            | "Distinct" >> beam.Distinct()
+        )
+        with_own = (
+            {"sig": sigs, "smaller": candidates}
+            | "JoinOwn" >> beam.CoGroupByKey()
+            | "BySmaller"
+            >> beam.FlatMap(lambda kv: [(lo, (kv[0], next(iter(kv[1]["sig"])))) for lo in set(kv[1]["smaller"])])
         )
         return (
-            {"record": keyed, "drop": drops}
-            | "Join" >> beam.CoGroupByKey()
-            | "Keep" >> beam.FlatMap(self._keep).with_outputs(COUNTS, PAIRS, main="records")
+            {"sig": sigs, "larger": with_own}
+            | "JoinSmaller" >> beam.CoGroupByKey()
+            | "Verify" >> beam.FlatMap(self._verify)
+            | "SmallestKept" >> beam.CombinePerKey(min)
         )
 
-    @staticmethod
-    def _keep(item) -> Iterator:
-        ident, joined = item
-        drops = list(joined["drop"])
-        for record in joined["record"]:
-            if not drops:
-                yield record
-                continue
-            kept, score = drops[0]
-            yield beam.pvalue.TaggedOutput(COUNTS, count("deduplicated.near"))
-            yield beam.pvalue.TaggedOutput(
-                PAIRS, {"kind": "near", "dropped": ident, "kept": kept, "similarity": round(score, 4)}
-            )
+    def _verify(self, kv) -> Iterator:
+        smaller, joined = kv
+        own = next(iter(joined["sig"]), None)
+        if own is None:
+            return
+        own = np.frombuffer(own, np.uint32)
+        for larger, sig in {(k, s) for k, s in joined["larger"]}:
+            score = similarity(np.frombuffer(sig, np.uint32), own)
+            if score >= self.config.threshold:
+                yield larger, (smaller, round(score, 4))
 
 
-class Filter(beam.PTransform):
-    """The paper's filters: dropped trajectories and removed turns, counted by reason."""
-
-    def __init__(self, config: FilterConfig):
-        super().__init__()
-        self.config = config
-
-    def expand(self, records):
-        return records | "Apply" >> beam.FlatMap(self._apply).with_outputs(COUNTS, main="records")
-
-    def _apply(self, record: Trajectory) -> Iterator:
-        result = apply_filters(record, self.config)
-        for reason, n in (+result.removed_turns).items():
-            yield beam.pvalue.TaggedOutput(COUNTS, count(f"turns_removed.{reason}", n))
-        if result.record is None:
-            yield beam.pvalue.TaggedOutput(COUNTS, count(f"filtered.{result.dropped_by}"))
-        else:
-            yield result.record
-
-
-class Redact(beam.PTransform):
-    """Secrets in actions and observations become typed placeholders, counted by type."""
-
-    def expand(self, records):
-        return records | "Redact" >> beam.FlatMap(self._redact).with_outputs(COUNTS, main="records")
-
-    @staticmethod
-    def _redact(record: Trajectory) -> Iterator:
-        clean, found = redact(record)
-        for kind, n in found.items():
-            yield beam.pvalue.TaggedOutput(COUNTS, count(f"redacted.{kind}", n))
-        yield clean
+def _pairs_to_smallest(kv) -> Iterator:
+    ids = sorted(set(kv[1]))
+    for ident in ids[1:]:
+        yield ident, ids[0]
 
 
 class PredictabilityCombineFn(beam.CombineFn):
@@ -191,8 +201,8 @@ class PredictabilityCombineFn(beam.CombineFn):
     def create_accumulator(self):
         return self.combiner.create()
 
-    def add_input(self, accumulator, record: Trajectory):
-        for turn in record.turns:
+    def add_input(self, accumulator, item):
+        for turn in item[1].turns:
             accumulator = self.combiner.add(accumulator, action_key(turn.action), turn.observation.content)
         return accumulator
 
@@ -203,65 +213,178 @@ class PredictabilityCombineFn(beam.CombineFn):
         return self.combiner.extract(accumulator)
 
 
+class DropDuplicates(beam.PTransform):
+    """Pass 2: drop what pass 1 decided (exact: by location; near: by id), counted."""
+
+    def __init__(self, exact_losers, near_losers):
+        super().__init__()
+        self.exact_losers, self.near_losers = exact_losers, near_losers
+
+    def expand(self, records):
+        return records | "Drop" >> beam.ParDo(
+            _DropFn(), beam.pvalue.AsDict(self.exact_losers), beam.pvalue.AsDict(self.near_losers)
+        ).with_outputs(COUNTS, main="records")
+
+
+class _DropFn(CountingFn):
+    def process(self, item, exact: dict, near: dict) -> Iterator:
+        loc, record = item
+        if loc in exact:
+            self.count("deduplicated.exact")
+        elif record.trajectory_id in near:
+            self.count("deduplicated.near")
+        else:
+            yield record
+
+
+class Filter(beam.PTransform):
+    """The paper's filters: dropped trajectories and removed turns, counted by reason."""
+
+    def __init__(self, config: FilterConfig):
+        super().__init__()
+        self.config = config
+
+    def expand(self, records):
+        return records | "Apply" >> beam.ParDo(_FilterFn(self.config)).with_outputs(COUNTS, main="records")
+
+
+class _FilterFn(CountingFn):
+    def __init__(self, config: FilterConfig):
+        self.config = config
+
+    def process(self, record: Trajectory) -> Iterator:
+        result = apply_filters(record, self.config)
+        for reason, n in result.removed_turns.items():
+            self.count(f"turns_removed.{reason}", n)
+        if result.record is None:
+            self.count(f"filtered.{result.dropped_by}")
+        else:
+            yield result.record
+
+
+class Redact(beam.PTransform):
+    """Secrets in actions and observations become typed placeholders, counted by type."""
+
+    def expand(self, records):
+        return records | "Redact" >> beam.ParDo(_RedactFn()).with_outputs(COUNTS, main="records")
+
+
+class _RedactFn(CountingFn):
+    def process(self, record: Trajectory) -> Iterator:
+        clean, found = redact(record)
+        for kind, n in found.items():
+            self.count(f"redacted.{kind}", n)
+        yield clean
+
+
+STATISTIC_NAMES = CPT_SCHEMA.field("turns").type.value_type.field("statistics").type.names
+
+
 class Annotate(beam.PTransform):
     """Per-turn statistics, category, keep ratio, in-loss flag and spans: rows of the CPT schema."""
 
-    def __init__(self, policy: MaskingPolicy):
+    def __init__(self, policy: MaskingPolicy, table=None):
         super().__init__()
-        self.policy = policy
+        self.policy, self.table = policy, table
 
     def expand(self, records):
-        table = None
-        if self.policy.needs_predictability:
-            table = beam.pvalue.AsSingleton(
-                records | "Predictability" >> beam.CombineGlobally(PredictabilityCombineFn())
-            )
-        return records | "Mask" >> beam.FlatMap(self._annotate, table).with_outputs(COUNTS, main="rows")
+        table = beam.pvalue.AsSingleton(self.table) if self.table is not None else None
+        return records | "Mask" >> beam.ParDo(_AnnotateFn(self.policy), table).with_outputs(COUNTS, main="rows")
 
-    def _annotate(self, record: Trajectory, table) -> Iterator:
+
+class _AnnotateFn(CountingFn):
+    def __init__(self, policy: MaskingPolicy):
+        self.policy = policy
+
+    def process(self, record: Trajectory, table) -> Iterator:
         annotations = mask_trajectory(record, self.policy, table)
         row = record.model_dump()
         row["masking_policy"] = f"{self.policy.name}@{self.policy.config_hash}"
         for turn, note in zip(row["turns"], annotations, strict=True):
             stats, mask = note.statistics, note.mask
-            turn["statistics"] = {
-                "overlap": stats.overlap,
-                "novelty": stats.novelty,
-                "jaccard": stats.jaccard,
-                "length_ratio": stats.length_ratio,
-                "action_chars": stats.action_chars,
-                "observation_chars": stats.observation_chars,
-                "compression_gain": stats.compression_gain,
-                "predictability": stats.predictability,
-            }
+            turn["statistics"] = {name: getattr(stats, name) for name in STATISTIC_NAMES}
             turn.update(
                 category=mask.category,
                 keep_ratio=mask.keep_ratio,
                 in_loss=mask.in_loss,
                 loss_spans=[{"start": a, "end": b} for a, b in mask.spans],
             )
-            yield beam.pvalue.TaggedOutput(COUNTS, count(f"category.{mask.category}"))
-            if mask.in_loss:
-                yield beam.pvalue.TaggedOutput(COUNTS, count("turns_in_loss"))
-        yield beam.pvalue.TaggedOutput(COUNTS, count("written"))
-        yield beam.pvalue.TaggedOutput(COUNTS, count("turns_written", len(row["turns"])))
+            self.count(f"category.{mask.category}")
+            self.count("turns_in_loss", int(mask.in_loss))
+        self.count("written")
+        self.count("turns_written", len(row["turns"]))
         yield row
+
+
+def shard_of(trajectory_id: str, shards: int) -> int:
+    return int(trajectory_id[:12], 16) % shards
 
 
 def row_bytes(row: dict) -> int:
     return sum(len(t["action"]["content"]) + len(t["observation"]["content"]) + 256 for t in row["turns"]) + 1024
 
 
-class AssignShards(beam.PTransform):
-    """Rows -> (shard index, row): as many shards as the target size asks, a row's shard fixed by its id."""
+class SpillRowsFn(beam.DoFn):
+    """Rows -> Arrow files per shard under OUTPUT/.spill. All buffers are flushed once they hold `flush_bytes`
+    together, so memory stays bounded whatever the input size and the shard count. Emits (shard, spill file)."""
 
-    def __init__(self, shard_bytes: int):
+    def __init__(self, output: str, shards: int, flush_bytes: int = 8 * 1024 * 1024):
+        self.output, self.shards, self.flush_bytes = output, shards, flush_bytes
+
+    def start_bundle(self):
+        self.buffers: dict[int, list[dict]] = defaultdict(list)
+        self.buffered = 0
+
+    def process(self, row: dict) -> Iterator:
+        self.buffers[shard_of(row["trajectory_id"], self.shards)].append(row)
+        self.buffered += row_bytes(row)
+        if self.buffered >= self.flush_bytes:
+            yield from self._flush_all()
+
+    def finish_bundle(self) -> Iterator:
+        for item in self._flush_all():
+            yield WindowedValue(item, 0, [GlobalWindow()])
+
+    def _flush_all(self) -> Iterator[tuple[int, str]]:
+        for shard in sorted(self.buffers):
+            yield shard, self._flush(shard)
+        self.buffers.clear()
+        self.buffered = 0
+
+    def _flush(self, shard: int) -> str:
+        table = pa.Table.from_pylist(self.buffers[shard], schema=CPT_SCHEMA)
+        folder = Path(self.output) / SPILL_DIR / str(shard)
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{uuid.uuid4().hex}.arrow"
+        with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_stream(sink, CPT_SCHEMA) as writer:
+            writer.write_table(table)
+        return str(path)
+
+
+class WriteShards(beam.PTransform):
+    """Spill files -> one shard per index, rows sorted by id: the same rows give the same bytes and name."""
+
+    def __init__(self, output: str, shards: int):
         super().__init__()
-        self.shard_bytes = shard_bytes
+        self.output, self.shards = output, shards
 
     def expand(self, rows):
-        total = rows | "Size" >> beam.Map(row_bytes) | "Total" >> beam.CombineGlobally(sum)
-        shards = total | "Count" >> beam.Map(lambda n: max(1, math.ceil(n / self.shard_bytes)))
-        return rows | "Assign" >> beam.Map(
-            lambda row, n: (int(row["trajectory_id"][:12], 16) % n, row), beam.pvalue.AsSingleton(shards)
+        return (
+            rows
+            | "Spill" >> beam.ParDo(SpillRowsFn(self.output, self.shards))
+            | "ByShard" >> beam.GroupByKey()
+            | "Merge" >> beam.Map(merge_shard, self.output)
         )
+
+
+def merge_shard(item, output: str) -> dict:
+    from pipelines.build_corpus.outputs import SHARDS_DIR
+
+    _, spills = item
+    spills = sorted(spills)
+    table = pa.concat_tables([read_shard_table(p) for p in spills])
+    table = table.sort_by("trajectory_id").combine_chunks()
+    path = write_shard(table, Path(output) / SHARDS_DIR)
+    for spill in spills:
+        os.unlink(spill)
+    return {"file": f"{SHARDS_DIR}/{path.name}", "rows": table.num_rows, "bytes": path.stat().st_size}

@@ -7,16 +7,12 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from collectors.environments import Settings, build_environment
-from collectors.policies import POLICIES
-from collectors.runner import parse_shard, plan_episodes, run_collection
-from collectors.tasks import SuiteError, load_faults, load_suite
-from collectors.writer import RunWriter
 from pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
 from pipelines.console import console, progress
 from schemas.hashing import config_hash
 
-PolicyChoice = Enum("PolicyChoice", {name: name for name in POLICIES}, type=str)
+POLICY_NAMES = ("scripted", "explorer", "llm")  # collectors.policies.POLICIES, without importing every policy
+PolicyChoice = Enum("PolicyChoice", {name: name for name in POLICY_NAMES}, type=str)
 
 
 def _docker():
@@ -79,12 +75,18 @@ def collect_command(
         None, help="Inject faults into every environment: a bundled config (unreliable) or a YAML path."
     ),
 ) -> None:
-    """Run task suites in Docker sandboxes and record every episode as a raw trajectory.
+    """Run task suites in sandboxes (Docker, MCP servers, Chromium) and record every episode as a raw trajectory.
 
     Output: OUTPUT/<run-id>/segment-*.jsonl and _manifest.json. Interrupted (even with kill -9)? Run the same
     command again: finished episodes are kept and skipped. Exit code 1 if some episodes ended with an
     infrastructure error after all retries.
     """
+    from collectors.environments import Settings, build_environment
+    from collectors.policies import POLICIES
+    from collectors.runner import parse_shard, plan_episodes, run_collection
+    from collectors.tasks import SuiteError, load_faults, load_suite
+    from collectors.writer import RunWriter
+
     try:
         suites = [load_suite(s) for s in suite]
         shard_index = parse_shard(shard)

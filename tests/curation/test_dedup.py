@@ -30,6 +30,15 @@ def test_identical_and_near_and_far():
     assert set(band_keys(a, CONFIG)) & set(band_keys(b, CONFIG))
 
 
+def test_signature_estimates_jaccard():
+    from curation.dedup import shingle_hashes
+
+    a, b = long_trajectory(), long_trajectory(3)
+    sa, sb = set(shingle_hashes(a, 8).tolist()), set(shingle_hashes(b, 8).tolist())
+    true = len(sa & sb) / len(sa | sb)
+    assert abs(similarity(signature(a, CONFIG), signature(b, CONFIG)) - true) < 0.15
+
+
 def test_signature_is_deterministic():
     assert np.array_equal(signature(long_trajectory(), CONFIG), signature(long_trajectory(), MinHashConfig()))
 
@@ -43,3 +52,5 @@ def test_bucket_keeps_the_smallest_id():
 def test_bands_must_divide_permutations():
     with pytest.raises(ValueError):
         MinHashConfig(permutations=64, bands=10)
+    with pytest.raises(ValueError):
+        MinHashConfig(permutations=48, bands=16)

@@ -8,7 +8,17 @@ from apache_beam.testing.util import assert_that, equal_to
 from curation.dedup import MinHashConfig
 from curation.filters import FilterConfig
 from masking import load_policy
-from pipelines.build_corpus.transforms import COUNTS, PAIRS, Annotate, ExactDedup, Filter, NearDedup, Redact
+from pipelines.build_corpus.transforms import (
+    COUNTS,
+    PAIRS,
+    Annotate,
+    DropDuplicates,
+    ExactDuplicates,
+    Filter,
+    NearDuplicates,
+    PredictabilityCombineFn,
+    Redact,
+)
 from tests.conftest import make_trajectory
 
 
@@ -21,22 +31,21 @@ def sums(pcoll, label="Sum"):
     return pcoll | label >> beam.CombinePerKey(sum)
 
 
-def test_exact_dedup_keeps_one_and_reports_the_pair():
+def test_exact_duplicates_keep_the_earliest_and_honour_seen_ids():
     a1 = make_trajectory(3, source={"kind": "collected", "by": "x", "run_id": "run-a"})
-    a2 = make_trajectory(3, source={"kind": "collected", "by": "x", "run_id": "run-b", "origin": "b#0"})
-    other = make_trajectory(4)
+    a2 = make_trajectory(3, source={"kind": "collected", "by": "x", "run_id": "run-b"})
+    old = make_trajectory(4)
+    items = [("f:line 2", a2), ("f:line 1", a1), ("g:line 1", old), ("h:line 1", make_trajectory(5))]
     with TestPipeline() as p:
-        out = p | beam.Create([a2, other, a1]) | ExactDedup()
-        assert_that(out.records | beam.Map(lambda r: r.source.run_id), equal_to(["run-a", "run-1"]), label="kept")
-        assert_that(sums(out[COUNTS]), equal_to([("deduplicated.exact", 1)]), label="counts")
+        out = p | beam.Create(items) | ExactDuplicates(seen=frozenset({old.trajectory_id}))
         assert_that(
-            out[PAIRS] | beam.Map(lambda p: (p["dropped"], p["kept"])),
-            equal_to([("b#0", a1.trajectory_id)]),
-            label="pairs",
+            out.losers, equal_to([("f:line 2", a1.trajectory_id), ("g:line 1", old.trajectory_id)]), label="losers"
         )
+        assert_that(out.ids, equal_to([a1.trajectory_id, make_trajectory(5).trajectory_id]), label="ids")
+        assert_that(out[PAIRS] | beam.Map(lambda p: p["dropped"]), equal_to(["f:line 2", "g:line 1"]), label="pairs")
 
 
-def near(i: int, tail: str):
+def report(tail: str, i: int):
     turns = [
         {
             "index": j,
@@ -49,22 +58,23 @@ def near(i: int, tail: str):
     return make_trajectory(turns=turns, task_description=f"task {i}")
 
 
-def test_near_dedup_drops_the_larger_id():
-    x, y = near(1, "done"), near(1, "finished")
+def test_near_duplicates_drop_the_larger_id():
+    x, y = report("done", 1), report("finished", 1)
     z = make_trajectory(2)
     keep, drop = sorted([x, y], key=lambda r: r.trajectory_id)
     with TestPipeline() as p:
-        out = p | beam.Create([x, y, z]) | NearDedup(MinHashConfig())
-        assert_that(
-            out.records | beam.Map(lambda r: r.trajectory_id),
-            equal_to([keep.trajectory_id, z.trajectory_id]),
-            label="kept",
-        )
-        assert_that(
-            out[PAIRS] | beam.Map(lambda p: (p["dropped"], p["kept"])),
-            equal_to([(drop.trajectory_id, keep.trajectory_id)]),
-            label="pairs",
-        )
+        out = p | beam.Create([("a", x), ("b", y), ("c", z)]) | NearDuplicates(MinHashConfig())
+        assert_that(out | beam.Map(lambda kv: (kv[0], kv[1][0])), equal_to([(drop.trajectory_id, keep.trajectory_id)]))
+
+
+def test_drop_duplicates_uses_both_decisions():
+    a, b, c = make_trajectory(2), make_trajectory(3), make_trajectory(4)
+    with TestPipeline() as p:
+        exact = p | "Exact" >> beam.Create([("f:line 2", "whatever")])
+        near = p | "Near" >> beam.Create([(c.trajectory_id, (a.trajectory_id, 0.9))])
+        out = p | beam.Create([("f:line 1", a), ("f:line 2", b), ("f:line 3", c)]) | DropDuplicates(exact, near)
+        assert_that(out.records | beam.Map(lambda r: len(r.turns)), equal_to([2]), label="kept")
+        assert_that(sums(out[COUNTS]), equal_to([("deduplicated.exact", 1), ("deduplicated.near", 1)]), label="counts")
 
 
 def test_filter_and_redact_count_their_work():
@@ -95,7 +105,9 @@ def test_annotate_uses_the_corpus_wide_side_input():
     records = [make_trajectory(n) for n in (2, 3, 4)]
     policy = load_policy("information")
     with TestPipeline() as p:
-        out = p | beam.Create(records) | Annotate(policy)
+        created = p | beam.Create(records)
+        table = created | beam.Map(lambda r: ("x", r)) | beam.CombineGlobally(PredictabilityCombineFn())
+        out = created | Annotate(policy, table)
         rows = out.rows | beam.Map(
             lambda row: (
                 len(row["turns"]),
