@@ -38,10 +38,11 @@ demo: setup sandbox-image
 	$(TF) import --format atif $(EXAMPLES)/atif_terminal.json --output $(DATA)/demo/raw/atif
 	$(TF) import --format agentworldbench $(EXAMPLES)/agentworldbench.jsonl --output $(DATA)/demo/raw/agentworldbench
 	$(TF) inspect $(DATA)/demo/raw
-	$(TF) export $(DATA)/demo/raw --format shards --output $(DATA)/demo/shards
-	$(TF) inspect $(DATA)/demo/shards --sql "select domain, count(*) as trajectories, sum(len(turns)) as turns from trajectories group by 1 order by 1"
+	$(TF) build-corpus --input $(DATA)/demo/raw --output $(DATA)/demo/corpus
+	$(TF) report $(DATA)/demo/corpus
+	$(TF) inspect $(DATA)/demo/corpus --sql "select domain, count(*) as trajectories, sum(len(turns)) as turns from trajectories group by 1 order by 1"
 	$(TF) export $(DATA)/demo/raw --format agentworldbench --output $(DATA)/demo/export/agentworldbench.jsonl
-	@echo "demo: outputs under $(DATA)/demo"
+	@echo "demo: outputs under $(DATA)/demo; open $(DATA)/demo/corpus/report.html"
 
 SUITES := --suite terminal --suite swe --suite mcp-workspace --suite mcp-issues --suite mcp-kvstore \
 	--suite search --suite web-shop --suite web-wizard --suite web-wiki
@@ -53,6 +54,7 @@ collect: setup sandbox-image
 
 build-corpus: setup
 	$(TF) build-corpus --input $(DATA)/raw --output $(DATA)/corpus
+	$(TF) report $(DATA)/corpus
 
 curate: setup
 	$(TF) curate-sft --input $(DATA)/corpus --output $(DATA)/sft
@@ -63,7 +65,12 @@ train: setup
 eval: setup
 	$(TF) eval
 
-refresh: collect build-corpus
+# For cron or a systemd timer: collect a new run, then build only what is new since the last manifest.
+REFRESH_ID ?= refresh-$(shell date -u +%Y%m%dT%H%M)
+refresh: setup sandbox-image
+	$(TF) collect $(SUITES) --policy explorer --seed $$(date -u +%s) --run-id $(REFRESH_ID) --output $(DATA)/raw
+	$(TF) build-corpus --input $(DATA)/raw --output $(DATA)/corpus --incremental
+	$(TF) report $(DATA)/corpus
 
 sandbox-image: setup system
 	$(TF) sandbox-image

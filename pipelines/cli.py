@@ -2,7 +2,7 @@
 
 import typer
 
-from pipelines.commands import build_corpus, collect, convert, inspect, pending
+from pipelines.commands import build_corpus, collect, convert, inspect, pending, report
 
 app = typer.Typer(
     name="trajforge",
@@ -19,6 +19,7 @@ app.command("build-corpus", context_settings={"allow_extra_args": True, "ignore_
     build_corpus.build_corpus_command
 )
 pending.register(app)
+app.command("report")(report.report_command)
 app.command("inspect")(inspect.inspect_command)
 app.command("import")(convert.import_command)
 app.command("export")(convert.export_command)

@@ -8,6 +8,15 @@ from pathlib import Path
 from typing import IO
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+FILE_MODE = 0o666 & ~_umask()  # what open() would give; mkstemp's 0600 would hide outputs from other users
+
+
 @contextlib.contextmanager
 def atomic_write(path: str | Path, mode: str = "wb") -> Iterator[IO]:
     path = Path(path)
@@ -18,6 +27,7 @@ def atomic_write(path: str | Path, mode: str = "wb") -> Iterator[IO]:
             yield f
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(tmp, FILE_MODE)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

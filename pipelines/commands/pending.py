@@ -23,7 +23,6 @@ PENDING = {
         "GSPO, evaluation, simulator",
     ),
     "serve": ("Serve a checkpoint as an OpenAI-compatible endpoint.", 6, "trainer, SFT curation, serving"),
-    "report": ("Write an HTML report of a corpus.", 5, "build-corpus"),
 }
 
 
