@@ -44,7 +44,8 @@ def _svg_histogram(values: list[float], name: str) -> str:
     axis = f"{'log10 ' if log else ''}{low:.2f} … {high:.2f}"
     return (
         f'<figure><figcaption>{name}</figcaption><svg class="histogram" viewBox="0 0 300 100" width="300" '
-        f'height="100" role="img" aria-label="histogram of {name}">{bars}</svg><div>{axis}, n={len(values)}</div></figure>'
+        f'height="100" role="img" aria-label="histogram of {name}">{bars}</svg>'
+        f"<div>{axis}, n={len(values)}</div></figure>"
     )
 
 
@@ -79,7 +80,8 @@ def _sample(row: dict, max_chars: int = 600) -> str:
             f"<pre>$ {escape(turn['action']['content'][:300])}</pre><pre>{body}{escape(more)}</pre></div>"
         )
     title = f"{row['domain']} · {row['environment']['name']} · {row['trajectory_id'][:12]}"
-    return f'<section class="sample"><h3>{escape(title)}</h3><p>{escape(row["task_description"][:300])}</p>{"".join(turns)}</section>'
+    task = escape(row["task_description"][:300])
+    return f'<section class="sample"><h3>{escape(title)}</h3><p>{task}</p>{"".join(turns)}</section>'
 
 
 def build_report(corpus: Path, samples: int = 3) -> str:
@@ -128,7 +130,8 @@ def build_report(corpus: Path, samples: int = 3) -> str:
     return (
         f"<!doctype html><html lang=en><head><meta charset=utf-8><title>trajforge corpus report</title>"
         f"<style>{STYLE}</style></head><body><h1>trajforge corpus report</h1>"
-        f"<p>{escape(str(corpus))} · built {manifest.created_at:%Y-%m-%d %H:%M} UTC · code {escape(manifest.code_version)}"
+        f"<p>{escape(str(corpus))} · built {manifest.created_at:%Y-%m-%d %H:%M} UTC"
+        f" · code {escape(manifest.code_version)}"
         f" · config {manifest.config_hash} · masking {escape(policy)} · {len(manifest.outputs)} shards"
         f" · counts {'reconcile' if manifest.reconciles() else 'DO NOT reconcile'}</p>"
         f"<h2>Counts</h2>{summary}<h2>Turns per domain and category</h2>{categories}"
