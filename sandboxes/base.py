@@ -1,5 +1,6 @@
 """The one interface every environment implements, and how an episode can end early."""
 
+import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +22,15 @@ class Task:
     check: str | None = None  # a command whose exit code decides success (JSON of a tool check for tool envs)
     vocabulary: tuple[str, ...] = ()  # words that seed the explorer policy
     config: dict[str, Any] = field(default_factory=dict)
+
+
+def json_arguments(action: Action) -> dict | None:
+    """An action's content as a JSON object (empty content: no arguments); None when it is not one."""
+    try:
+        arguments = json.loads(action.content or "{}")
+    except ValueError:
+        return None
+    return arguments if isinstance(arguments, dict) else None
 
 
 class EpisodeEnded(Exception):

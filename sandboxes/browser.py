@@ -13,7 +13,7 @@ import re
 import shutil
 from urllib.parse import urljoin, urlparse
 
-from sandboxes.base import Environment, InfraError, Task
+from sandboxes.base import Environment, InfraError, Task, json_arguments
 from sandboxes.webapps import RunningApp, start_app
 from schemas.records import Action, Observation
 
@@ -144,11 +144,8 @@ class BrowserEnvironment(Environment):
             raise RuntimeError("step() before reset()")
         if action.kind != "browser" or action.name not in ACTIONS:
             return Observation(content=f"unknown browser action; use one of {', '.join(ACTIONS)}", is_error=True)
-        try:
-            args = json.loads(action.content or "{}")
-        except ValueError:
-            args = None
-        if not isinstance(args, dict):
+        args = json_arguments(action)
+        if args is None:
             return Observation(content="browser action arguments must be a JSON object", is_error=True)
         before = self._state()
         self._blocked = []

@@ -16,7 +16,7 @@ from anyio.from_thread import start_blocking_portal
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from sandboxes.base import Environment, InfraError, Task
+from sandboxes.base import Environment, InfraError, Task, json_arguments
 from schemas.records import Action, Observation
 
 WORKDIR = "{workdir}"  # in a server's args: replaced by a fresh temporary folder each episode
@@ -164,11 +164,8 @@ class MCPEnvironment(Environment):
             return Observation(
                 content="this environment takes tool calls (kind tool_call, with a tool name)", is_error=True
             )
-        try:
-            arguments = json.loads(action.content or "{}")
-        except ValueError:
-            arguments = None
-        if not isinstance(arguments, dict):
+        arguments = json_arguments(action)
+        if arguments is None:
             return Observation(content="tool arguments must be a JSON object", is_error=True)
         result = self._call(lambda: self._client.call_tool(action.name, arguments), f"tools/call {action.name}")
         return Observation(content=result_json(result), format="json", is_error=bool(result.is_error))

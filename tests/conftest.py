@@ -37,6 +37,20 @@ def make_trajectory(n_turns: int = 3, domain: str = "terminal", **overrides) -> 
     return new_trajectory(**fields)
 
 
+def report_turns(tail: str, n: int = 16) -> list[dict]:
+    """Turns of a long, repetitive trajectory; two that differ only in `tail` are near-duplicates."""
+    turns = [
+        {
+            "index": j,
+            "action": {"kind": "shell", "content": f"grep -n total report{j}.csv"},
+            "observation": {"content": f"{j}: total revenue for region {j} was recorded in the ledger"},
+        }
+        for j in range(n)
+    ]
+    turns[-1]["observation"]["content"] = tail
+    return turns
+
+
 @pytest.fixture
 def trajectory() -> Trajectory:
     return make_trajectory()

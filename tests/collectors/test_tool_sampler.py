@@ -4,14 +4,21 @@ import random
 from collectors.policies.tool_sampler import ToolCallSampler
 
 TOOLS = [
-    {"name": "query", "input_schema": {"type": "object", "required": ["database_id"], "properties": {
-        "database_id": {"type": "string"},
-        "page_size": {"type": "integer", "minimum": 1, "maximum": 5},
-        "direction": {"type": "string", "enum": ["asc", "desc"]},
-        "filter": {"anyOf": [{"type": "object"}, {"type": "null"}]},
-        "tags": {"type": "array", "items": {"type": "string"}},
-        "done": {"type": "boolean"},
-    }}},
+    {
+        "name": "query",
+        "input_schema": {
+            "type": "object",
+            "required": ["database_id"],
+            "properties": {
+                "database_id": {"type": "string"},
+                "page_size": {"type": "integer", "minimum": 1, "maximum": 5},
+                "direction": {"type": "string", "enum": ["asc", "desc"]},
+                "filter": {"anyOf": [{"type": "object"}, {"type": "null"}]},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "done": {"type": "boolean"},
+            },
+        },
+    },
     {"name": "get", "input_schema": {"type": "object", "required": ["id"], "properties": {"id": {"type": "string"}}}},
 ]
 
@@ -52,9 +59,17 @@ def test_invalid_calls_of_every_kind():
 
 
 def test_browser_refs_come_from_the_snapshot():
-    sampler = ToolCallSampler([{"name": "click", "input_schema": {"type": "object", "required": ["ref"],
-                                                                  "properties": {"ref": {"type": "string"}}}}],
-                              random.Random(1), 0.0, kind="browser")
+    sampler = ToolCallSampler(
+        [
+            {
+                "name": "click",
+                "input_schema": {"type": "object", "required": ["ref"], "properties": {"ref": {"type": "string"}}},
+            }
+        ],
+        random.Random(1),
+        0.0,
+        kind="browser",
+    )
     sampler.learn('- button "Save" [ref=e7]\n- link "Home" [ref=e9]:\n  - /url: /home')
     refs = {json.loads(sampler.sample().content)["ref"] for _ in range(30)}
     assert refs == {"e7", "e9"}

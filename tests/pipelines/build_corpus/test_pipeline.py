@@ -17,26 +17,13 @@ from pipelines.build_corpus.config import BuildConfig
 from pipelines.build_corpus.pipeline import build_corpus
 from schemas.jsonl import record_to_json
 from schemas.shards import read_shard_table
-from tests.conftest import make_trajectory
+from tests.conftest import make_trajectory, report_turns
 
 TRAJFORGE = str(Path(sys.executable).parent / "trajforge")
 
 
 def line(record) -> bytes:
     return (record_to_json(record) + "\n").encode()
-
-
-def report_turns(tail: str) -> list[dict]:
-    turns = [
-        {
-            "index": j,
-            "action": {"kind": "shell", "content": f"grep -n total report{j}.csv"},
-            "observation": {"content": f"{j}: total revenue for region {j} was recorded in the ledger"},
-        }
-        for j in range(16)
-    ]
-    turns[-1]["observation"]["content"] = tail
-    return turns
 
 
 def distinct(n: int, topic: str, **fields):

@@ -19,7 +19,7 @@ from pipelines.build_corpus.transforms import (
     PredictabilityCombineFn,
     Redact,
 )
-from tests.conftest import make_trajectory
+from tests.conftest import make_trajectory, report_turns
 
 
 def TestPipeline():  # noqa: N802 - reads like Beam's own
@@ -46,16 +46,7 @@ def test_exact_duplicates_keep_the_earliest_and_honour_seen_ids():
 
 
 def report(tail: str, i: int):
-    turns = [
-        {
-            "index": j,
-            "action": {"kind": "shell", "content": f"grep -n total report{j}.csv"},
-            "observation": {"content": f"{j}: total revenue for region {j} was recorded in the ledger"},
-        }
-        for j in range(16)
-    ]
-    turns[-1]["observation"]["content"] = tail
-    return make_trajectory(turns=turns, task_description=f"task {i}")
+    return make_trajectory(turns=report_turns(tail), task_description=f"task {i}")
 
 
 def test_near_duplicates_drop_the_larger_id():
