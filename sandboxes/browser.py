@@ -147,7 +147,7 @@ class BrowserEnvironment(Environment):
         args = json_arguments(action)
         if args is None:
             return Observation(content="browser action arguments must be a JSON object", is_error=True)
-        before = self._state()
+        before = self._settled(self._state)
         self._blocked = []
         try:
             self._apply(action.name, args)
@@ -213,10 +213,22 @@ class BrowserEnvironment(Environment):
             self._app.url, self.display_origin
         )
 
+    def _settled(self, read):
+        """Read the page; when a navigation the action started lands mid-read, wait for it and read again."""
+        from playwright.sync_api import Error as PlaywrightError
+
+        for attempt in range(4):
+            try:
+                return read()
+            except PlaywrightError as exc:
+                if attempt == 3 or not any(m in str(exc) for m in ("context was destroyed", "navigat")):
+                    raise
+                self._page.wait_for_load_state("load")
+
     def _observe(self, before: tuple[str, str] | None, error: str | None = None) -> Observation:
-        url, snapshot = self._state()
-        title = self._page.title()
-        focused = self._page.evaluate(FOCUSED_JS)
+        url, snapshot = self._settled(self._state)
+        title = self._settled(self._page.title)
+        focused = self._settled(lambda: self._page.evaluate(FOCUSED_JS))
         header = f"URL: {url}\nTitle: {title}\nFocused: {focused or 'none'}\n"
         if error:
             header = f"Error: {error}\n" + header
@@ -234,7 +246,7 @@ class BrowserEnvironment(Environment):
         if task.check is None:
             return None
         spec = json.loads(task.check)
-        url, snapshot = self._state()
+        url, snapshot = self._settled(self._state)
         return spec.get("url_contains", "") in url and spec.get("contains", "") in snapshot
 
     def close(self) -> None:
