@@ -10,12 +10,11 @@ import apache_beam as beam
 from masking import load_policy
 from pipelines.beam_runtime import pipeline_options, runner_for
 from pipelines.build_corpus.config import BuildConfig
-from pipelines.build_corpus.outputs import finish, read_seen, remove_stale_shards
+from pipelines.build_corpus.outputs import SHARDS_DIR, finish, read_seen, remove_stale_shards
 from pipelines.build_corpus.transforms import (
     COUNTS,
     PAIRS,
     REJECTED,
-    SPILL_DIR,
     Annotate,
     DropDuplicates,
     ExactDuplicates,
@@ -24,8 +23,9 @@ from pipelines.build_corpus.transforms import (
     PredictabilityCombineFn,
     ReadRecords,
     Redact,
-    WriteShards,
 )
+from pipelines.shard_writing import SPILL_DIR, WriteShards
+from schemas.arrow import CPT_SCHEMA
 from schemas.manifest import MANIFEST_NAME, Manifest, read_manifest
 from schemas.sources import FOREIGN_SUFFIXES, NATIVE, NATIVE_SUFFIXES, find_files
 
@@ -104,7 +104,7 @@ def build_corpus(
             records = redacted.records
         annotated = records | "Annotate" >> Annotate(policy, table)
         counts.append(annotated[COUNTS])
-        written = annotated.rows | "WriteShards" >> WriteShards(out, shards)
+        written = annotated.rows | "WriteShards" >> WriteShards(out, shards, CPT_SCHEMA, SHARDS_DIR, ["trajectory_id"])
 
         totals = tuple(counts) | "AllCounts" >> beam.Flatten() | "SumCounts" >> beam.CombinePerKey(sum)
         _ = (

@@ -8,15 +8,11 @@ files per shard, which a last step sorts into deterministic shards. Every stage 
 Beam metrics (for the runner's UI) and as ("name", n) elements that the manifest sums, whatever the runner."""
 
 import base64
-import os
-import uuid
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Iterator
-from pathlib import Path
 
 import apache_beam as beam
 import numpy as np
-import pyarrow as pa
 from apache_beam.metrics import Metrics
 from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.windowed_value import WindowedValue
@@ -30,14 +26,12 @@ from masking.information import action_key
 from schemas.arrow import CPT_SCHEMA
 from schemas.formats import ImportOptions
 from schemas.records import Trajectory
-from schemas.shards import read_shard_table, write_shard
 from schemas.sources import read_records
 
 NAMESPACE = "build_corpus"
 COUNTS = "counts"
 REJECTED = "rejected"
 PAIRS = "pairs"
-SPILL_DIR = ".spill"
 
 
 class CountingFn(beam.DoFn):
@@ -314,77 +308,3 @@ class _AnnotateFn(CountingFn):
         self.count("written")
         self.count("turns_written", len(row["turns"]))
         yield row
-
-
-def shard_of(trajectory_id: str, shards: int) -> int:
-    return int(trajectory_id[:12], 16) % shards
-
-
-def row_bytes(row: dict) -> int:
-    return sum(len(t["action"]["content"]) + len(t["observation"]["content"]) + 256 for t in row["turns"]) + 1024
-
-
-class SpillRowsFn(beam.DoFn):
-    """Rows -> Arrow files per shard under OUTPUT/.spill. All buffers are flushed once they hold `flush_bytes`
-    together, so memory stays bounded whatever the input size and the shard count. Emits (shard, spill file)."""
-
-    def __init__(self, output: str, shards: int, flush_bytes: int = 8 * 1024 * 1024):
-        self.output, self.shards, self.flush_bytes = output, shards, flush_bytes
-
-    def start_bundle(self):
-        self.buffers: dict[int, list[dict]] = defaultdict(list)
-        self.buffered = 0
-
-    def process(self, row: dict) -> Iterator:
-        self.buffers[shard_of(row["trajectory_id"], self.shards)].append(row)
-        self.buffered += row_bytes(row)
-        if self.buffered >= self.flush_bytes:
-            yield from self._flush_all()
-
-    def finish_bundle(self) -> Iterator:
-        for item in self._flush_all():
-            yield WindowedValue(item, 0, [GlobalWindow()])
-
-    def _flush_all(self) -> Iterator[tuple[int, str]]:
-        for shard in sorted(self.buffers):
-            yield shard, self._flush(shard)
-        self.buffers.clear()
-        self.buffered = 0
-
-    def _flush(self, shard: int) -> str:
-        table = pa.Table.from_pylist(self.buffers[shard], schema=CPT_SCHEMA)
-        folder = Path(self.output) / SPILL_DIR / str(shard)
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"{uuid.uuid4().hex}.arrow"
-        with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_stream(sink, CPT_SCHEMA) as writer:
-            writer.write_table(table)
-        return str(path)
-
-
-class WriteShards(beam.PTransform):
-    """Spill files -> one shard per index, rows sorted by id: the same rows give the same bytes and name."""
-
-    def __init__(self, output: str, shards: int):
-        super().__init__()
-        self.output, self.shards = output, shards
-
-    def expand(self, rows):
-        return (
-            rows
-            | "Spill" >> beam.ParDo(SpillRowsFn(self.output, self.shards))
-            | "ByShard" >> beam.GroupByKey()
-            | "Merge" >> beam.Map(merge_shard, self.output)
-        )
-
-
-def merge_shard(item, output: str) -> dict:
-    from pipelines.build_corpus.outputs import SHARDS_DIR
-
-    _, spills = item
-    spills = sorted(spills)
-    table = pa.concat_tables([read_shard_table(p) for p in spills])
-    table = table.sort_by("trajectory_id").combine_chunks()
-    path = write_shard(table, Path(output) / SHARDS_DIR)
-    for spill in spills:
-        os.unlink(spill)
-    return {"file": f"{SHARDS_DIR}/{path.name}", "rows": table.num_rows, "bytes": path.stat().st_size}
