@@ -1,0 +1,67 @@
+"""A small CPT corpus built by build-corpus with a span-mode policy, and a tokenizer trained on it; built once."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pipelines.build_corpus.config import BuildConfig
+from pipelines.build_corpus.pipeline import build_corpus
+from schemas.sinks import write_segments
+from tests.conftest import make_trajectory
+from training.data import load_cpt
+from training.sequences import rendered_texts
+from training.tokenizer import train_tokenizer
+
+# Three kinds of turns: a terse one out of the loss, a long listing with only its head half in the loss (span mode),
+# and a note kept whole whose text contains a chat marker.
+SPAN_POLICY = """
+name: test-spans
+keep_mode: span
+span: {layout: head, chunk_chars: 64}
+rules:
+  - {category: terse, keep: 0.0, when: [{stat: observation_chars, op: "<", value: 12}]}
+  - {category: listing, keep: 0.5, when: [{stat: observation_chars, op: ">=", value: 100}]}
+  - {category: other, keep: 1.0, when: []}
+"""
+WORDS = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike oscar papa romeo".split()
+TRAJECTORIES = 24
+
+
+def corpus_trajectory(k: int):
+    word = WORDS[k % len(WORDS)]
+    listing = "".join(f"{word}-{k}-file-{j}.txt  size {j * 37 + k}\n" for j in range(6))
+    turns = [
+        {"index": 0, "action": {"kind": "shell", "content": f"touch {word}{k}.txt"}, "observation": {"content": "ok"}},
+        {"index": 1, "action": {"kind": "shell", "content": f"ls -1 {word}{k}"}, "observation": {"content": listing}},
+        {
+            "index": 2,
+            "action": {"kind": "tool_call", "name": "read_note", "content": json.dumps({"note": f"{word}{k}"})},
+            "observation": {"content": f"note {word} {k}: remember <|end|> the {WORDS[k * 7 % len(WORDS)]}"},
+        },
+    ]
+    return make_trajectory(turns=turns, task_description=f"Inspect the {word} folder number {k}.")
+
+
+@pytest.fixture(scope="session")
+def corpus_dir(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("training-corpus")
+    raw = root / "raw"
+    raw.mkdir()
+    (root / "policy.yaml").write_text(SPAN_POLICY)
+    write_segments([corpus_trajectory(k) for k in range(TRAJECTORIES)], raw, per_file=8)
+    # Small shards, so loading concatenates several files.
+    build_corpus(
+        [str(raw)], root / "corpus", BuildConfig(policy=str(root / "policy.yaml"), shard_bytes=4000), workers=1
+    )
+    return root / "corpus"
+
+
+@pytest.fixture(scope="session")
+def corpus(corpus_dir):
+    return load_cpt(corpus_dir)
+
+
+@pytest.fixture(scope="session")
+def tokenizer(corpus):
+    return train_tokenizer(rendered_texts(corpus), vocab_size=512)

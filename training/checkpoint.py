@@ -1,0 +1,78 @@
+"""Checkpoints: safetensors weights, optimizer and scheduler state, the data position and every RNG, so a
+resumed run continues exactly where the interrupted one stopped."""
+
+import json
+import random
+import shutil
+from pathlib import Path
+
+import numpy as np
+import torch
+from safetensors.torch import load_file, save_file
+
+from schemas.atomic import atomic_write
+
+STATE_NAME = "trainer_state.pt"
+WEIGHTS_NAME = "model.safetensors"
+INFO_NAME = "checkpoint.json"
+
+
+def rng_state() -> dict:
+    return {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
+
+
+def restore_rng(state: dict) -> None:
+    random.setstate(state["python"])
+    np.random.set_state(state["numpy"])
+    torch.set_rng_state(state["torch"])
+
+
+def save_checkpoint(folder: Path, model, optimizer, scheduler, step: int, info: dict, tokenizer=None) -> Path:
+    """Write to a temporary folder, then rename: a checkpoint folder is always whole (weights, config, tokenizer,
+    trainer state)."""
+    folder = Path(folder)
+    tmp = folder.with_name(folder.name + ".tmp")
+    tmp.mkdir(parents=True, exist_ok=True)
+    weights = {k: v.detach().contiguous().cpu() for k, v in model.state_dict().items()}
+    # Tied embeddings share storage; safetensors wants each tensor once.
+    seen, unique = set(), {}
+    for name, tensor in weights.items():
+        key = (tensor.data_ptr(), tuple(tensor.shape))
+        if key not in seen:
+            seen.add(key)
+            unique[name] = tensor
+    save_file(unique, str(tmp / WEIGHTS_NAME))
+    model.config.save_pretrained(str(tmp))
+    if tokenizer is not None:
+        tokenizer.save_pretrained(str(tmp))
+    torch.save(
+        {"optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(), "step": step, "rng": rng_state()},
+        tmp / STATE_NAME,
+    )
+    with atomic_write(tmp / INFO_NAME, "w") as f:
+        json.dump({**info, "step": step}, f, indent=2)
+    if folder.exists():
+        shutil.rmtree(folder)
+    tmp.rename(folder)
+    return folder
+
+
+def load_weights(model, folder: Path) -> None:
+    missing, unexpected = model.load_state_dict(load_file(str(Path(folder) / WEIGHTS_NAME)), strict=False)
+    tied = {"lm_head.weight"} if getattr(model.config, "tie_word_embeddings", False) else set()
+    if set(missing) - tied or unexpected:
+        raise ValueError(f"checkpoint does not fit the model: missing {missing}, unexpected {unexpected}")
+    if tied:
+        model.tie_weights()
+
+
+def load_state(folder: Path) -> dict:
+    return torch.load(Path(folder) / STATE_NAME, weights_only=False)
+
+
+def latest_checkpoint(run_dir: Path) -> Path | None:
+    checkpoints = sorted(
+        (p for p in Path(run_dir).glob("checkpoint-*") if p.is_dir() and not p.name.endswith(".tmp")),
+        key=lambda p: int(p.name.split("-")[1]),
+    )
+    return checkpoints[-1] if checkpoints else None

@@ -1,0 +1,64 @@
+"""CPT shards as one memory-mapped `datasets.Dataset`, and a held-out split by source trajectory.
+
+A row is a whole trajectory, so splitting rows never puts turns of one trajectory on both sides. Membership is
+decided by a hash of (seed, trajectory_id) alone: a trajectory stays on its side when the corpus is rebuilt, grows
+or is read in another order, and the content-hash id makes duplicates of one trajectory land together.
+"""
+
+from collections.abc import Sequence
+from hashlib import blake2b
+from pathlib import Path
+from typing import NamedTuple
+
+import datasets
+
+from schemas.shards import SHARD_SUFFIX
+
+CPT_FOLDER = "cpt"
+
+
+def shard_paths(source: str | Path | Sequence[str | Path]) -> list[Path]:
+    """The shard files of a corpus folder (its cpt/ subfolder when there is one), a folder of shards, or a list."""
+    if isinstance(source, str | Path):
+        folder = Path(source)
+        if folder.is_file():
+            return [folder]
+        if (folder / CPT_FOLDER).is_dir():
+            folder = folder / CPT_FOLDER
+        paths = sorted(folder.glob(f"*{SHARD_SUFFIX}"))
+        if not paths:
+            raise FileNotFoundError(f"no *{SHARD_SUFFIX} shards in {folder}")
+        return paths
+    paths = [Path(p) for p in source]
+    if not paths:
+        raise FileNotFoundError("no shard files given")
+    return paths
+
+
+def load_cpt(source: str | Path | Sequence[str | Path]) -> datasets.Dataset:
+    """All rows of the shards, memory-mapped (nothing is copied into memory), in file order."""
+    parts = [datasets.Dataset.from_file(str(path)) for path in shard_paths(source)]
+    return parts[0] if len(parts) == 1 else datasets.concatenate_datasets(parts)
+
+
+def held_out_draw(trajectory_id: str, seed: int = 0) -> float:
+    """A uniform draw in [0, 1) that depends only on the trajectory id and the seed."""
+    digest = blake2b(f"{seed}\x1f{trajectory_id}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") / 2**64
+
+
+class TrajectorySplit(NamedTuple):
+    train: datasets.Dataset
+    held_out: datasets.Dataset
+
+
+def split_by_trajectory(dataset: datasets.Dataset, held_out_fraction: float, seed: int = 0) -> TrajectorySplit:
+    """About `held_out_fraction` of the trajectories held out, chosen by hashing their ids; row order is kept."""
+    if not 0.0 <= held_out_fraction <= 1.0:
+        raise ValueError(f"held_out_fraction {held_out_fraction}: expected a value in [0, 1]")
+    ids = dataset.with_format("arrow")["trajectory_id"].to_pylist()  # respects an earlier select()
+    held = [held_out_draw(i, seed) < held_out_fraction for i in ids]
+    return TrajectorySplit(
+        train=dataset.select([i for i, h in enumerate(held) if not h]),
+        held_out=dataset.select([i for i, h in enumerate(held) if h]),
+    )

@@ -1,0 +1,181 @@
+"""The training loop shared by CPT and SFT: AdamW, warmup + cosine, gradient accumulation, clipping, bf16
+autocast where the device supports it, DDP under torchrun, checkpoints with exact resume, metrics to JSON
+Lines and a progress bar with loss and tokens/s.
+
+Batches are packed sequences (training/packing.py): input_ids, labels (-100 = not in the loss) and
+position_ids that restart at every document, fed with attention_mask=None and use_cache=False so that no
+token attends across documents.
+"""
+
+import contextlib
+import json
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch.nn.parallel import DistributedDataParallel
+
+from training.checkpoint import latest_checkpoint, load_state, load_weights, restore_rng, save_checkpoint
+from training.distributed import World, all_reduce_sum
+from training.packing import PackedSequences
+from training.schedule import warmup_cosine
+
+
+@dataclass(frozen=True)
+class LoopConfig:
+    batch_size: int = 4  # sequences per micro-batch, per process
+    grad_accum: int = 1
+    lr: float = 1e-3
+    warmup_steps: int = 10
+    max_steps: int = 100
+    weight_decay: float = 0.01
+    clip: float = 1.0
+    seed: int = 0
+    bf16: bool | None = None  # None: on where the device supports it (CUDA with bf16)
+    eval_every: int = 50
+    save_every: int = 50
+    log_every: int = 1
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def collate(packed: PackedSequences, rows: list[int], device: torch.device) -> dict[str, torch.Tensor]:
+    inputs = packed.model_inputs(rows)
+    return {key: inputs[key].to(device) for key in ("input_ids", "labels", "position_ids")}
+
+
+def batch_order(n: int, epoch: int, seed: int, world: World) -> list[int]:
+    """This process's share of a seeded permutation of the sequences: the same for every run and resume."""
+    generator = torch.Generator().manual_seed(seed * 100_003 + epoch)
+    order = torch.randperm(n, generator=generator).tolist()
+    return order[world.rank :: world.size]
+
+
+def micro_batches(n: int, config: LoopConfig, world: World, start: int = 0) -> Iterator[list[int]]:
+    """Micro-batches of sequence indices, forever, skipping the first `start` (a resumed run)."""
+    per_epoch = max(1, len(batch_order(n, 0, config.seed, world)) // config.batch_size)
+    index = start
+    while True:
+        epoch, offset = divmod(index, per_epoch)
+        order = batch_order(n, epoch, config.seed, world)
+        yield order[offset * config.batch_size : (offset + 1) * config.batch_size]
+        index += 1
+
+
+def token_loss_sum(model, batch: dict[str, torch.Tensor], autocast: bool) -> tuple[torch.Tensor, int]:
+    """Summed next-token cross entropy over the tokens in the loss, and how many there were."""
+    with torch.autocast(device_type=batch["input_ids"].device.type, dtype=torch.bfloat16, enabled=autocast):
+        logits = model(
+            input_ids=batch["input_ids"], position_ids=batch["position_ids"], attention_mask=None, use_cache=False
+        ).logits
+    targets = batch["labels"][:, 1:]
+    loss = F.cross_entropy(logits[:, :-1].float().flatten(0, 1), targets.flatten(), ignore_index=-100, reduction="sum")
+    return loss, int((targets != -100).sum())
+
+
+@torch.no_grad()
+def evaluate(model, sequences: PackedSequences, config: LoopConfig, world: World) -> float:
+    """Mean loss per in-loss token over held-out sequences (all processes together)."""
+    model.eval()
+    total, tokens = 0.0, 0
+    mine = list(range(world.rank, len(sequences), world.size))
+    for i in range(0, len(mine), config.batch_size):
+        loss, n = token_loss_sum(model, collate(sequences, mine[i : i + config.batch_size], world.device), False)
+        total, tokens = total + float(loss), tokens + n
+    model.train()
+    total, tokens = all_reduce_sum(total, world), all_reduce_sum(tokens, world)
+    return total / max(1, tokens)
+
+
+def train(
+    model,
+    train_sequences: PackedSequences,
+    eval_sequences: PackedSequences | None,
+    config: LoopConfig,
+    run_dir: Path,
+    world: World,
+    info: dict,
+    tokenizer=None,
+    progress: Callable | None = None,
+) -> dict:
+    """Train until config.max_steps optimizer steps, resuming from the latest checkpoint in run_dir. Each
+    checkpoint holds the tokenizer too, so that a checkpoint folder is all that serving needs."""
+    if not len(train_sequences):
+        raise ValueError("no training sequences: is the corpus empty, or every turn masked?")
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    model.to(world.device)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay, betas=(0.9, 0.95))
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: warmup_cosine(s, config.warmup_steps, config.max_steps)
+    )
+    step = 0
+    resumed = latest_checkpoint(run_dir)
+    if resumed is not None:
+        load_weights(model, resumed)
+        state = load_state(resumed)
+        optimizer.load_state_dict(state["optimizer"])
+        scheduler.load_state_dict(state["scheduler"])
+        restore_rng(state["rng"])
+        step = state["step"]
+    wrapped = DistributedDataParallel(model) if world.size > 1 else model
+    autocast = (
+        config.bf16 if config.bf16 is not None else (world.device.type == "cuda" and torch.cuda.is_bf16_supported())
+    )
+    batches = micro_batches(len(train_sequences), config, world, start=step * config.grad_accum)
+    metrics_path = run_dir / "metrics.jsonl"
+    last: dict = {"step": step}
+    model.train()
+    while step < config.max_steps:
+        started = time.perf_counter()
+        window = [collate(train_sequences, next(batches), world.device) for _ in range(config.grad_accum)]
+        local_tokens = sum(int((b["labels"][:, 1:] != -100).sum()) for b in window)
+        tokens = all_reduce_sum(local_tokens, world)
+        loss_total = 0.0
+        for i, batch in enumerate(window):
+            sync = i == len(window) - 1 or world.size == 1
+            context = wrapped.no_sync() if not sync and world.size > 1 else contextlib.nullcontext()
+            with context:
+                loss_sum, _ = token_loss_sum(wrapped, batch, autocast)
+                # DDP averages gradients over processes: scale so the result is the sum over all in-loss tokens.
+                (loss_sum * world.size / max(1.0, tokens)).backward()
+            loss_total += float(loss_sum)
+        norm = torch.nn.utils.clip_grad_norm_(model.parameters(), config.clip)
+        optimizer.step()
+        scheduler.step()
+        optimizer.zero_grad(set_to_none=True)
+        step += 1
+        seen = all_reduce_sum(sum(b["input_ids"].numel() for b in window), world)
+        elapsed = time.perf_counter() - started
+        last = {
+            "step": step,
+            "loss": all_reduce_sum(loss_total, world) / max(1.0, tokens),
+            "lr": scheduler.get_last_lr()[0],
+            "grad_norm": float(norm),
+            "loss_tokens": int(tokens),
+            "tokens_per_s": seen / max(elapsed, 1e-9),
+        }
+        due = config.eval_every and (step % config.eval_every == 0 or step == config.max_steps)
+        if due and eval_sequences is not None and len(eval_sequences):
+            last["eval_loss"] = evaluate(model, eval_sequences, config, world)
+        if world.main:
+            if step % config.log_every == 0 or "eval_loss" in last:
+                with open(metrics_path, "a") as f:
+                    f.write(json.dumps(last) + "\n")
+            if progress is not None:
+                progress(last)
+        if world.main and (step % config.save_every == 0 or step == config.max_steps):
+            save_checkpoint(
+                run_dir / f"checkpoint-{step}",
+                model,
+                optimizer,
+                scheduler,
+                step,
+                {**info, "loop": config.as_dict(), "metrics": last},
+                tokenizer,
+            )
+    return last

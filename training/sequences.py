@@ -1,0 +1,45 @@
+"""From CPT rows to packed training sequences: render, label, fit to the context, pack."""
+
+from collections.abc import Iterable, Iterator, Mapping
+from itertools import islice
+
+from transformers import PreTrainedTokenizerBase
+
+from training.labels import Overflow, TokenizedDocument, fit_to_context, label_documents
+from training.packing import PackedSequences, pack
+from training.render import MaskMode, render_row
+
+ROWS_PER_BATCH = 256  # rows rendered and tokenized together: one tokenizer call each, bounded memory
+
+
+def rendered_texts(rows: Iterable[Mapping]) -> Iterator[str]:
+    """The rendered text of each row: what a tokenizer is trained on."""
+    for row in rows:
+        yield render_row(row).text
+
+
+def tokenized_documents(
+    rows: Iterable[Mapping],
+    tokenizer: PreTrainedTokenizerBase,
+    context_length: int,
+    mask_mode: MaskMode = "masked",
+    overflow: Overflow = "split",
+) -> list[TokenizedDocument]:
+    """Every row as labelled documents of at most context_length tokens, in row order."""
+    out: list[TokenizedDocument] = []
+    iterator = iter(rows)
+    while batch := list(islice(iterator, ROWS_PER_BATCH)):
+        for doc in label_documents([render_row(row, mask_mode) for row in batch], tokenizer):
+            out.extend(fit_to_context(doc, context_length, overflow))
+    return out
+
+
+def packed_sequences(
+    rows: Iterable[Mapping],
+    tokenizer: PreTrainedTokenizerBase,
+    context_length: int,
+    mask_mode: MaskMode = "masked",
+    overflow: Overflow = "split",
+) -> PackedSequences:
+    documents = tokenized_documents(rows, tokenizer, context_length, mask_mode, overflow)
+    return pack(documents, context_length, tokenizer.pad_token_id)

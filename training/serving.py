@@ -1,0 +1,146 @@
+"""Serving a checkpoint as an OpenAI-compatible endpoint (`/v1/chat/completions`, `/v1/models`), so the LLM-agent
+policy, the judge, the simulated environment and any external OpenAI client can use a trained world model."""
+
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import torch
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from training.model import load_model
+from training.render import ASSISTANT, BEGIN, END, SYSTEM, USER
+from training.tokenizer import load_tokenizer
+
+ROLE_MARKERS = {"system": SYSTEM, "user": USER, "assistant": ASSISTANT}
+MAX_NEW_TOKENS = 4096
+
+
+def render_chat(messages: list[dict]) -> str:
+    """Messages in trajforge's chat template, ending where the assistant's answer starts."""
+    parts = [BEGIN]
+    for message in messages:
+        parts.append(f"{ROLE_MARKERS[message['role']]}{message['content']}{END}\n")
+    return "".join(parts) + ASSISTANT
+
+
+class LocalModel:
+    """A checkpoint folder (weights, config and tokenizer) ready to answer chats."""
+
+    def __init__(self, folder: str | Path):
+        self.folder = Path(folder)
+        self.tokenizer = load_tokenizer(self.folder)
+        self.model = load_model(self.folder).eval()
+        if self.model.get_input_embeddings().num_embeddings < len(self.tokenizer):
+            self.model.resize_token_embeddings(len(self.tokenizer))
+        self.end_id = self.tokenizer.convert_tokens_to_ids(END)
+        self.lock = threading.Lock()
+
+    @torch.no_grad()
+    def chat(
+        self,
+        messages: list[dict],
+        max_new_tokens: int = 256,
+        temperature: float = 0.8,
+        seed: int = 0,
+        top_p: float = 1.0,
+    ) -> tuple[str, str, int, int]:
+        """(text, finish reason, prompt tokens, completion tokens)."""
+        prompt = self.tokenizer(render_chat(messages), return_tensors="pt", add_special_tokens=False)
+        limit = self.model.config.max_position_embeddings - prompt.input_ids.shape[1]
+        if limit <= 0:
+            raise ValueError(
+                f"the prompt has {prompt.input_ids.shape[1]} tokens; the model takes "
+                f"{self.model.config.max_position_embeddings}"
+            )
+        with self.lock:
+            torch.manual_seed(seed)
+            output = self.model.generate(
+                input_ids=prompt.input_ids,
+                attention_mask=prompt.attention_mask,
+                max_new_tokens=min(max_new_tokens, limit),
+                do_sample=temperature > 0,
+                temperature=temperature if temperature > 0 else None,
+                top_p=top_p if temperature > 0 else None,
+                eos_token_id=self.end_id,
+                pad_token_id=self.tokenizer.pad_token_id,
+            )
+        completion = output[0, prompt.input_ids.shape[1] :].tolist()
+        finished = bool(completion) and completion[-1] == self.end_id
+        text = self.tokenizer.decode(completion, skip_special_tokens=True)
+        return text, "stop" if finished else "length", prompt.input_ids.shape[1], len(completion)
+
+
+def _error(message: str, status: int = 400) -> JSONResponse:
+    return JSONResponse({"error": {"message": message, "type": "invalid_request_error"}}, status_code=status)
+
+
+def build_app(model: LocalModel, model_name: str) -> Starlette:
+    async def models(request: Request):
+        return JSONResponse(
+            {
+                "object": "list",
+                "data": [{"id": model_name, "object": "model", "owned_by": "trajforge", "created": int(time.time())}],
+            }
+        )
+
+    async def completions(request: Request):
+        try:
+            body = await request.json()
+        except ValueError:
+            return _error("the body must be JSON")
+        messages = body.get("messages") if isinstance(body, dict) else None
+        if (
+            not isinstance(messages, list)
+            or not messages
+            or not all(
+                isinstance(m, dict) and m.get("role") in ROLE_MARKERS and isinstance(m.get("content"), str)
+                for m in messages
+            )
+        ):
+            return _error("messages: a non-empty list of {role: system|user|assistant, content: string}")
+        if body.get("model", model_name) != model_name:
+            return _error(f"unknown model {body.get('model')!r}; this server has {model_name!r}", 404)
+        n = body.get("n", 1)
+        max_tokens = body.get("max_tokens") or body.get("max_completion_tokens") or 256
+        temperature = body.get("temperature", 0.8)
+        if not (
+            isinstance(n, int)
+            and 1 <= n <= 16
+            and isinstance(max_tokens, int)
+            and 1 <= max_tokens <= MAX_NEW_TOKENS
+            and isinstance(temperature, (int, float))
+            and 0 <= temperature <= 2
+        ):
+            return _error(f"n must be 1-16, max_tokens 1-{MAX_NEW_TOKENS}, temperature 0-2")
+        seed = body.get("seed") if isinstance(body.get("seed"), int) else 0
+        choices, prompt_tokens, completion_tokens = [], 0, 0
+        for i in range(n):
+            try:
+                text, finish, prompt_tokens, used = model.chat(
+                    messages, max_tokens, float(temperature), seed + i, float(body.get("top_p", 1.0))
+                )
+            except ValueError as exc:
+                return _error(str(exc))
+            completion_tokens += used
+            choices.append({"index": i, "message": {"role": "assistant", "content": text}, "finish_reason": finish})
+        return JSONResponse(
+            {
+                "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": model_name,
+                "choices": choices,
+                "usage": {
+                    "prompt_tokens": prompt_tokens,
+                    "completion_tokens": completion_tokens,
+                    "total_tokens": prompt_tokens + completion_tokens,
+                },
+            }
+        )
+
+    return Starlette(routes=[Route("/v1/models", models), Route("/v1/chat/completions", completions, methods=["POST"])])

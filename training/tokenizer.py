@@ -1,0 +1,81 @@
+"""Tokenizers: a byte-level BPE trained locally on rendered corpus texts, or any local Hugging Face tokenizer.
+
+Either way the chat markers of training/render.py are special tokens (one id each), `<|end|>` is the eos token
+(generation stops at the end of an observation) and `<|pad|>` the pad token. Offsets are never trimmed, so every
+character of the text belongs to a token's offsets, which training/labels.py relies on.
+"""
+
+import re
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+from transformers import AutoTokenizer, PreTrainedTokenizerBase, PreTrainedTokenizerFast
+
+from training.render import BEGIN, CHAT_MARKERS, END, PAD, SPECIAL_TOKENS
+
+DEFAULT_VOCAB_SIZE = 4096
+_MARKER = re.compile("|".join(re.escape(m) for m in SPECIAL_TOKENS))
+
+
+def _without_markers(texts: Iterable[str]) -> Iterator[str]:
+    # Markers are added as whole tokens; left in, BPE would also spend merges on their pieces ("<|", "assistant").
+    for text in texts:
+        yield from (piece for piece in _MARKER.split(text) if piece)
+
+
+def train_tokenizer(
+    texts: Iterable[str], vocab_size: int = DEFAULT_VOCAB_SIZE, min_frequency: int = 2
+) -> PreTrainedTokenizerFast:
+    """A byte-level BPE (every byte is in the alphabet, so no text is ever unknown) with the chat specials."""
+    backend = Tokenizer(models.BPE())
+    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    backend.decoder = decoders.ByteLevel()
+    backend.post_processor = processors.ByteLevel(trim_offsets=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        min_frequency=min_frequency,
+        special_tokens=list(SPECIAL_TOKENS),
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    backend.train_from_iterator(_without_markers(texts), trainer)
+    return PreTrainedTokenizerFast(
+        tokenizer_object=backend,
+        bos_token=BEGIN,
+        eos_token=END,
+        pad_token=PAD,
+        extra_special_tokens=[m for m in CHAT_MARKERS if m not in (BEGIN, END)],
+        clean_up_tokenization_spaces=False,
+    )
+
+
+def save_tokenizer(tokenizer: PreTrainedTokenizerBase, folder: str | Path) -> Path:
+    """tokenizer.json plus the transformers configuration, loadable with load_tokenizer or AutoTokenizer."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    tokenizer.save_pretrained(str(folder))
+    return folder
+
+
+def load_tokenizer(folder: str | Path) -> PreTrainedTokenizerBase:
+    """A local tokenizer folder (ours or any Hugging Face one; never the Hub), with the chat specials added.
+
+    A foreign tokenizer may grow by the markers it lacks: give the model `len(tokenizer)` embeddings
+    (`model.resize_token_embeddings(len(tokenizer))`)."""
+    tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+    ensure_chat_tokens(tokenizer)
+    return tokenizer
+
+
+def ensure_chat_tokens(tokenizer: PreTrainedTokenizerBase) -> int:
+    """Register the chat markers that the tokenizer lacks as special tokens, and a pad token if it has none; returns
+    how many tokens were added."""
+    if not tokenizer.is_fast:
+        raise TypeError(f"{type(tokenizer).__name__}: labels need character offsets, which only fast tokenizers give")
+    vocab = tokenizer.get_vocab()
+    missing = [m for m in CHAT_MARKERS if m not in vocab]
+    added = tokenizer.add_special_tokens({"additional_special_tokens": missing}) if missing else 0
+    if tokenizer.pad_token is None:
+        added += tokenizer.add_special_tokens({"pad_token": PAD})
+    return added
