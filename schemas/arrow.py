@@ -126,6 +126,35 @@ CPT_SCHEMA = pa.schema(
     + [pa.field("masking_policy", pa.string(), nullable=False)],
     metadata={"trajforge.kind": "cpt"},
 )
+# SFT shards (curate-sft): one curated query a row, the messages the model sees and the best candidate.
+SCORES = pa.struct(
+    [
+        pa.field(name, pa.float64(), nullable=False)
+        for name in ("format", "factuality", "consistency", "realism", "quality")
+    ]
+)
+MESSAGE = pa.struct(
+    [pa.field("role", pa.string(), nullable=False), pa.field("content", pa.large_string(), nullable=False)]
+)
+SFT_SCHEMA = pa.schema(
+    [
+        pa.field("schema_version", pa.string(), nullable=False),
+        pa.field("trajectory_id", pa.string(), nullable=False),
+        pa.field("turn_index", pa.int32(), nullable=False),
+        pa.field("domain", pa.string(), nullable=False),
+        pa.field("template", pa.int32(), nullable=False),
+        pa.field("messages", pa.list_(pa.field("item", MESSAGE, nullable=False)), nullable=False),
+        pa.field("target", pa.large_string(), nullable=False),
+        pa.field("prediction", pa.large_string(), nullable=False),
+        pa.field("reference", pa.large_string(), nullable=False),
+        pa.field("scores", SCORES, nullable=False),
+        pa.field("score", pa.float64(), nullable=False),
+        pa.field("candidates", pa.int32(), nullable=False),
+        pa.field("generator", pa.string(), nullable=False),
+        pa.field("judge", pa.string(), nullable=False),
+    ],
+    metadata={"trajforge.kind": "sft"},
+)
 SCHEMAS = {"trajectory": TRAJECTORY_SCHEMA, "cpt": CPT_SCHEMA}
 TURN_NAMES = [f.name for f in TURN_FIELDS]
 
