@@ -2,7 +2,7 @@
 
 import typer
 
-from pipelines.commands import build_corpus, collect, convert, inspect, pending, report
+from pipelines.commands import build_corpus, collect, convert, inspect, pending, report, train
 
 app = typer.Typer(
     name="trajforge",
@@ -20,6 +20,8 @@ app.command("build-corpus", context_settings={"allow_extra_args": True, "ignore_
 )
 pending.register(app)
 app.command("report")(report.report_command)
+app.command("train")(train.train_command)
+app.command("serve")(train.serve_command)
 app.command("inspect")(inspect.inspect_command)
 app.command("import")(convert.import_command)
 app.command("export")(convert.export_command)

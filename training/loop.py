@@ -101,9 +101,11 @@ def train(
     info: dict,
     tokenizer=None,
     progress: Callable | None = None,
+    until: int | None = None,
 ) -> dict:
     """Train until config.max_steps optimizer steps, resuming from the latest checkpoint in run_dir. Each
-    checkpoint holds the tokenizer too, so that a checkpoint folder is all that serving needs."""
+    checkpoint holds the tokenizer too, so that a checkpoint folder is all that serving needs. `until` stops
+    early (with a checkpoint) without changing the schedule: a time-sliced job resumes where it stopped."""
     if not len(train_sequences):
         raise ValueError("no training sequences: is the corpus empty, or every turn masked?")
     run_dir = Path(run_dir)
@@ -130,7 +132,8 @@ def train(
     metrics_path = run_dir / "metrics.jsonl"
     last: dict = {"step": step}
     model.train()
-    while step < config.max_steps:
+    stop = min(config.max_steps, until or config.max_steps)
+    while step < stop:
         started = time.perf_counter()
         window = [collate(train_sequences, next(batches), world.device) for _ in range(config.grad_accum)]
         local_tokens = sum(int((b["labels"][:, 1:] != -100).sum()) for b in window)
@@ -143,7 +146,7 @@ def train(
                 loss_sum, _ = token_loss_sum(wrapped, batch, autocast)
                 # DDP averages gradients over processes: scale so the result is the sum over all in-loss tokens.
                 (loss_sum * world.size / max(1.0, tokens)).backward()
-            loss_total += float(loss_sum)
+            loss_total += float(loss_sum.detach())
         norm = torch.nn.utils.clip_grad_norm_(model.parameters(), config.clip)
         optimizer.step()
         scheduler.step()
@@ -168,7 +171,7 @@ def train(
                     f.write(json.dumps(last) + "\n")
             if progress is not None:
                 progress(last)
-        if world.main and (step % config.save_every == 0 or step == config.max_steps):
+        if world.main and (step % config.save_every == 0 or step in (config.max_steps, stop)):
             save_checkpoint(
                 run_dir / f"checkpoint-{step}",
                 model,

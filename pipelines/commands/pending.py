@@ -16,13 +16,11 @@ PENDING = {
         7,
         "GSPO, evaluation, simulator",
     ),
-    "train": ("Train a world model: --stage cpt|sft|rl.", 6, "trainer, SFT curation, serving"),
     "eval": (
         "Score a checkpoint on held-out trajectories (five dimensions + verifiers).",
         7,
         "GSPO, evaluation, simulator",
     ),
-    "serve": ("Serve a checkpoint as an OpenAI-compatible endpoint.", 6, "trainer, SFT curation, serving"),
 }
 
 

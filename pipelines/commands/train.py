@@ -1,0 +1,119 @@
+"""`trajforge train` and `trajforge serve`: the bundled trainer and an OpenAI-compatible endpoint for a checkpoint."""
+
+from pathlib import Path
+
+import typer
+
+from pipelines.commands import EXIT_NOT_IMPLEMENTED, EXIT_OK, EXIT_USAGE
+from pipelines.console import console
+
+
+def train_command(
+    stage: str = typer.Option("cpt", help="cpt (masked corpus shards) or sft (curated shards); rl: issue #7."),
+    data: Path | None = typer.Option(None, help="Corpus folder (default: data/corpus for cpt, data/sft for sft)."),
+    output: Path | None = typer.Option(
+        None, "--output", "-o", help="Run folder (default: runs/<stage>); reruns resume."
+    ),
+    init: Path | None = typer.Option(None, help="Start from a checkpoint or a local Hugging Face model folder."),
+    tokenizer: Path | None = typer.Option(
+        None, help="A tokenizer folder (default: the init's, or trained on the data)."
+    ),
+    context_length: int = typer.Option(512, min=16),
+    batch_size: int = typer.Option(4, min=1, help="Sequences per micro-batch and process."),
+    grad_accum: int = typer.Option(1, min=1),
+    lr: float = typer.Option(1e-3, min=0.0),
+    warmup_steps: int = typer.Option(10, min=0),
+    max_steps: int = typer.Option(100, min=1),
+    seed: int = typer.Option(0),
+    no_mask: bool = typer.Option(False, "--no-mask", help="Every observation in the loss: the comparison run."),
+    eval_every: int = typer.Option(
+        50, min=0, help="Held-out next-observation loss every N steps (0: at the end only)."
+    ),
+    save_every: int = typer.Option(50, min=1),
+    hidden_size: int = typer.Option(128, min=16, help="The default tiny model's width."),
+    layers: int = typer.Option(4, min=1, help="The default tiny model's depth."),
+) -> None:
+    """Train a world model: CPT (masked next-observation prediction over whole trajectories) or SFT (reasoning +
+    predicted observation targets). AdamW with warmup and cosine decay, gradient accumulation, clipping, bf16
+    on GPUs that have it, exact resume from the run folder's latest checkpoint. Under
+    `torchrun --nproc-per-node N -m pipelines.cli train ...` it trains with DDP."""
+    if stage == "rl":
+        console.print("[bold red]trajforge train --stage rl[/]: not implemented yet (issue #7: GSPO).")
+        raise typer.Exit(EXIT_NOT_IMPLEMENTED)
+    if stage not in ("cpt", "sft"):
+        console.print(f"[red]--stage {stage!r}: choose cpt, sft (or rl)[/]")
+        raise typer.Exit(EXIT_USAGE)
+    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from training.distributed import close_world, init_world
+    from training.loop import LoopConfig
+    from training.model import TinyModelConfig
+    from training.stages import StageConfig, run_stage
+
+    config = StageConfig(
+        stage=stage,
+        data=str(data or Path("data/corpus" if stage == "cpt" else "data/sft")),
+        output=str(output or Path("runs") / stage),
+        init=str(init) if init else None,
+        tokenizer=str(tokenizer) if tokenizer else None,
+        context_length=context_length,
+        mask_mode="all" if no_mask else "masked",
+        model=TinyModelConfig(hidden_size=hidden_size, intermediate_size=3 * hidden_size, layers=layers),
+        loop=LoopConfig(
+            batch_size=batch_size,
+            grad_accum=grad_accum,
+            lr=lr,
+            warmup_steps=warmup_steps,
+            max_steps=max_steps,
+            seed=seed,
+            eval_every=eval_every or max_steps,
+            save_every=save_every,
+        ),
+    )
+    world = init_world()
+    columns = [
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TextColumn("loss {task.fields[loss]:.3f}"),
+        TextColumn("{task.fields[tps]:,.0f} tok/s"),
+        TimeRemainingColumn(),
+    ]
+    try:
+        with Progress(*columns, console=console, disable=not world.main) as bar:
+            task = bar.add_task(f"train {stage}", total=max_steps, loss=0.0, tps=0.0)
+            last = run_stage(
+                config, world, lambda m: bar.update(task, completed=m["step"], loss=m["loss"], tps=m["tokens_per_s"])
+            )
+    except (FileNotFoundError, ValueError) as exc:
+        console.print(f"[red]{exc}[/]")
+        raise typer.Exit(EXIT_USAGE) from exc
+    finally:
+        close_world(world)
+    if world.main:
+        held_out = f", held-out loss {last['eval_loss']:.4f}" if "eval_loss" in last else ""
+        console.print(
+            f"[bold]train {stage}[/]: step {last['step']}, loss {last.get('loss', float('nan')):.4f}"
+            f"{held_out} -> {config.output}"
+        )
+    raise typer.Exit(EXIT_OK)
+
+
+def serve_command(
+    checkpoint: Path = typer.Argument(..., help="A checkpoint folder (weights, config, tokenizer)."),
+    host: str = typer.Option("127.0.0.1"),
+    port: int = typer.Option(8000, min=0, max=65535),
+    model_name: str | None = typer.Option(None, help="The model id clients ask for (default: the folder name)."),
+) -> None:
+    """Serve a checkpoint as an OpenAI-compatible endpoint: /v1/chat/completions and /v1/models."""
+    import uvicorn
+
+    from training.serving import LocalModel, build_app
+
+    if not (checkpoint / "config.json").exists():
+        console.print(f"[red]{checkpoint} is not a checkpoint folder (no config.json)[/]")
+        raise typer.Exit(EXIT_USAGE)
+    name = model_name or checkpoint.name
+    app = build_app(LocalModel(checkpoint), name)
+    console.print(f"serving {name} on http://{host}:{port}/v1")
+    uvicorn.run(app, host=host, port=port, log_level="warning")

@@ -1,0 +1,103 @@
+"""The stages the trainer runs: CPT on masked corpus shards, SFT on curated shards. Each prepares its data
+(tokenizer, packed sequences, a held-out split by source trajectory) and hands it to the one loop."""
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import datasets
+
+from training.data import shard_paths, split_by_trajectory
+from training.distributed import World
+from training.labels import fit_to_context, label_documents
+from training.loop import LoopConfig, train
+from training.model import TinyModelConfig, build_tiny_model, load_model
+from training.packing import PackedSequences, pack
+from training.render import render_row
+from training.sequences import rendered_texts
+from training.sft_render import render_sft_row
+from training.tokenizer import load_tokenizer, save_tokenizer, train_tokenizer
+
+STAGES = ("cpt", "sft")
+
+
+@dataclass(frozen=True)
+class StageConfig:
+    stage: str = "cpt"
+    data: str = "data/corpus"  # CPT: a build-corpus folder; SFT: a curate-sft folder
+    output: str = "runs/cpt"
+    init: str | None = None  # a checkpoint or Hugging Face model folder; None: the tiny random-init default
+    tokenizer: str | None = None  # None: the init folder's, or one trained on the training data
+    vocab_size: int = 4096
+    context_length: int = 512
+    mask_mode: str = "masked"  # "all": every observation in the loss, the comparison run without masking
+    held_out: float = 0.1
+    model: TinyModelConfig = field(default_factory=TinyModelConfig)
+    loop: LoopConfig = field(default_factory=LoopConfig)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _rows(folder: Path, subdir: str) -> datasets.Dataset:
+    root = folder / subdir if (folder / subdir).is_dir() else folder
+    paths = shard_paths(root)
+    if not paths:
+        raise FileNotFoundError(f"no shards under {root}")
+    return datasets.concatenate_datasets([datasets.Dataset.from_file(str(p)) for p in paths])
+
+
+def _sequences(rows, render, tokenizer, context_length: int, mask_mode: str) -> PackedSequences:
+    documents = label_documents([render(row, mask_mode) for row in rows], tokenizer)
+    fitted = [chunk for doc in documents for chunk in fit_to_context(doc, context_length)]
+    return pack(fitted, context_length, tokenizer.pad_token_id)
+
+
+def run_stage(config: StageConfig, world: World, progress=None) -> dict:
+    if config.stage not in STAGES:
+        raise ValueError(f"stage {config.stage!r}: the trainer runs {', '.join(STAGES)} (rl: issue #7)")
+    data = Path(config.data)
+    rows = _rows(data, "cpt" if config.stage == "cpt" else "sft")
+    split = split_by_trajectory(rows, config.held_out, seed=config.loop.seed)
+    render = render_row if config.stage == "cpt" else render_sft_row
+    source = config.tokenizer or config.init
+    if source:
+        tokenizer = load_tokenizer(source)
+    else:
+        tokenizer = train_tokenizer(rendered_texts(split.train), config.vocab_size)
+    if config.init:
+        model = load_model(config.init)
+        if model.get_input_embeddings().num_embeddings < len(tokenizer):
+            model.resize_token_embeddings(len(tokenizer))
+    else:
+        model = build_tiny_model(config.model, tokenizer, seed=config.loop.seed)
+    if config.context_length > model.config.max_position_embeddings:
+        raise ValueError(f"context_length {config.context_length} > the model's {model.config.max_position_embeddings}")
+    train_sequences = _sequences(split.train, render, tokenizer, config.context_length, config.mask_mode)
+    # Held-out loss is over every observation token, so runs with and without masking compare.
+    eval_sequences = _sequences(split.held_out, render, tokenizer, config.context_length, "all")
+    output = Path(config.output)
+    if world.main:
+        save_tokenizer(tokenizer, output / "tokenizer")
+        (output / "data.json").write_text(
+            json.dumps(
+                {
+                    "train_rows": len(split.train),
+                    "held_out_rows": len(split.held_out),
+                    "train_sequences": len(train_sequences),
+                    "packing_efficiency": round(train_sequences.efficiency, 4),
+                    "loss_tokens": train_sequences.loss_tokens,
+                    "config": config.as_dict(),
+                },
+                indent=2,
+            )
+        )
+    info = {
+        "stage": config.stage,
+        "data": str(data),
+        "init": config.init,
+        "mask_mode": config.mask_mode,
+        "world_size": world.size,
+        "packing_efficiency": train_sequences.efficiency,
+    }
+    return train(model, train_sequences, eval_sequences, config.loop, output, world, info, tokenizer, progress)
