@@ -92,3 +92,6 @@ def terminal(docker_client, sandbox_image):
     )
     yield env
     env.close()
+
+
+from tests.corpus_fixtures import corpus, corpus_dir, tokenizer  # noqa: E402,F401 - fixtures for every test folder

@@ -37,7 +37,11 @@ class Scores:
 def extract_prediction(candidate: str) -> str | None:
     """Only the text inside <predicted_observation> reaches a judge: reasoning earns nothing."""
     match = PREDICTION.search(candidate)
-    return match.group(1).strip("\n") if match else None
+    if match is None:
+        return None
+    text = match.group(1)  # the format puts the prediction on lines of its own: one newline each side is markup
+    text = text[1:] if text.startswith("\n") else text
+    return text[:-1] if text.endswith("\n") else text
 
 
 def _scale(x: float) -> float:
@@ -46,7 +50,7 @@ def _scale(x: float) -> float:
 
 
 def _facts(text: str) -> set[str]:
-    return set(FACT.findall(text))
+    return {fact.strip("\"'") for fact in FACT.findall(text)}
 
 
 def _json_shape(text: str):

@@ -6,11 +6,6 @@ from pipelines.commands import EXIT_NOT_IMPLEMENTED
 from pipelines.console import console
 
 PENDING = {
-    "curate-sft": (
-        "Beam job: N candidates per turn, judged, best-of-N SFT shards.",
-        6,
-        "trainer, SFT curation, serving",
-    ),
     "prepare-rl": (
         "Beam job: one turn per trajectory with a verifier spec, as RL shards.",
         7,

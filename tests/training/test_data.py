@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from tests.training.conftest import TRAJECTORIES
+from tests.corpus_fixtures import TRAJECTORIES
 from training.data import held_out_draw, load_cpt, shard_paths, split_by_trajectory
 
 

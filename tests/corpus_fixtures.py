@@ -1,4 +1,6 @@
-"""A small CPT corpus built by build-corpus with a span-mode policy, and a tokenizer trained on it; built once."""
+"""A small CPT corpus built by build-corpus with a span-mode policy, and a tokenizer trained on it; built once.
+
+Shared by the training and curate-sft tests through the root conftest."""
 
 import json
 from pathlib import Path

@@ -1,0 +1,98 @@
+"""`trajforge curate-sft`: the SFT curation Beam job."""
+
+from pathlib import Path
+
+import typer
+
+from pipelines.commands import EXIT_OK, EXIT_USAGE
+from pipelines.console import console
+
+
+def _generator_factory(kind: str, url: str | None, model: str | None, checkpoint: Path | None):
+    """A picklable factory: each Beam worker builds its own generator."""
+    if kind == "endpoint":
+        if not url or not model:
+            raise ValueError("--generator endpoint needs --generator-url and --generator-model")
+        return _Factory("training.generators", "EndpointGenerator", url, model)
+    if kind == "checkpoint":
+        if checkpoint is None or not (checkpoint / "config.json").exists():
+            raise ValueError("--generator checkpoint needs --checkpoint FOLDER (with config.json)")
+        return _Factory("training.generators", "CheckpointGenerator", str(checkpoint))
+    if kind == "hint":
+        return _Factory("training.generators", "HintTemplateGenerator")
+    raise ValueError(f"unknown --generator {kind!r}: endpoint, checkpoint or hint")
+
+
+def _judge_factory(kind: str, url: str | None, model: str | None):
+    if kind == "endpoint":
+        if not url or not model:
+            raise ValueError("--judge endpoint needs --judge-url and --judge-model")
+        return _Factory("pipelines.curate_sft.transforms", "EndpointJudge", url, model)
+    if kind == "reference":
+        return _Factory("pipelines.curate_sft.transforms", "ReferenceJudge")
+    raise ValueError(f"unknown --judge {kind!r}: reference or endpoint")
+
+
+class _Factory:
+    def __init__(self, module: str, name: str, *args):
+        self.module, self.name, self.args = module, name, args
+
+    def __call__(self):
+        import importlib
+
+        return getattr(importlib.import_module(self.module), self.name)(*self.args)
+
+
+def curate_sft_command(
+    input: Path = typer.Option(Path("data/corpus"), "--input", "-i", help="A build-corpus folder (its cpt/ shards)."),
+    output: Path = typer.Option(Path("data/sft"), "--output", "-o", help="SFT folder: sft/ shards, scores, manifest."),
+    generator: str = typer.Option(
+        "hint",
+        help="endpoint (any OpenAI-compatible API), checkpoint (a local model), or "
+        "hint (the embedded template rationaliser, no model).",
+    ),
+    generator_url: str | None = typer.Option(None, envvar="TRAJFORGE_GENERATOR_URL"),
+    generator_model: str | None = typer.Option(None, envvar="TRAJFORGE_GENERATOR_MODEL"),
+    checkpoint: Path | None = typer.Option(None, help="Checkpoint folder for --generator checkpoint."),
+    judge: str = typer.Option("reference", help="reference (the embedded judge) or endpoint (an LLM judge)."),
+    judge_url: str | None = typer.Option(None, envvar="TRAJFORGE_JUDGE_URL"),
+    judge_model: str | None = typer.Option(None, envvar="TRAJFORGE_JUDGE_MODEL"),
+    candidates: int = typer.Option(3, min=1, max=16, help="Candidates per query (best of N)."),
+    threshold: float = typer.Option(3.5, min=1.0, max=5.0, help="Queries whose best mean score is lower are dropped."),
+    per_trajectory: int = typer.Option(4, min=1, help="Queries (in-loss turns) per trajectory at most."),
+    hint: bool = typer.Option(False, help="Hint-conditioned rationalisation: the generator sees the real observation."),
+    seed: int = typer.Option(0),
+    workers: int | None = typer.Option(None, min=1),
+) -> None:
+    """Curate SFT data (paper §3.3): for each query (an in-loss turn with its history), N candidates of the form
+    <think>...</think><predicted_observation>...</predicted_observation>, judged on format, factuality,
+    consistency, realism and quality; the best of N is kept when it reaches the threshold. Every query's scores
+    go to OUTPUT/_scores.jsonl; system prompts vary over several templates, picked per sample."""
+    from pipelines.curate_sft.pipeline import curate_sft
+
+    try:
+        make_generator = _generator_factory(generator, generator_url, generator_model, checkpoint)
+        make_judge = _judge_factory(judge, judge_url, judge_model)
+        with console.status("running the curate-sft pipeline (Beam)"):
+            manifest = curate_sft(
+                input,
+                output,
+                make_generator,
+                make_judge,
+                {"generator": generator, "judge": judge},
+                candidates,
+                threshold,
+                per_trajectory,
+                hint,
+                seed,
+                workers=workers,
+            )
+    except (ValueError, FileNotFoundError) as exc:
+        console.print(f"[red]{exc}[/]")
+        raise typer.Exit(EXIT_USAGE) from exc
+    c = manifest.counts
+    console.print(
+        f"[bold]curate-sft[/]: {c['read']} queries, {c['written']} kept, "
+        f"{c.get('filtered.below_threshold', 0)} below the threshold -> {output}"
+    )
+    raise typer.Exit(EXIT_OK)

@@ -1,0 +1,97 @@
+"""curate-sft on the in-process runner: the embedded generator and judge, and a real (tiny) model."""
+
+import json
+
+from typer.testing import CliRunner
+
+from pipelines.cli import app
+from schemas.manifest import read_manifest
+from schemas.shards import read_shard_table
+
+runner = CliRunner()
+
+
+def test_best_of_n_with_the_embedded_generator(tmp_path, corpus_dir):
+    result = runner.invoke(
+        app,
+        [
+            "curate-sft",
+            "-i",
+            str(corpus_dir),
+            "-o",
+            str(tmp_path),
+            "--candidates",
+            "3",
+            "--per-trajectory",
+            "2",
+            "--workers",
+            "1",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    manifest = read_manifest(tmp_path)
+    assert manifest.reconciles() and manifest.counts["written"] == manifest.counts["read"] > 0
+    rows = read_shard_table(tmp_path / manifest.outputs[0]).to_pylist()
+    assert [(r["trajectory_id"], r["turn_index"]) for r in rows] == sorted(
+        (r["trajectory_id"], r["turn_index"]) for r in rows
+    )
+    row = rows[0]
+    assert row["prediction"] == row["reference"] and row["score"] == 5.0 and row["candidates"] == 3
+    assert row["messages"][0]["role"] == "system" and row["target"].startswith("<think>")
+    assert len({r["template"] for r in rows}) > 1
+    scores = [json.loads(x) for x in (tmp_path / "_scores.jsonl").read_text().splitlines()]
+    assert len(scores) == manifest.counts["read"] and all(len(s["means"]) == 3 for s in scores)
+
+
+def test_untrained_model_candidates_fall_below_the_threshold(tmp_path, corpus_dir, tmp_path_factory):
+    from training.data import load_cpt
+    from training.distributed import World
+    from training.loop import LoopConfig, train
+    from training.model import TinyModelConfig, build_tiny_model
+    from training.sequences import packed_sequences, rendered_texts
+    from training.tokenizer import train_tokenizer
+
+    corpus = load_cpt(corpus_dir)
+    tokenizer = train_tokenizer(rendered_texts(corpus), vocab_size=512)
+    run = tmp_path_factory.mktemp("gen-run")
+    model = build_tiny_model(
+        TinyModelConfig(hidden_size=32, intermediate_size=64, layers=2, heads=2, max_positions=2048), tokenizer
+    )
+    train(
+        model,
+        packed_sequences(corpus, tokenizer, 128),
+        None,
+        LoopConfig(batch_size=2, max_steps=1, save_every=1),
+        run,
+        World(),
+        {},
+        tokenizer,
+    )
+    result = runner.invoke(
+        app,
+        [
+            "curate-sft",
+            "-i",
+            str(corpus_dir),
+            "-o",
+            str(tmp_path / "sft"),
+            "--generator",
+            "checkpoint",
+            "--checkpoint",
+            str(run / "checkpoint-1"),
+            "--candidates",
+            "2",
+            "--per-trajectory",
+            "1",
+            "--workers",
+            "1",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    manifest = read_manifest(tmp_path / "sft")
+    assert manifest.reconciles() and manifest.counts["filtered.below_threshold"] == manifest.counts["read"] > 0
+
+
+def test_bad_options():
+    result = runner.invoke(app, ["curate-sft", "--generator", "endpoint"])
+    assert result.exit_code == 2 and "--generator-url" in result.output

@@ -1,0 +1,28 @@
+from collections import Counter
+
+from training.generators import HintTemplateGenerator
+from training.judge import extract_prediction
+from training.prompts import TEMPLATES, build_query, pick_template
+
+
+def test_query_holds_history_and_the_action(corpus):
+    row = corpus[0]
+    query = build_query(row, 2)
+    roles = [role for role, _ in query.messages]
+    assert roles == ["system", "user", "assistant", "user", "assistant", "user"]
+    assert query.action.startswith("read_note ")  # the tool name travels with its arguments
+    assert query.reference == row["turns"][2]["observation"]["content"]
+    assert "<predicted_observation>" in query.messages[0][1]
+
+
+def test_templates_are_diverse_and_deterministic():
+    picks = Counter(pick_template(f"{i:032x}", i % 5) for i in range(400))
+    assert set(picks) == set(range(len(TEMPLATES))) and min(picks.values()) > 50
+    assert pick_template("ab" * 16, 3) == pick_template("ab" * 16, 3)
+
+
+def test_hint_generator_gives_one_faithful_and_degraded_candidates(corpus):
+    query = build_query(corpus[1], 1)
+    candidates = HintTemplateGenerator().generate(query, 3, seed=0)
+    predictions = [extract_prediction(c) for c in candidates]
+    assert predictions[0] == query.reference and len(set(predictions)) == 3
