@@ -43,6 +43,10 @@ demo: setup sandbox-image
 	$(TF) inspect $(DATA)/demo/raw
 	$(TF) build-corpus --input $(DATA)/demo/raw --output $(DATA)/demo/corpus
 	$(TF) report $(DATA)/demo/corpus
+	$(TF) curate-sft --input $(DATA)/demo/corpus --output $(DATA)/demo/sft
+	$(TF) train --stage cpt --data $(DATA)/demo/corpus --output $(DATA)/demo/runs/cpt --max-steps 60 --eval-every 20
+	$(TF) train --stage sft --data $(DATA)/demo/sft --output $(DATA)/demo/runs/sft --max-steps 30 --eval-every 10 \
+		--init $(DATA)/demo/runs/cpt/checkpoint-60
 	$(TF) inspect $(DATA)/demo/corpus --sql "select domain, count(*) as trajectories, sum(len(turns)) as turns from trajectories group by 1 order by 1"
 	$(TF) export $(DATA)/demo/raw --format agentworldbench --output $(DATA)/demo/export/agentworldbench.jsonl
 	@echo "demo: outputs under $(DATA)/demo; open $(DATA)/demo/corpus/report.html"
@@ -62,8 +66,11 @@ build-corpus: setup
 curate: setup
 	$(TF) curate-sft --input $(DATA)/corpus --output $(DATA)/sft
 
+# CPT on the corpus, then SFT from the CPT checkpoint (RL: issue #7). TRAIN_ARGS adds to both, e.g. --max-steps 500.
+TRAIN_ARGS ?=
 train: setup
-	$(TF) train --stage cpt
+	$(TF) train --stage cpt --data $(DATA)/corpus --output runs/cpt $(TRAIN_ARGS)
+	$(TF) train --stage sft --data $(DATA)/sft --output runs/sft --init $$(ls -d runs/cpt/checkpoint-* | sort -t- -k2 -n | tail -1) $(TRAIN_ARGS)
 
 eval: setup
 	$(TF) eval
