@@ -140,3 +140,19 @@ Predicted observation:
 {prediction}
 
 Answer with only a JSON object: {{"format": n, "factuality": n, "consistency": n, "realism": n, "quality": n}}"""
+
+PAIRWISE_PROMPT = """Two world models predicted an environment's observation for the same action.
+
+Action:
+{action}
+
+Real observation:
+{reference}
+
+Prediction A:
+{a}
+
+Prediction B:
+{b}
+
+Which prediction is closer to the real observation in format, facts and content? Answer with one letter: A or B."""

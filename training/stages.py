@@ -10,7 +10,7 @@ import datasets
 from training.data import shard_paths, split_by_trajectory
 from training.distributed import World
 from training.labels import fit_to_context, label_documents
-from training.loop import LoopConfig, train
+from training.loop import LoopConfig, evaluate, train
 from training.model import TinyModelConfig, build_tiny_model, load_model, resolve_init
 from training.packing import PackedSequences, pack
 from training.render import render_row
@@ -53,7 +53,8 @@ def _sequences(rows, render, tokenizer, context_length: int, mask_mode: str) -> 
     return pack(fitted, context_length, tokenizer.pad_token_id)
 
 
-def run_stage(config: StageConfig, world: World, progress=None) -> dict:
+def run_stage(config: StageConfig, world: World, progress=None, eval_only: bool = False) -> dict:
+    """Train the stage; with `eval_only`, just the held-out next-observation loss of the starting model."""
     if config.stage not in STAGES:
         raise ValueError(f"stage {config.stage!r}: the trainer runs {', '.join(STAGES)} (rl: issue #7)")
     data = Path(config.data)
@@ -74,9 +75,16 @@ def run_stage(config: StageConfig, world: World, progress=None) -> dict:
         model = build_tiny_model(config.model, tokenizer, seed=config.loop.seed)
     if config.context_length > model.config.max_position_embeddings:
         raise ValueError(f"context_length {config.context_length} > the model's {model.config.max_position_embeddings}")
-    train_sequences = _sequences(split.train, render, tokenizer, config.context_length, config.mask_mode)
     # Held-out loss is over every observation token, so runs with and without masking compare.
     eval_sequences = _sequences(split.held_out, render, tokenizer, config.context_length, "all")
+    if eval_only:
+        model.to(world.device)
+        return {
+            "step": 0,
+            "eval_loss": evaluate(model, eval_sequences, config.loop, world),
+            "held_out_rows": len(split.held_out),
+        }
+    train_sequences = _sequences(split.train, render, tokenizer, config.context_length, config.mask_mode)
     output = Path(config.output)
     if world.main:
         save_tokenizer(tokenizer, output / "tokenizer")

@@ -36,6 +36,9 @@ def train_command(
     save_every: int = typer.Option(50, min=1),
     hidden_size: int = typer.Option(128, min=16, help="The default tiny model's width."),
     layers: int = typer.Option(4, min=1, help="The default tiny model's depth."),
+    eval_only: bool = typer.Option(
+        False, "--eval", help="Only report the held-out next-observation loss of --init (or the untrained default)."
+    ),
 ) -> None:
     """Train a world model: CPT (masked next-observation prediction over whole trajectories) or SFT (reasoning +
     predicted observation targets). AdamW with warmup and cosine decay, gradient accumulation, clipping, bf16
@@ -87,14 +90,24 @@ def train_command(
         with Progress(*columns, console=console, disable=not world.main) as bar:
             task = bar.add_task(f"train {stage}", total=max_steps, loss=0.0, tps=0.0)
             last = run_stage(
-                config, world, lambda m: bar.update(task, completed=m["step"], loss=m["loss"], tps=m["tokens_per_s"])
+                config,
+                world,
+                lambda m: bar.update(task, completed=m["step"], loss=m["loss"], tps=m["tokens_per_s"]),
+                eval_only=eval_only,
             )
     except (FileNotFoundError, ValueError) as exc:
         console.print(f"[red]{exc}[/]")
         raise typer.Exit(EXIT_USAGE) from exc
     finally:
         close_world(world)
-    if world.main:
+    if world.main and eval_only:
+        console.print(
+            f"[bold]eval[/]: held-out next-observation loss {last['eval_loss']:.4f} over "
+            f"{last['held_out_rows']} held-out trajectories"
+        )
+    elif world.main and "loss" not in last:
+        console.print(f"[bold]train {stage}[/]: {config.output} is already at step {last['step']}; nothing to do")
+    elif world.main:
         held_out = f", held-out loss {last['eval_loss']:.4f}" if "eval_loss" in last else ""
         console.print(
             f"[bold]train {stage}[/]: step {last['step']}, loss {last.get('loss', float('nan')):.4f}"

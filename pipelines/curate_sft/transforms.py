@@ -7,10 +7,18 @@ import apache_beam as beam
 from pipelines.build_corpus.transforms import COUNTS, CountingFn
 from schemas.shards import read_shard_table
 from schemas.version import SCHEMA_VERSION
-from training.judge import JUDGE_PROMPT, Scores, extract_prediction, judge_reference, parse_judge_answer
+from training.judge import (
+    JUDGE_PROMPT,
+    PAIRWISE_PROMPT,
+    Scores,
+    extract_prediction,
+    judge_reference,
+    parse_judge_answer,
+)
 from training.prompts import Query, build_query
 
 SCORES = "scores"
+PAIRWISE_MARGIN = 0.5  # mean scores this close are compared pairwise when the judge can
 
 
 class ReadRows(beam.PTransform):
@@ -105,6 +113,10 @@ class _JudgeFn(CountingFn):
         query, candidates, generator = item
         judged = [(self.judge.score(query, candidate), candidate) for candidate in candidates]
         best_index = max(range(len(judged)), key=lambda i: (judged[i][0].mean, -i))
+        if hasattr(self.judge, "prefer"):  # an LLM judge settles close calls by comparing the two directly
+            ranked = sorted(range(len(judged)), key=lambda i: (-judged[i][0].mean, i))
+            if len(ranked) > 1 and judged[ranked[0]][0].mean - judged[ranked[1]][0].mean <= PAIRWISE_MARGIN:
+                best_index = self.judge.prefer(query, candidates[ranked[0]], candidates[ranked[1]], ranked[:2])
         best, target = judged[best_index]
         keep = best.mean >= self.threshold and extract_prediction(target) is not None
         yield beam.pvalue.TaggedOutput(
@@ -165,3 +177,11 @@ class EndpointJudge:
         )
         answer = self.client.complete([{"role": "user", "content": prompt}], seed=0)[0]
         return parse_judge_answer(answer) or Scores(1, 1, 1, 1, 1)
+
+    def prefer(self, query: Query, first: str, second: str, indices: list[int]) -> int:
+        """Pairwise: which of two candidates is closer to the real observation (the first on an unclear answer)."""
+        prompt = PAIRWISE_PROMPT.format(
+            action=query.action, reference=query.reference, a=extract_prediction(first), b=extract_prediction(second)
+        )
+        answer = self.client.complete([{"role": "user", "content": prompt}], seed=0)[0].strip().upper()
+        return indices[1] if answer.startswith("B") else indices[0]
