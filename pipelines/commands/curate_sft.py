@@ -8,16 +8,16 @@ from pipelines.commands import EXIT_OK, EXIT_USAGE
 from pipelines.console import console
 
 
-def _generator_factory(kind: str, url: str | None, model: str | None, checkpoint: Path | None):
+def _generator_factory(kind: str, url: str | None, model: str | None, checkpoint: Path | None, max_new_tokens: int):
     """A picklable factory: each Beam worker builds its own generator."""
     if kind == "endpoint":
         if not url or not model:
             raise ValueError("--generator endpoint needs --generator-url and --generator-model")
-        return _Factory("training.generators", "EndpointGenerator", url, model)
+        return _Factory("training.generators", "EndpointGenerator", url, model, None, 0.8, max_new_tokens)
     if kind == "checkpoint":
         if checkpoint is None or not (checkpoint / "config.json").exists():
             raise ValueError("--generator checkpoint needs --checkpoint FOLDER (with config.json)")
-        return _Factory("training.generators", "CheckpointGenerator", str(checkpoint))
+        return _Factory("training.generators", "CheckpointGenerator", str(checkpoint), max_new_tokens)
     if kind == "hint":
         return _Factory("training.generators", "HintTemplateGenerator")
     raise ValueError(f"unknown --generator {kind!r}: endpoint, checkpoint or hint")
@@ -62,6 +62,7 @@ def curate_sft_command(
     per_trajectory: int = typer.Option(4, min=1, help="Queries (in-loss turns) per trajectory at most."),
     hint: bool = typer.Option(False, help="Hint-conditioned rationalisation: the generator sees the real observation."),
     seed: int = typer.Option(0),
+    max_new_tokens: int = typer.Option(512, min=1, help="Longest candidate a model generator may write."),
     workers: int | None = typer.Option(None, min=1),
 ) -> None:
     """Curate SFT data (paper §3.3): for each query (an in-loss turn with its history), N candidates of the form
@@ -71,7 +72,7 @@ def curate_sft_command(
     from pipelines.curate_sft.pipeline import curate_sft
 
     try:
-        make_generator = _generator_factory(generator, generator_url, generator_model, checkpoint)
+        make_generator = _generator_factory(generator, generator_url, generator_model, checkpoint, max_new_tokens)
         make_judge = _judge_factory(judge, judge_url, judge_model)
         with console.status("running the curate-sft pipeline (Beam)"):
             manifest = curate_sft(

@@ -83,6 +83,8 @@ def test_untrained_model_candidates_fall_below_the_threshold(tmp_path, corpus_di
             "2",
             "--per-trajectory",
             "1",
+            "--max-new-tokens",
+            "24",
             "--workers",
             "1",
         ],
