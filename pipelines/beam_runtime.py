@@ -6,10 +6,16 @@ FnApiRunner, with one worker per core. Pass Beam's own flags after `--` to run t
 or `-- --runner=DataflowRunner --project=P --region=R --temp_location=gs://bucket/tmp`.
 """
 
+import logging
 import os
 
 from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
 from apache_beam.runners.portability.fn_api_runner import FnApiRunner
+
+
+# The in-process job service relays each worker's start-up warnings (a missing semi-persistent directory,
+# which the local runner never has); a run's own errors still come through.
+logging.getLogger("apache_beam.runners.portability.local_job_service").setLevel(logging.ERROR)
 
 
 def pipeline_options(beam_args: list[str] | None = None, workers: int | None = None) -> PipelineOptions:
@@ -20,6 +26,11 @@ def pipeline_options(beam_args: list[str] | None = None, workers: int | None = N
         direct.direct_num_workers = workers or min(4, os.cpu_count() or 1)
     if direct.direct_num_workers > 1 and not any(a.startswith("--direct_running_mode") for a in beam_args):
         direct.direct_running_mode = "multi_processing"
+    if not any(a.startswith("--default_sdk_harness_log_level") for a in beam_args):
+        # Worker processes log every channel they open at INFO: keep a run's output to what matters.
+        options = PipelineOptions([*beam_args, "--default_sdk_harness_log_level=WARNING"])
+        options.view_as(DirectOptions).direct_num_workers = direct.direct_num_workers
+        options.view_as(DirectOptions).direct_running_mode = direct.direct_running_mode
     return options
 
 
