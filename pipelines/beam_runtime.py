@@ -12,7 +12,6 @@ import os
 from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
 from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 
-
 # The in-process job service relays each worker's start-up warnings (a missing semi-persistent directory,
 # which the local runner never has); a run's own errors still come through.
 logging.getLogger("apache_beam.runners.portability.local_job_service").setLevel(logging.ERROR)
