@@ -2,7 +2,7 @@
 
 import typer
 
-from pipelines.commands import build_corpus, collect, convert, curate_sft, inspect, pending, report, train
+from pipelines.commands import build_corpus, collect, convert, curate_sft, inspect, pending, prepare_rl, report, train
 
 app = typer.Typer(
     name="trajforge",
@@ -20,6 +20,7 @@ app.command("build-corpus", context_settings={"allow_extra_args": True, "ignore_
 )
 pending.register(app)
 app.command("curate-sft")(curate_sft.curate_sft_command)
+app.command("prepare-rl")(prepare_rl.prepare_rl_command)
 app.command("report")(report.report_command)
 app.command("train")(train.train_command)
 app.command("serve")(train.serve_command)

@@ -155,6 +155,21 @@ SFT_SCHEMA = pa.schema(
     ],
     metadata={"trajforge.kind": "sft"},
 )
+# RL shards (prepare-rl): one turn per trajectory, its prompt messages, the real observation, a verifier spec.
+RL_SCHEMA = pa.schema(
+    [
+        pa.field("schema_version", pa.string(), nullable=False),
+        pa.field("trajectory_id", pa.string(), nullable=False),
+        pa.field("turn_index", pa.int32(), nullable=False),
+        pa.field("domain", pa.string(), nullable=False),
+        pa.field("template", pa.int32(), nullable=False),
+        pa.field("messages", pa.list_(pa.field("item", MESSAGE, nullable=False)), nullable=False),
+        pa.field("reference", pa.large_string(), nullable=False),
+        pa.field("verifier", pa.string()),  # JSON spec (training/verifiers.py); null where none can be derived
+        pa.field("prompt_tokens", pa.int32(), nullable=False),
+    ],
+    metadata={"trajforge.kind": "rl"},
+)
 SCHEMAS = {"trajectory": TRAJECTORY_SCHEMA, "cpt": CPT_SCHEMA}
 TURN_NAMES = [f.name for f in TURN_FIELDS]
 

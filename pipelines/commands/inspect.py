@@ -12,7 +12,7 @@ from rich.table import Table
 
 from pipelines.commands import EXIT_OK, EXIT_REJECTED, require_inputs
 from pipelines.console import console, out, progress
-from schemas.arrow import records_to_table
+from schemas.arrow import records_to_table, schema_kind
 from schemas.records import Trajectory
 from schemas.shards import SHARD_SUFFIX, read_shard_table
 from schemas.sources import NATIVE_SUFFIXES, read_records
@@ -48,6 +48,12 @@ def inspect_command(
     if sql is not None:
         _run_sql(files, sql)
         return
+    derived = [f for f in files if f.name.endswith(SHARD_SUFFIX) and shard_kind(f) in ("sft", "rl")]
+    if derived:
+        _summarise_derived(derived)
+        files = [f for f in files if f not in derived]
+        if not files:
+            raise typer.Exit(EXIT_OK)
     valid: list[Trajectory] = []
     invalid: list[ReadResult] = []
     counts: dict[str, Counter] = {k: Counter() for k in ("domain", "outcome", "schema_version", "environment")}
@@ -76,6 +82,23 @@ def inspect_command(
     for record in valid:
         out.print(_sample(record))
     raise typer.Exit(EXIT_REJECTED if invalid else EXIT_OK)
+
+
+def shard_kind(path: Path) -> str:
+    with pa.memory_map(str(path), "r") as source:
+        return schema_kind(pa.ipc.open_stream(source).schema)
+
+
+def _summarise_derived(files: list[Path]) -> None:
+    """SFT and RL shards: rows per kind and domain (their rows are training samples, not trajectories)."""
+    counts: Counter = Counter()
+    for path in files:
+        table = read_shard_table(path)
+        kind = shard_kind(path)
+        for domain in table.column("domain").to_pylist():
+            counts[(kind, domain)] += 1
+    for (kind, domain), n in sorted(counts.items()):
+        out.print(f"  {kind} shards: {n} rows in domain {domain}")
 
 
 def _sample(record: Trajectory, turns: int = 3, width: int = 160) -> Table:
@@ -108,7 +131,8 @@ def _run_sql(files: list[Path], sql: str) -> None:
     table = pa.concat_tables(tables, promote_options="permissive") if tables else records_to_table([])
     con = duckdb.connect()
     con.register("trajectories", table)
-    con.execute(TURNS_VIEW)
+    if "turns" in table.column_names:  # SFT and RL shards hold messages, not turns
+        con.execute(TURNS_VIEW)
     try:
         result = con.execute(sql)
     except duckdb.Error as exc:

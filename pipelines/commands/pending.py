@@ -6,11 +6,6 @@ from pipelines.commands import EXIT_NOT_IMPLEMENTED
 from pipelines.console import console
 
 PENDING = {
-    "prepare-rl": (
-        "Beam job: one turn per trajectory with a verifier spec, as RL shards.",
-        7,
-        "GSPO, evaluation, simulator",
-    ),
     "eval": (
         "Score a checkpoint on held-out trajectories (five dimensions + verifiers).",
         7,

@@ -1,0 +1,126 @@
+"""prepare-rl (paper §3.4): one turn per trajectory, prompts capped by a token budget (the oldest history goes
+first), each with its reference observation and, where one can be derived, a rule-verifier spec."""
+
+import json
+import math
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import apache_beam as beam
+
+from pipelines.beam_runtime import pipeline_options, runner_for
+from pipelines.build_corpus.transforms import COUNTS, CountingFn
+from pipelines.curate_sft.transforms import ReadRows
+from pipelines.shard_writing import SPILL_DIR, WriteShards
+from schemas.arrow import RL_SCHEMA
+from schemas.hashing import content_hash
+from schemas.manifest import Manifest, read_manifest
+from schemas.sources import find_files
+from schemas.version import SCHEMA_VERSION
+from training.prompts import build_query
+from training.verifiers import derive_verifier
+
+RL_DIR = "rl"
+CHARS_PER_TOKEN = 4  # the budget's estimate without a tokenizer; --tokenizer counts exactly
+
+
+class _PromptFn(CountingFn):
+    def __init__(self, token_budget: int, tokenizer: str | None):
+        self.token_budget, self.tokenizer_path = token_budget, tokenizer
+
+    def setup(self):
+        self.tokenizer = None
+        if self.tokenizer_path:
+            from training.tokenizer import load_tokenizer
+
+            self.tokenizer = load_tokenizer(self.tokenizer_path)
+
+    def _tokens(self, messages) -> int:
+        text = "".join(content for _, content in messages)
+        if self.tokenizer is None:
+            return math.ceil(len(text) / CHARS_PER_TOKEN)
+        return len(self.tokenizer(text, add_special_tokens=False).input_ids)
+
+    def process(self, row: dict) -> Iterator[dict]:
+        self.count("read")
+        candidates = [t["index"] for t in row["turns"] if t["in_loss"]] or [t["index"] for t in row["turns"]]
+        if not candidates:
+            self.count("filtered.no_turns")
+            return
+        index = candidates[int(content_hash(row["trajectory_id"] + ":rl", 8), 16) % len(candidates)]
+        query = build_query(row, index)
+        messages = list(query.messages)
+        while self._tokens(messages) > self.token_budget and len(messages) > 2:
+            messages = [messages[0], *messages[3:]]  # drop the oldest (action, observation) pair
+        tokens = self._tokens(messages)
+        if tokens > self.token_budget:
+            self.count("filtered.over_budget")
+            return
+        turn = row["turns"][index]
+        spec = derive_verifier(turn["observation"], row["domain"])
+        self.count("with_verifier", int(spec is not None))
+        self.count("written")
+        yield {
+            "schema_version": SCHEMA_VERSION,
+            "trajectory_id": row["trajectory_id"],
+            "turn_index": index,
+            "domain": row["domain"],
+            "template": query.template,
+            "messages": [{"role": r, "content": c} for r, c in messages],
+            "reference": query.reference,
+            "verifier": json.dumps(spec) if spec is not None else None,
+            "prompt_tokens": tokens,
+        }
+
+
+def _finish(_, output: str, config: dict, inputs: list[str], counts, shards) -> None:
+    totals: dict[str, int] = {}
+    for name, n in counts:
+        totals[name] = totals.get(name, 0) + n
+    Manifest(
+        stage="prepare-rl",
+        config=config,
+        inputs=inputs,
+        outputs=sorted(s["file"] for s in shards),
+        counts={"read": 0, "written": 0, **dict(sorted(totals.items()))},
+    ).write(Path(output))
+
+
+def prepare_rl(
+    corpus: Path,
+    output: Path,
+    token_budget: int = 2048,
+    tokenizer: str | None = None,
+    shard_bytes: int = 64 << 20,
+    beam_args: list[str] | None = None,
+    workers: int | None = None,
+) -> Manifest:
+    files, missing = find_files([corpus / "cpt" if (corpus / "cpt").is_dir() else corpus], (".arrow",))
+    if missing or not files:
+        raise FileNotFoundError(f"no CPT shards under {corpus}: run build-corpus first")
+    output.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(output / SPILL_DIR, ignore_errors=True)
+    shards = max(1, math.ceil(sum(f.stat().st_size for f in files) / shard_bytes))
+    options = pipeline_options(beam_args, workers)
+    out = str(output.resolve())
+    config = {"token_budget": token_budget, "tokenizer": tokenizer}
+    with beam.Pipeline(runner=runner_for(options), options=options) as p:
+        rows = p | "ReadRows" >> ReadRows([str(f) for f in files])
+        prompts = rows | "Prompts" >> beam.ParDo(_PromptFn(token_budget, tokenizer)).with_outputs(COUNTS, main="rows")
+        written = prompts.rows | "WriteShards" >> WriteShards(out, shards, RL_SCHEMA, RL_DIR, ["trajectory_id"])
+        counts = prompts[COUNTS] | beam.CombinePerKey(sum)
+        _ = (
+            p
+            | "Finish" >> beam.Create([None])
+            | "WriteManifest"
+            >> beam.Map(
+                _finish, out, config, [str(f) for f in files], beam.pvalue.AsList(counts), beam.pvalue.AsList(written)
+            )
+        )
+    shutil.rmtree(output / SPILL_DIR, ignore_errors=True)
+    manifest = read_manifest(output)
+    for stale in (output / RL_DIR).glob("*.arrow"):
+        if f"{RL_DIR}/{stale.name}" not in manifest.outputs:
+            stale.unlink()
+    return manifest
