@@ -4,7 +4,7 @@ from pathlib import Path
 
 import typer
 
-from pipelines.commands import EXIT_NOT_IMPLEMENTED, EXIT_OK, EXIT_USAGE
+from pipelines.commands import EXIT_OK, EXIT_USAGE
 from pipelines.console import console
 
 
@@ -39,17 +39,23 @@ def train_command(
     eval_only: bool = typer.Option(
         False, "--eval", help="Only report the held-out next-observation loss of --init (or the untrained default)."
     ),
+    group_size: int = typer.Option(4, min=2, help="RL: samples per prompt (G)."),
+    prompts_per_step: int = typer.Option(2, min=1, help="RL: prompts per rollout batch."),
+    max_new_tokens: int = typer.Option(128, min=1, help="RL: longest sample."),
+    kl_coef: float = typer.Option(0.0, min=0.0, help="RL: weight of the KL to the starting model."),
 ) -> None:
-    """Train a world model: CPT (masked next-observation prediction over whole trajectories) or SFT (reasoning +
-    predicted observation targets). AdamW with warmup and cosine decay, gradient accumulation, clipping, bf16
+    """Train a world model: CPT (masked next-observation prediction over whole trajectories), SFT (reasoning +
+    predicted observation targets) or RL (GSPO with the hybrid judge + verifier reward, from --init). AdamW with warmup and cosine decay, gradient accumulation, clipping, bf16
     on GPUs that have it, exact resume from the run folder's latest checkpoint. Under
     `torchrun --nproc-per-node N -m pipelines.cli train ...` it trains with DDP."""
-    if stage == "rl":
-        console.print("[bold red]trajforge train --stage rl[/]: not implemented yet (issue #7: GSPO).")
-        raise typer.Exit(EXIT_NOT_IMPLEMENTED)
-    if stage not in ("cpt", "sft"):
-        console.print(f"[red]--stage {stage!r}: choose cpt, sft (or rl)[/]")
+    if stage not in ("cpt", "sft", "rl"):
+        console.print(f"[red]--stage {stage!r}: choose cpt, sft or rl[/]")
         raise typer.Exit(EXIT_USAGE)
+    if stage == "rl":
+        _train_rl(
+            data, output, init, max_steps, seed, save_every, lr, group_size, prompts_per_step, max_new_tokens, kl_coef
+        )
+        return
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
     from training.distributed import close_world, init_world
@@ -113,6 +119,41 @@ def train_command(
             f"[bold]train {stage}[/]: step {last['step']}, loss {last.get('loss', float('nan')):.4f}"
             f"{held_out} -> {config.output}"
         )
+    raise typer.Exit(EXIT_OK)
+
+
+def _train_rl(
+    data, output, init, max_steps, seed, save_every, lr, group_size, prompts_per_step, max_new_tokens, kl_coef
+) -> None:
+    from training.rl import RLConfig, run_rl
+
+    config = RLConfig(
+        data=str(data or Path("data/rl")),
+        output=str(output or Path("runs/rl")),
+        init=init,
+        max_steps=max_steps,
+        seed=seed,
+        save_every=save_every,
+        lr=lr if lr != 1e-3 else 1e-5,
+        group_size=group_size,
+        prompts_per_step=prompts_per_step,
+        max_new_tokens=max_new_tokens,
+        kl_coef=kl_coef,
+    )
+    try:
+        with console.status("train rl (GSPO)"):
+            last = run_rl(
+                config,
+                lambda m: console.print(
+                    f"  step {m['step']}: reward {m['reward']:.2f} (max {m['reward_max']:.2f}), loss {m['loss']:.4f}"
+                ),
+            )
+    except (FileNotFoundError, ValueError) as exc:
+        console.print(f"[red]{exc}[/]")
+        raise typer.Exit(EXIT_USAGE) from exc
+    console.print(
+        f"[bold]train rl[/]: step {last['step']}, reward {last.get('reward', float('nan')):.2f} -> {config.output}"
+    )
     raise typer.Exit(EXIT_OK)
 
 

@@ -1,0 +1,159 @@
+"""RL with GSPO (paper §3.4): for each prompt, G samples from the current policy, each scored by the hybrid
+reward (the embedded reference judge on the predicted observation, 9:1 with the rule verifier where there is
+one); group-normalised advantages; several minibatch updates per rollout batch on the clipped sequence-level
+objective; optional KL to the starting model. Checkpoints resume like the other stages. One process."""
+
+import copy
+import json
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import datasets
+import torch
+
+from training.checkpoint import latest_checkpoint, load_state, load_weights, restore_rng, save_checkpoint
+from training.data import shard_paths
+from training.gspo import EPS_HIGH, EPS_LOW, group_advantages, gspo_loss, sequence_logprobs
+from training.model import load_model, resolve_init
+from training.rewards import reference_reward
+from training.serving import render_chat
+from training.tokenizer import load_tokenizer
+
+
+@dataclass(frozen=True)
+class RLConfig:
+    data: str = "data/rl"
+    output: str = "runs/rl"
+    init: str | None = None
+    group_size: int = 4
+    prompts_per_step: int = 2
+    max_new_tokens: int = 128
+    temperature: float = 1.0
+    updates_per_batch: int = 2
+    lr: float = 1e-5
+    eps_low: float = EPS_LOW
+    eps_high: float = EPS_HIGH
+    kl_coef: float = 0.0
+    max_steps: int = 20
+    save_every: int = 10
+    seed: int = 0
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _rows(folder: Path) -> datasets.Dataset:
+    root = folder / "rl" if (folder / "rl").is_dir() else folder
+    paths = shard_paths(root)
+    if not paths:
+        raise FileNotFoundError(f"no RL shards under {root}: run prepare-rl first")
+    return datasets.concatenate_datasets([datasets.Dataset.from_file(str(p)) for p in paths])
+
+
+@torch.no_grad()
+def rollout(model, tokenizer, row: dict, config: RLConfig, seed: int) -> tuple[torch.Tensor, torch.Tensor, list[str]]:
+    """G samples for one prompt: the token ids (prompt + response), the response mask, the decoded responses."""
+    prompt = tokenizer(render_chat(row["messages"]), return_tensors="pt", add_special_tokens=False).input_ids
+    end_id = tokenizer.eos_token_id
+    torch.manual_seed(seed)
+    room = model.config.max_position_embeddings - prompt.shape[1]
+    output = model.generate(
+        input_ids=prompt.repeat(config.group_size, 1),
+        attention_mask=torch.ones(config.group_size, prompt.shape[1], dtype=torch.long),
+        do_sample=True,
+        temperature=config.temperature,
+        max_new_tokens=max(1, min(config.max_new_tokens, room)),
+        eos_token_id=end_id,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    response = output[:, prompt.shape[1] :]
+    mask = torch.zeros_like(output, dtype=torch.float32)
+    texts = []
+    for i in range(config.group_size):
+        ends = (response[i] == end_id).nonzero()
+        length = int(ends[0]) + 1 if len(ends) else response.shape[1]
+        mask[i, prompt.shape[1] : prompt.shape[1] + length] = 1
+        texts.append(tokenizer.decode(response[i, :length], skip_special_tokens=True))
+    return output, mask, texts
+
+
+def run_rl(config: RLConfig, progress=None) -> dict:
+    rows = _rows(Path(config.data))
+    init = resolve_init(config.init)
+    if init is None:
+        raise ValueError("--stage rl needs --init: a CPT or SFT checkpoint (the policy to sharpen)")
+    tokenizer = load_tokenizer(init)
+    model = load_model(init)
+    if model.get_input_embeddings().num_embeddings < len(tokenizer):
+        model.resize_token_embeddings(len(tokenizer))
+    reference = copy.deepcopy(model).eval() if config.kl_coef else None
+    optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=0.0)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: 1.0)
+    output = Path(config.output)
+    output.mkdir(parents=True, exist_ok=True)
+    step = 0
+    if (resumed := latest_checkpoint(output)) is not None:
+        load_weights(model, resumed)
+        state = load_state(resumed)
+        optimizer.load_state_dict(state["optimizer"])
+        scheduler.load_state_dict(state["scheduler"])
+        restore_rng(state["rng"])
+        step = state["step"]
+    order = torch.randperm(len(rows), generator=torch.Generator().manual_seed(config.seed)).tolist()
+    last: dict = {"step": step}
+    while step < config.max_steps:
+        started = time.perf_counter()
+        batch = [rows[order[(step * config.prompts_per_step + i) % len(rows)]] for i in range(config.prompts_per_step)]
+        model.eval()
+        groups, rewards, verified = [], [], []
+        for j, row in enumerate(batch):
+            ids, mask, texts = rollout(model, tokenizer, row, config, config.seed * 7919 + step * 101 + j)
+            spec = json.loads(row["verifier"]) if row["verifier"] else None
+            scored = [reference_reward(t, row["reference"], spec) for t in texts]
+            rewards.append([r.total for r in scored])
+            verified += [r.verifier == 25.0 for r in scored if r.verifier is not None]
+            with torch.no_grad():
+                old = sequence_logprobs(model, ids, mask)
+                ref = sequence_logprobs(reference, ids, mask) if reference is not None else None
+            groups.append((ids, mask[:, 1:], old, ref))
+        advantages = group_advantages(torch.tensor(rewards, dtype=torch.float32))
+        model.train()
+        stats = []
+        for _ in range(config.updates_per_batch):
+            for (ids, mask, old, ref), adv in zip(groups, advantages, strict=True):
+                logp = sequence_logprobs(model, ids, mask)
+                out = gspo_loss(logp, old, mask, adv, config.eps_low, config.eps_high, ref, config.kl_coef)
+                out.loss.backward()
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                optimizer.step()
+                scheduler.step()
+                optimizer.zero_grad(set_to_none=True)
+                stats.append(out)
+        step += 1
+        flat = [r for group in rewards for r in group]
+        last = {
+            "step": step,
+            "reward": sum(flat) / len(flat),
+            "reward_max": max(flat),
+            "verifier_pass": sum(verified) / len(verified) if verified else None,
+            "loss": sum(float(s.loss.detach()) for s in stats) / len(stats),
+            "clipped": sum(s.clipped_fraction for s in stats) / len(stats),
+            "kl": sum(s.kl for s in stats) / len(stats),
+            "seconds": time.perf_counter() - started,
+        }
+        with open(output / "metrics.jsonl", "a") as f:
+            f.write(json.dumps(last) + "\n")
+        if progress is not None:
+            progress(last)
+        if step % config.save_every == 0 or step == config.max_steps:
+            save_checkpoint(
+                output / f"checkpoint-{step}",
+                model,
+                optimizer,
+                scheduler,
+                step,
+                {"stage": "rl", "init": init, "rl": config.as_dict(), "metrics": last},
+                tokenizer,
+            )
+    return last
