@@ -45,9 +45,11 @@ def train_command(
     kl_coef: float = typer.Option(0.0, min=0.0, help="RL: weight of the KL to the starting model."),
 ) -> None:
     """Train a world model: CPT (masked next-observation prediction over whole trajectories), SFT (reasoning +
-    predicted observation targets) or RL (GSPO with the hybrid judge + verifier reward, from --init). AdamW with warmup and cosine decay, gradient accumulation, clipping, bf16
-    on GPUs that have it, exact resume from the run folder's latest checkpoint. Under
-    `torchrun --nproc-per-node N -m pipelines.cli train ...` it trains with DDP."""
+    predicted observation targets) or RL (GSPO with the hybrid judge + verifier reward, from --init).
+
+    AdamW with warmup and cosine decay, gradient accumulation, clipping, bf16 on GPUs that have it, exact
+    resume from the run folder's latest checkpoint. Under `torchrun --nproc-per-node N -m pipelines.cli train`
+    CPT and SFT train with DDP."""
     if stage not in ("cpt", "sft", "rl"):
         console.print(f"[red]--stage {stage!r}: choose cpt, sft or rl[/]")
         raise typer.Exit(EXIT_USAGE)
