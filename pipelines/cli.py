@@ -2,7 +2,17 @@
 
 import typer
 
-from pipelines.commands import build_corpus, collect, convert, curate_sft, inspect, pending, prepare_rl, report, train
+from pipelines.commands import (
+    build_corpus,
+    collect,
+    convert,
+    curate_sft,
+    evaluate,
+    inspect,
+    prepare_rl,
+    report,
+    train,
+)
 
 app = typer.Typer(
     name="trajforge",
@@ -18,9 +28,9 @@ app.command("collect")(collect.collect_command)
 app.command("build-corpus", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(
     build_corpus.build_corpus_command
 )
-pending.register(app)
 app.command("curate-sft")(curate_sft.curate_sft_command)
 app.command("prepare-rl")(prepare_rl.prepare_rl_command)
+app.command("eval")(evaluate.eval_command)
 app.command("report")(report.report_command)
 app.command("train")(train.train_command)
 app.command("serve")(train.serve_command)

@@ -45,10 +45,11 @@ def pick_template(trajectory_id: str, turn_index: int) -> int:
     return int(content_hash(f"{trajectory_id}:{turn_index}", 8), 16) % len(TEMPLATES)
 
 
-def build_query(row: dict, turn_index: int, max_history_chars: int = MAX_HISTORY_CHARS) -> Query:
-    """The query for one turn of a trajectory row; the oldest history goes first when it is too long."""
-    template = pick_template(row["trajectory_id"], turn_index)
-    system = TEMPLATES[template].format(system=render_system_prompt(row))
+def build_query(row: dict, turn_index: int, max_history_chars: int = MAX_HISTORY_CHARS, plain: bool = False) -> Query:
+    """The query for one turn of a trajectory row; the oldest history goes first when it is too long. `plain`
+    keeps the system prompt as CPT renders it (no reasoning template): how a CPT-only model is asked."""
+    template = -1 if plain else pick_template(row["trajectory_id"], turn_index)
+    system = render_system_prompt(row) if plain else TEMPLATES[template].format(system=render_system_prompt(row))
     history: list[tuple[str, str]] = []
     for turn in row["turns"][:turn_index]:
         history += [("user", action_text(turn["action"])), ("assistant", turn["observation"]["content"])]

@@ -4,7 +4,6 @@
 EXIT_OK = 0
 EXIT_REJECTED = 1  # the command ran, and some input records were rejected (see the rejection file)
 EXIT_USAGE = 2  # bad arguments (typer's own code for usage errors)
-EXIT_NOT_IMPLEMENTED = 3
 
 
 def require_inputs(inputs, suffixes: tuple[str, ...]) -> list:
