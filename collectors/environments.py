@@ -45,6 +45,10 @@ def build_environment(spec: dict, settings: Settings, faults: dict | None = None
         )
     elif kind == "mcp":
         env = MCPEnvironment(mcp_server(spec), call_timeout=max(settings.command_timeout, 5.0))
+    elif kind == "simulated":
+        from sandboxes.simulated import SimulatedEnvironment
+
+        env = SimulatedEnvironment(spec["url"], spec["model"], spec.get("instruction", ""), spec.get("action_space"))
     elif kind == "browser":
         from sandboxes.browser import BrowserEnvironment
 

@@ -47,7 +47,7 @@ def run_episode(
         outcome = {"status": ended.status, "error": ended.reason}
     return new_trajectory(
         domain=task.domain,
-        source={"kind": "collected", "by": policy.name, "run_id": run_id, "origin": key},
+        source={"kind": env.source_kind, "by": policy.name, "run_id": run_id, "origin": key},
         environment=environment,
         task_description=task.instruction,
         action_space=json.dumps(action_space, ensure_ascii=False),

@@ -67,7 +67,7 @@ class EnvironmentSpec(_Spec):
     """Where a suite's episodes run. terminal: a Docker sandbox; mcp: a bundled `server`, or any server by
     `command`/`args`/`env` (stdio) or `url` (streamable HTTP); browser: a bundled web `app`."""
 
-    kind: Literal["terminal", "mcp", "browser"] = "terminal"
+    kind: Literal["terminal", "mcp", "browser", "simulated"] = "terminal"
     name: str | None = None
     server: str | None = None
     command: str | None = None
@@ -75,6 +75,8 @@ class EnvironmentSpec(_Spec):
     env: dict[str, str] = {}
     url: str | None = None
     app: str | None = None
+    model: str | None = None  # simulated: the world model's name at `url`
+    instruction: str | None = None  # simulated: how the world model should behave
 
 
 class TaskSpec(_Spec):

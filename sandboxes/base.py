@@ -56,6 +56,7 @@ class InfraError(EpisodeEnded):
 
 class Environment(ABC):
     name: str = "environment"
+    source_kind: str = "collected"  # a world model standing in for the environment says "simulated"
 
     @abstractmethod
     def reset(self, task: Task) -> Observation:

@@ -84,6 +84,7 @@ class FaultInjector(Environment):
         self.config = config if isinstance(config, FaultConfig) else FaultConfig.model_validate(config)
         self.seed = seed
         self.name = env.name
+        self.source_kind = env.source_kind
         self._pages: dict[str, list] = {}
 
     def reset(self, task: Task) -> Observation:

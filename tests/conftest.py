@@ -94,4 +94,10 @@ def terminal(docker_client, sandbox_image):
     env.close()
 
 
-from tests.corpus_fixtures import corpus, corpus_dir, tokenizer  # noqa: E402,F401 - fixtures for every test folder
+from tests.corpus_fixtures import (  # noqa: E402,F401 - fixtures for every test folder
+    corpus,
+    corpus_dir,
+    served_model,
+    tiny_checkpoint,
+    tokenizer,
+)

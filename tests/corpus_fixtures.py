@@ -67,3 +67,53 @@ def corpus(corpus_dir):
 @pytest.fixture(scope="session")
 def tokenizer(corpus):
     return train_tokenizer(rendered_texts(corpus), vocab_size=512)
+
+
+@pytest.fixture(scope="session")
+def tiny_checkpoint(tmp_path_factory, corpus, tokenizer) -> Path:
+    """A tiny model trained two steps on the corpus: a real checkpoint folder (weights, config, tokenizer)."""
+    from training.distributed import World
+    from training.loop import LoopConfig, train
+    from training.model import TinyModelConfig, build_tiny_model
+    from training.sequences import packed_sequences
+
+    run = tmp_path_factory.mktemp("tiny-run")
+    model = build_tiny_model(
+        TinyModelConfig(hidden_size=32, intermediate_size=64, layers=2, heads=2, max_positions=1024), tokenizer
+    )
+    train(
+        model,
+        packed_sequences(corpus, tokenizer, 128),
+        None,
+        LoopConfig(batch_size=2, max_steps=2, save_every=2),
+        run,
+        World(),
+        {},
+        tokenizer,
+    )
+    return run / "checkpoint-2"
+
+
+@pytest.fixture(scope="session")
+def served_model(tiny_checkpoint):
+    """`tiny_checkpoint` behind the real OpenAI-compatible server on a loopback port: (base URL, model name)."""
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+
+    from training.serving import LocalModel, build_app
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    app = build_app(LocalModel(tiny_checkpoint), "tiny-world-model")
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error", lifespan="off"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.02)
+    yield f"http://127.0.0.1:{port}/v1", "tiny-world-model"
+    server.should_exit = True
+    thread.join(timeout=5)

@@ -74,6 +74,14 @@ def collect_command(
     faults: str | None = typer.Option(
         None, help="Inject faults into every environment: a bundled config (unreliable) or a YAML path."
     ),
+    simulate: str | None = typer.Option(
+        None,
+        help="URL=MODEL: run every episode against a world model at an OpenAI-compatible endpoint "
+        "(e.g. `trajforge serve`) instead of the real environment; trajectories are marked simulated.",
+    ),
+    simulation_instruction: str = typer.Option(
+        "", help="With --simulate: how the world model should behave (e.g. 'fail one call in five with a 503')."
+    ),
 ) -> None:
     """Run task suites in sandboxes (Docker, MCP servers, Chromium) and record every episode as a raw trajectory.
 
@@ -94,6 +102,21 @@ def collect_command(
         if faults:
             fault_config = load_faults(faults)
             suites = [dataclasses.replace(s, faults=fault_config) for s in suites]
+        if simulate:
+            url, _, model = simulate.partition("=")
+            if not url or not model:
+                raise ValueError("--simulate takes URL=MODEL, e.g. http://127.0.0.1:8000/v1=checkpoint-60")
+            from sandboxes.terminal import SHELL_TOOL
+
+            tools = [SHELL_TOOL]
+            simulated = {
+                "kind": "simulated",
+                "url": url,
+                "model": model,
+                "instruction": simulation_instruction,
+                "action_space": tools,
+            }
+            suites = [dataclasses.replace(s, environment={**simulated, "for": s.environment["kind"]}) for s in suites]
     except (SuiteError, ValueError) as exc:
         console.print(f"[red]{exc}[/]")
         raise typer.Exit(EXIT_USAGE) from exc
@@ -104,14 +127,6 @@ def collect_command(
             raise typer.Exit(EXIT_USAGE)
         suites = [dataclasses.replace(s, tasks=tuple(t for t in s.tasks if t.id in task)) for s in suites]
 
-    from sandboxes.containers import reap_stale
-    from sandboxes.image import ensure_base_image, image_digest
-
-    client = _docker()
-    reaped = reap_stale(client)
-    if reaped:
-        console.print(f"removed {reaped} containers left by an earlier run that died")
-    image = image or ensure_base_image(client, log=console.print)
     config = {
         "suites": [s.name for s in suites],
         "tasks": sorted(task),
@@ -120,11 +135,22 @@ def collect_command(
         "repeats": repeats,
         "max_turns": max_turns,
         "command_timeout": command_timeout,
-        "image": image,
-        "image_digest": image_digest(client, image),
         "seed": seed,
         "shard": shard,
+        "faults": {s.name: s.faults for s in suites if s.faults},
+        "simulate": simulate,
     }
+    client = None
+    if any(s.environment["kind"] == "terminal" for s in suites):  # only Docker suites need the daemon
+        from sandboxes.containers import reap_stale
+        from sandboxes.image import ensure_base_image, image_digest
+
+        client = _docker()
+        reaped = reap_stale(client)
+        if reaped:
+            console.print(f"removed {reaped} containers left by an earlier run that died")
+        image = image or ensure_base_image(client, log=console.print)
+        config |= {"image": image, "image_digest": image_digest(client, image)}
     run_id = run_id or f"{'+'.join(config['suites'])}-{policy.value}-{config_hash(config)[:8]}" + (
         f"-shard{shard.replace('/', 'of')}" if shard != "0/1" else ""
     )

@@ -1,58 +1,19 @@
 """`serve`: a real checkpoint behind a real HTTP server, used by real clients (the LLM agent, the generator)."""
 
-import socket
-import threading
-import time
-
 import httpx
 import pytest
-import uvicorn
 
 from collectors.policies.llm import LLMAgentPolicy
 from sandboxes.base import Task
 from schemas.records import Observation
-from training.distributed import World
 from training.generators import EndpointGenerator
-from training.loop import LoopConfig, train
-from training.model import TinyModelConfig, build_tiny_model
 from training.prompts import Query
-from training.sequences import packed_sequences
-from training.serving import LocalModel, build_app, render_chat
+from training.serving import render_chat
 
 
-@pytest.fixture(scope="module")
-def checkpoint(tmp_path_factory, corpus, tokenizer):
-    run = tmp_path_factory.mktemp("serve-run")
-    model = build_tiny_model(
-        TinyModelConfig(hidden_size=32, intermediate_size=64, layers=2, heads=2, max_positions=512), tokenizer
-    )
-    train(
-        model,
-        packed_sequences(corpus, tokenizer, 128),
-        None,
-        LoopConfig(batch_size=2, max_steps=2, save_every=2),
-        run,
-        World(),
-        {},
-        tokenizer,
-    )
-    return run / "checkpoint-2"
-
-
-@pytest.fixture(scope="module")
-def server(checkpoint):
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    app = build_app(LocalModel(checkpoint), "tiny-world-model")
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error", lifespan="off"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.02)
-    yield f"http://127.0.0.1:{port}/v1"
-    server.should_exit = True
-    thread.join(timeout=5)
+@pytest.fixture
+def server(served_model):
+    return served_model[0]
 
 
 def test_render_chat_matches_the_training_template():

@@ -1,0 +1,94 @@
+"""A world model as an environment (the paper's Sim RL): any OpenAI-compatible endpoint serving a world model
+(`trajforge serve CHECKPOINT`, vLLM, ...) answers each action with a predicted observation, steered by a
+natural-language simulation instruction (inject errors, paginate, fail partially). Episodes run through the
+same collectors and come out as normal raw trajectories, marked as simulated."""
+
+import json
+import re
+
+import httpx
+
+from sandboxes.base import Environment, InfraError, Task
+from schemas.records import Action, Observation
+from schemas.system_prompt import render_system_prompt
+
+PREDICTION = re.compile(r"<predicted_observation>(.*?)</predicted_observation>", re.DOTALL)
+
+
+class SimulatedEnvironment(Environment):
+    source_kind = "simulated"
+
+    def __init__(
+        self,
+        url: str,
+        model: str,
+        instruction: str = "",
+        action_space: list[dict] | None = None,
+        max_tokens: int = 512,
+        temperature: float = 0.0,
+        timeout: float = 120.0,
+        transport=None,
+    ):
+        self.url, self.model = url.rstrip("/"), model
+        self.name = f"simulated:{model}"
+        self.instruction = instruction
+        self.tools = action_space or []
+        self.max_tokens, self.temperature = max_tokens, temperature
+        self.http = httpx.Client(timeout=timeout, transport=transport)
+        self.messages: list[dict] = []
+
+    def reset(self, task: Task) -> Observation:
+        instruction = " ".join(x for x in (task.config.get("simulation_instruction", ""), self.instruction) if x)
+        system = render_system_prompt(
+            {
+                "task_description": task.instruction,
+                "action_space": json.dumps(self.tools),
+                "initial_state": task.config.get("initial_state", ""),
+                "simulation_instruction": instruction,
+            }
+        )
+        self.messages = [{"role": "system", "content": system}]
+        self._instruction = instruction
+        return Observation(content=task.config.get("initial_state", ""), metadata=json.dumps({"simulated": True}))
+
+    def step(self, action: Action) -> Observation:
+        content = f"{action.name} {action.content}" if action.name else action.content
+        self.messages.append({"role": "user", "content": content})
+        body = {
+            "model": self.model,
+            "messages": self.messages,
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+            "seed": len(self.messages),
+        }
+        try:
+            response = self.http.post(f"{self.url}/chat/completions", json=body)
+            response.raise_for_status()
+            answer = response.json()["choices"][0]["message"]["content"] or ""
+        except (httpx.HTTPError, KeyError, IndexError, ValueError) as exc:
+            raise InfraError(f"the world model at {self.url} failed: {exc}") from exc
+        match = PREDICTION.search(answer)
+        predicted = match.group(1).strip("\n") if match else answer
+        self.messages.append({"role": "assistant", "content": predicted})
+        fmt = "json" if _is_json(predicted) else "aria" if predicted.startswith("URL: ") else "text"
+        return Observation(content=predicted, format=fmt, metadata=json.dumps({"simulated": True}))
+
+    def simulation_instruction(self) -> str:
+        return getattr(self, "_instruction", self.instruction)
+
+    def action_space(self) -> list[dict]:
+        return self.tools
+
+    def describe(self) -> dict:
+        return {"name": self.name, "backend": "world-model"}
+
+    def close(self) -> None:
+        self.messages = []
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return text.lstrip().startswith(("{", "["))
