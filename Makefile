@@ -8,7 +8,7 @@ DATA ?= data
 EXAMPLES := schemas/examples
 PYTEST_ARGS ?=
 
-.PHONY: setup system test lint demo collect build-corpus curate train eval refresh sandbox-image clean
+.PHONY: setup system test lint demo collect build-corpus curate prepare-rl train eval refresh sandbox-image clean
 
 setup: $(VENV)/.installed
 
@@ -44,12 +44,18 @@ demo: setup sandbox-image
 	$(TF) build-corpus --input $(DATA)/demo/raw --output $(DATA)/demo/corpus
 	$(TF) report $(DATA)/demo/corpus
 	$(TF) curate-sft --input $(DATA)/demo/corpus --output $(DATA)/demo/sft
-	$(TF) train --stage cpt --data $(DATA)/demo/corpus --output $(DATA)/demo/runs/cpt --max-steps 60 --eval-every 20
-	$(TF) train --stage sft --data $(DATA)/demo/sft --output $(DATA)/demo/runs/sft --max-steps 30 --eval-every 10 \
-		--init $(DATA)/demo/runs/cpt/checkpoint-60
+	$(TF) prepare-rl --input $(DATA)/demo/corpus --output $(DATA)/demo/rl --token-budget 1024
+	$(TF) train --stage cpt --data $(DATA)/demo/corpus --output $(DATA)/demo/runs/cpt --max-steps 300 --eval-every 100
+	$(TF) train --stage sft --data $(DATA)/demo/sft --output $(DATA)/demo/runs/sft --max-steps 60 --eval-every 30 \
+		--init $(DATA)/demo/runs/cpt/checkpoint-300
+	$(TF) train --stage rl --data $(DATA)/demo/rl --output $(DATA)/demo/runs/rl --max-steps 4 --max-new-tokens 64 \
+		--init $(DATA)/demo/runs/sft/checkpoint-60
+	$(TF) eval --corpus $(DATA)/demo/corpus --untrained --limit 12 --max-new-tokens 96 \
+		-c $(DATA)/demo/runs/cpt/checkpoint-300 -c $(DATA)/demo/runs/rl/checkpoint-4 \
+		--output $(DATA)/demo/eval.json --export $(DATA)/demo/export/benchmark.jsonl
 	$(TF) inspect $(DATA)/demo/corpus --sql "select domain, count(*) as trajectories, sum(len(turns)) as turns from trajectories group by 1 order by 1"
 	$(TF) export $(DATA)/demo/raw --format agentworldbench --output $(DATA)/demo/export/agentworldbench.jsonl
-	@echo "demo: outputs under $(DATA)/demo; open $(DATA)/demo/corpus/report.html"
+	@echo "demo: outputs under $(DATA)/demo; corpus report: $(DATA)/demo/corpus/report.html; scores: $(DATA)/demo/eval.json"
 
 SUITES := --suite terminal --suite swe --suite mcp-workspace --suite mcp-issues --suite mcp-kvstore \
 	--suite search --suite web-shop --suite web-wizard --suite web-wiki
@@ -66,14 +72,22 @@ build-corpus: setup
 curate: setup
 	$(TF) curate-sft --input $(DATA)/corpus --output $(DATA)/sft
 
-# CPT on the corpus, then SFT from the CPT checkpoint (RL: issue #7). TRAIN_ARGS adds to both, e.g. --max-steps 500.
+# CPT on the corpus, SFT from the CPT checkpoint, RL (GSPO) from the SFT one. TRAIN_ARGS adds to each stage.
 TRAIN_ARGS ?=
 train: setup
 	$(TF) train --stage cpt --data $(DATA)/corpus --output runs/cpt $(TRAIN_ARGS)
-	$(TF) train --stage sft --data $(DATA)/sft --output runs/sft --init $$(ls -d runs/cpt/checkpoint-* | sort -t- -k2 -n | tail -1) $(TRAIN_ARGS)
+	$(TF) train --stage sft --data $(DATA)/sft --output runs/sft --init $(call latest,cpt) $(TRAIN_ARGS)
+	$(TF) prepare-rl --input $(DATA)/corpus --output $(DATA)/rl
+	$(TF) train --stage rl --data $(DATA)/rl --output runs/rl --init $(call latest,sft) $(TRAIN_ARGS)
 
+prepare-rl: setup
+	$(TF) prepare-rl --input $(DATA)/corpus --output $(DATA)/rl
+
+# The latest checkpoint of each stage next to an untrained model of the same shape, on held-out trajectories.
+latest = $$(ls -d runs/$(1)/checkpoint-* | sort -t- -k2 -n | tail -1)
 eval: setup
-	$(TF) eval
+	$(TF) eval --corpus $(DATA)/corpus --untrained -c $(call latest,cpt) -c $(call latest,sft) -c $(call latest,rl) \
+		--output runs/eval.json
 
 # For cron or a systemd timer: collect a new run, then build only what is new since the last manifest.
 REFRESH_ID ?= refresh-$(shell date -u +%Y%m%dT%H%M)

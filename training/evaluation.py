@@ -42,6 +42,7 @@ class Report:
     macro: dict[str, float]
     verifier_accuracy: float | None
     samples: int
+    heldout_loss: float | None = None  # next-observation loss per token, teacher-forced (checkpoints only)
 
     def as_dict(self) -> dict:
         return self.__dict__

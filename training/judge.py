@@ -81,7 +81,28 @@ def _format_score(prediction: str, reference: str) -> float:
         return tree / max(1, len(lines))
     if not reference.strip():
         return 1.0 if not prediction.strip() else 0.5
-    return 1.0 if prediction.strip() else 0.0
+    if not prediction.strip():
+        return 0.0
+    return _profile_similarity(prediction, reference)
+
+
+def _profile(text: str) -> list[float]:
+    """Share of letters, digits, spaces, punctuation and line breaks: the texture of an output."""
+    sample = text[:4000]
+    counts = [
+        sum(c.isalpha() for c in sample),
+        sum(c.isdigit() for c in sample),
+        sample.count(" "),
+        sum(not c.isalnum() and not c.isspace() for c in sample),
+        sample.count("\n"),
+    ]
+    total = max(1, sum(counts))
+    return [c / total for c in counts]
+
+
+def _profile_similarity(prediction: str, reference: str) -> float:
+    a, b = _profile(prediction), _profile(reference)
+    return max(0.0, 1 - sum(abs(x - y) for x, y in zip(a, b, strict=True)) / 2)
 
 
 def judge_reference(prediction: str | None, reference: str, history: str = "") -> Scores:
@@ -92,7 +113,8 @@ def judge_reference(prediction: str | None, reference: str, history: str = "") -
     recall = len(ref_facts & pred_facts) / len(ref_facts) if ref_facts else (1.0 if not pred_facts else 0.5)
     known = ref_facts | _facts(history)
     invented = pred_facts - known
-    consistency = 1 - len(invented) / len(pred_facts) if pred_facts else 1.0
+    # No facts at all is only consistent where none were expected; otherwise it is no evidence of consistency.
+    consistency = 1 - len(invented) / len(pred_facts) if pred_facts else (1.0 if not ref_facts else 0.0)
     lengths = sorted((len(prediction), len(reference)))
     length_ratio = (lengths[0] + 1) / (lengths[1] + 1)
     lines = sorted((prediction.count("\n"), reference.count("\n")))

@@ -50,18 +50,19 @@ class LocalModel:
         top_p: float = 1.0,
     ) -> tuple[str, str, int, int]:
         """(text, finish reason, prompt tokens, completion tokens)."""
-        prompt = self.tokenizer(render_chat(messages), return_tensors="pt", add_special_tokens=False)
-        limit = self.model.config.max_position_embeddings - prompt.input_ids.shape[1]
-        if limit <= 0:
-            raise ValueError(
-                f"the prompt has {prompt.input_ids.shape[1]} tokens; the model takes "
-                f"{self.model.config.max_position_embeddings}"
-            )
+        ids = self.tokenizer(render_chat(messages), add_special_tokens=False).input_ids
+        window = self.model.config.max_position_embeddings
+        budget = window - min(max_new_tokens, window // 2)
+        if len(ids) > budget:  # too long: keep the start (the system prompt) and the most recent history
+            head = budget // 4
+            ids = ids[:head] + ids[len(ids) - (budget - head) :]
+        input_ids = torch.tensor([ids])
+        limit = window - len(ids)
         with self.lock:
             torch.manual_seed(seed)
             output = self.model.generate(
-                input_ids=prompt.input_ids,
-                attention_mask=prompt.attention_mask,
+                input_ids=input_ids,
+                attention_mask=torch.ones_like(input_ids),
                 max_new_tokens=min(max_new_tokens, limit),
                 do_sample=temperature > 0,
                 temperature=temperature if temperature > 0 else None,
@@ -69,10 +70,10 @@ class LocalModel:
                 eos_token_id=self.end_id,
                 pad_token_id=self.tokenizer.pad_token_id,
             )
-        completion = output[0, prompt.input_ids.shape[1] :].tolist()
+        completion = output[0, len(ids) :].tolist()
         finished = bool(completion) and completion[-1] == self.end_id
         text = self.tokenizer.decode(completion, skip_special_tokens=True)
-        return text, "stop" if finished else "length", prompt.input_ids.shape[1], len(completion)
+        return text, "stop" if finished else "length", len(ids), len(completion)
 
 
 def _error(message: str, status: int = 400) -> JSONResponse:

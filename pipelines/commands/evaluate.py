@@ -84,11 +84,25 @@ def eval_command(
                 answers.append(model.complete(messages, seed=seed)[0])
             else:
                 answers.append(model.chat(messages, max_new_tokens, temperature=0.0, seed=seed)[0])
-        reports.append(score(name, queries, answers))
+        report = score(name, queries, answers)
+        if isinstance(model, LocalModel):
+            report.heldout_loss = _heldout_loss(model, rows)
+        reports.append(report)
     _table(reports)
     if output is not None:
         output.write_text(json.dumps([r.as_dict() for r in reports], indent=2))
     raise typer.Exit(EXIT_OK)
+
+
+def _heldout_loss(model, rows) -> float:
+    """Teacher-forced loss per observation token on the held-out trajectories: what training lowers first."""
+    from training.distributed import World
+    from training.loop import LoopConfig, evaluate
+    from training.sequences import packed_sequences
+
+    length = min(512, model.model.config.max_position_embeddings)
+    sequences = packed_sequences(rows, model.tokenizer, length, mask_mode="all")
+    return evaluate(model.model, sequences, LoopConfig(batch_size=4), World())
 
 
 def _untrained_like(folder: Path):
@@ -113,6 +127,7 @@ def _table(reports) -> None:
         table.add_column(report.model, justify="right")
     for key in (*DIMENSIONS, "overall"):
         table.add_row(key, *(f"{r.macro.get(key, 0):.1f}" for r in reports))
+    table.add_row("held-out loss", *(f"{r.heldout_loss:.3f}" if r.heldout_loss is not None else "-" for r in reports))
     table.add_row(
         "verifier accuracy",
         *(f"{100 * r.verifier_accuracy:.1f}" if r.verifier_accuracy is not None else "-" for r in reports),
