@@ -84,7 +84,7 @@ def test_cpt_masked_and_unmasked_then_sft(tmp_path, corpus_dir):
     assert info["stage"] == "sft" and info["init"].endswith("checkpoint-8")
 
 
-def test_rl_is_not_there_yet_and_bad_data_is_a_usage_error(tmp_path):
-    assert runner.invoke(app, ["train", "--stage", "rl"]).exit_code == 3
+def test_bad_stage_and_bad_data_are_usage_errors(tmp_path):
+    assert runner.invoke(app, ["train", "--stage", "dpo"]).exit_code == 2
     missing = runner.invoke(app, ["train", "--data", str(tmp_path)])
     assert missing.exit_code == 2 and "shards in" in missing.output
