@@ -76,3 +76,17 @@ def latest_checkpoint(run_dir: Path) -> Path | None:
         key=lambda p: int(p.name.split("-")[1]),
     )
     return checkpoints[-1] if checkpoints else None
+
+
+def resume(run_dir: Path, model, optimizer, scheduler) -> int:
+    """Load the latest checkpoint of run_dir into model, optimizer, scheduler and the RNGs; the step it reached
+    (0 when there is none)."""
+    folder = latest_checkpoint(run_dir)
+    if folder is None:
+        return 0
+    load_weights(model, folder)
+    state = load_state(folder)
+    optimizer.load_state_dict(state["optimizer"])
+    scheduler.load_state_dict(state["scheduler"])
+    restore_rng(state["rng"])
+    return state["step"]

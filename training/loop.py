@@ -18,7 +18,7 @@ import torch
 import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel
 
-from training.checkpoint import latest_checkpoint, load_state, load_weights, restore_rng, save_checkpoint
+from training.checkpoint import resume, save_checkpoint
 from training.distributed import World, all_reduce_sum
 from training.packing import PackedSequences
 from training.schedule import warmup_cosine
@@ -115,15 +115,7 @@ def train(
     scheduler = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda s: warmup_cosine(s, config.warmup_steps, config.max_steps)
     )
-    step = 0
-    resumed = latest_checkpoint(run_dir)
-    if resumed is not None:
-        load_weights(model, resumed)
-        state = load_state(resumed)
-        optimizer.load_state_dict(state["optimizer"])
-        scheduler.load_state_dict(state["scheduler"])
-        restore_rng(state["rng"])
-        step = state["step"]
+    step = resume(run_dir, model, optimizer, scheduler)
     wrapped = DistributedDataParallel(model) if world.size > 1 else model
     autocast = (
         config.bf16 if config.bf16 is not None else (world.device.type == "cuda" and torch.cuda.is_bf16_supported())

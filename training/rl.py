@@ -12,7 +12,7 @@ from pathlib import Path
 import datasets
 import torch
 
-from training.checkpoint import latest_checkpoint, load_state, load_weights, restore_rng, save_checkpoint
+from training.checkpoint import resume, save_checkpoint
 from training.data import shard_paths
 from training.gspo import EPS_HIGH, EPS_LOW, group_advantages, gspo_loss, sequence_logprobs
 from training.model import load_model, resolve_init
@@ -92,14 +92,7 @@ def run_rl(config: RLConfig, progress=None) -> dict:
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: 1.0)
     output = Path(config.output)
     output.mkdir(parents=True, exist_ok=True)
-    step = 0
-    if (resumed := latest_checkpoint(output)) is not None:
-        load_weights(model, resumed)
-        state = load_state(resumed)
-        optimizer.load_state_dict(state["optimizer"])
-        scheduler.load_state_dict(state["scheduler"])
-        restore_rng(state["rng"])
-        step = state["step"]
+    step = resume(output, model, optimizer, scheduler)
     order = torch.randperm(len(rows), generator=torch.Generator().manual_seed(config.seed)).tolist()
     last: dict = {"step": step}
     while step < config.max_steps:
