@@ -25,33 +25,13 @@ def test_perfect_answers_score_100_and_pass_the_verifiers(corpus):
     assert empty.macro["overall"] < 50 and empty.verifier_accuracy < 1.0
 
 
-def test_eval_command_compares_with_untrained_and_exports(tmp_path, corpus_dir, tokenizer):
-    from training.data import load_cpt
-    from training.distributed import World
-    from training.loop import LoopConfig, train
-    from training.model import TinyModelConfig, build_tiny_model
-    from training.sequences import packed_sequences
-
-    run = tmp_path / "run"
-    model = build_tiny_model(
-        TinyModelConfig(hidden_size=32, intermediate_size=64, layers=2, heads=2, max_positions=1024), tokenizer
-    )
-    train(
-        model,
-        packed_sequences(load_cpt(corpus_dir), tokenizer, 128),
-        None,
-        LoopConfig(batch_size=2, max_steps=2, save_every=2),
-        run,
-        World(),
-        {},
-        tokenizer,
-    )
+def test_eval_command_compares_with_untrained_and_exports(tmp_path, corpus_dir, tiny_checkpoint):
     result = runner.invoke(
         app,
         [
             "eval",
             "-c",
-            str(run / "checkpoint-2"),
+            str(tiny_checkpoint),
             "--untrained",
             "--corpus",
             str(corpus_dir),
@@ -69,7 +49,7 @@ def test_eval_command_compares_with_untrained_and_exports(tmp_path, corpus_dir, 
     )
     assert result.exit_code == 0, result.output
     reports = json.loads((tmp_path / "eval.json").read_text())
-    assert [r["model"] for r in reports] == ["untrained", "run/checkpoint-2"]
+    assert [r["model"] for r in reports] == ["untrained", f"{tiny_checkpoint.parent.name}/checkpoint-2"]
     assert all(0 <= r["macro"]["overall"] <= 100 and r["samples"] > 0 for r in reports)
     lines = [json.loads(x) for x in (tmp_path / "bench.jsonl").read_text().splitlines()]
     assert lines and {
@@ -88,7 +68,7 @@ def test_eval_command_compares_with_untrained_and_exports(tmp_path, corpus_dir, 
         [
             "eval",
             "-c",
-            str(run / "checkpoint-2"),
+            str(tiny_checkpoint),
             "--agentworldbench",
             str(tmp_path / "bench.jsonl"),
             "--limit",

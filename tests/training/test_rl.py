@@ -9,32 +9,14 @@ from typer.testing import CliRunner
 
 from pipelines.cli import app
 from training import rl
-from training.distributed import World
-from training.loop import LoopConfig, train
-from training.model import TinyModelConfig, build_tiny_model
 from training.rewards import Reward
-from training.sequences import packed_sequences
 
 runner = CliRunner()
 
 
-@pytest.fixture(scope="module")
-def policy(tmp_path_factory, corpus, tokenizer):
-    run = tmp_path_factory.mktemp("rl-init")
-    model = build_tiny_model(
-        TinyModelConfig(hidden_size=32, intermediate_size=64, layers=2, heads=2, max_positions=1024), tokenizer
-    )
-    train(
-        model,
-        packed_sequences(corpus, tokenizer, 128),
-        None,
-        LoopConfig(batch_size=2, max_steps=1, save_every=1),
-        run,
-        World(),
-        {},
-        tokenizer,
-    )
-    return run / "checkpoint-1"
+@pytest.fixture
+def policy(tiny_checkpoint):
+    return tiny_checkpoint
 
 
 @pytest.fixture(scope="module")

@@ -43,30 +43,7 @@ def test_best_of_n_with_the_embedded_generator(tmp_path, corpus_dir):
     assert len(scores) == manifest.counts["read"] and all(len(s["means"]) == 3 for s in scores)
 
 
-def test_untrained_model_candidates_fall_below_the_threshold(tmp_path, corpus_dir, tmp_path_factory):
-    from training.data import load_cpt
-    from training.distributed import World
-    from training.loop import LoopConfig, train
-    from training.model import TinyModelConfig, build_tiny_model
-    from training.sequences import packed_sequences, rendered_texts
-    from training.tokenizer import train_tokenizer
-
-    corpus = load_cpt(corpus_dir)
-    tokenizer = train_tokenizer(rendered_texts(corpus), vocab_size=512)
-    run = tmp_path_factory.mktemp("gen-run")
-    model = build_tiny_model(
-        TinyModelConfig(hidden_size=32, intermediate_size=64, layers=2, heads=2, max_positions=2048), tokenizer
-    )
-    train(
-        model,
-        packed_sequences(corpus, tokenizer, 128),
-        None,
-        LoopConfig(batch_size=2, max_steps=1, save_every=1),
-        run,
-        World(),
-        {},
-        tokenizer,
-    )
+def test_untrained_model_candidates_fall_below_the_threshold(tmp_path, corpus_dir, tiny_checkpoint):
     result = runner.invoke(
         app,
         [
@@ -78,7 +55,7 @@ def test_untrained_model_candidates_fall_below_the_threshold(tmp_path, corpus_di
             "--generator",
             "checkpoint",
             "--checkpoint",
-            str(run / "checkpoint-1"),
+            str(tiny_checkpoint),
             "--candidates",
             "2",
             "--per-trajectory",
