@@ -122,3 +122,22 @@ class WriteShards(beam.PTransform):
             | "ByShard" >> beam.GroupByKey()
             | "Merge" >> beam.Map(merge_shard, self.output, self.subdir, self.sort_by)
         )
+
+
+def remove_stale_shards(output: Path, subdir: str, listed: list[str]) -> int:
+    """Shards under OUTPUT/SUBDIR that the manifest does not list (left by an interrupted or older run)."""
+    keep = set(listed)
+    removed = 0
+    for path in (Path(output) / subdir).glob("*.arrow"):
+        if f"{subdir}/{path.name}" not in keep:
+            path.unlink()
+            removed += 1
+    return removed
+
+
+def sum_counts(counts) -> dict[str, int]:
+    """(name, n) pairs, as the stages emit them, summed by name."""
+    totals: dict[str, int] = {}
+    for name, n in counts:
+        totals[name] = totals.get(name, 0) + n
+    return totals

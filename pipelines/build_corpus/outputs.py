@@ -1,9 +1,9 @@
 """What build-corpus writes: CPT shards, and at the end the rejection file, the duplicate pairs and the manifest."""
 
 import json
-import os
 from pathlib import Path
 
+from pipelines.shard_writing import sum_counts
 from schemas.atomic import atomic_write
 from schemas.manifest import MANIFEST_NAME, REJECTIONS_NAME, Manifest, reason_key
 
@@ -39,9 +39,7 @@ def finish(
 
     With `previous` (an incremental build), counts, inputs and shards add up over both builds."""
     out = Path(output)
-    totals: dict[str, int] = dict(previous["counts"]) if previous else {}
-    for name, n in counts:
-        totals[name] = totals.get(name, 0) + n
+    totals = sum_counts([*(previous["counts"].items() if previous else []), *counts])
     rejected = sorted(rejected, key=lambda r: (r["source"], r["locator"]))
     pairs = sorted(pairs, key=lambda p: (p["kind"], str(p["dropped"]), p["kept"]))
     if previous:
@@ -74,17 +72,6 @@ def _read_jsonl(path: Path) -> list[dict]:
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-def remove_stale_shards(output: Path, manifest: Manifest) -> int:
-    """Shards in the output that the manifest does not list (left by an interrupted or older build)."""
-    keep = set(manifest.outputs)
-    removed = 0
-    for path in (output / SHARDS_DIR).glob("*.arrow"):
-        if f"{SHARDS_DIR}/{path.name}" not in keep:
-            os.unlink(path)
-            removed += 1
-    return removed
 
 
 __all__ = ["DUPLICATES_NAME", "MANIFEST_NAME", "REJECTIONS_NAME", "SHARDS_DIR", "finish"]

@@ -10,7 +10,7 @@ import apache_beam as beam
 from masking import load_policy
 from pipelines.beam_runtime import pipeline_options, runner_for
 from pipelines.build_corpus.config import BuildConfig
-from pipelines.build_corpus.outputs import SHARDS_DIR, finish, read_seen, remove_stale_shards
+from pipelines.build_corpus.outputs import SHARDS_DIR, finish, read_seen
 from pipelines.build_corpus.transforms import (
     COUNTS,
     PAIRS,
@@ -24,7 +24,7 @@ from pipelines.build_corpus.transforms import (
     ReadRecords,
     Redact,
 )
-from pipelines.shard_writing import SPILL_DIR, WriteShards
+from pipelines.shard_writing import SPILL_DIR, WriteShards, remove_stale_shards
 from schemas.arrow import CPT_SCHEMA
 from schemas.manifest import MANIFEST_NAME, Manifest, read_manifest
 from schemas.sources import FOREIGN_SUFFIXES, NATIVE, NATIVE_SUFFIXES, find_files
@@ -126,5 +126,5 @@ def build_corpus(
         )
     shutil.rmtree(output / SPILL_DIR, ignore_errors=True)
     manifest = read_manifest(output)
-    remove_stale_shards(output, manifest)
+    remove_stale_shards(output, SHARDS_DIR, manifest.outputs)
     return manifest

@@ -10,7 +10,7 @@ import apache_beam as beam
 from pipelines.beam_runtime import pipeline_options, runner_for
 from pipelines.build_corpus.transforms import COUNTS
 from pipelines.curate_sft.transforms import SCORES, Generate, JudgeAndPick, MakeQueries, ReadRows
-from pipelines.shard_writing import SPILL_DIR, WriteShards
+from pipelines.shard_writing import SPILL_DIR, WriteShards, remove_stale_shards, sum_counts
 from schemas.arrow import SFT_SCHEMA
 from schemas.atomic import atomic_write
 from schemas.manifest import Manifest, read_manifest
@@ -22,9 +22,7 @@ SCORES_NAME = "_scores.jsonl"
 
 def _finish(_, output: str, config: dict, inputs: list[str], counts, shards, scores) -> None:
     out = Path(output)
-    totals: dict[str, int] = {}
-    for name, n in counts:
-        totals[name] = totals.get(name, 0) + n
+    totals = sum_counts(counts)
     with atomic_write(out / SCORES_NAME, "w") as f:
         for entry in sorted(scores, key=lambda e: (e["trajectory_id"], e["turn_index"])):
             f.write(json.dumps(entry, sort_keys=True) + "\n")
@@ -93,7 +91,5 @@ def curate_sft(
         )
     shutil.rmtree(output / SPILL_DIR, ignore_errors=True)
     manifest = read_manifest(output)
-    for stale in (output / SFT_DIR).glob("*.arrow"):
-        if f"{SFT_DIR}/{stale.name}" not in manifest.outputs:
-            stale.unlink()
+    remove_stale_shards(output, SFT_DIR, manifest.outputs)
     return manifest

@@ -12,7 +12,7 @@ import apache_beam as beam
 from pipelines.beam_runtime import pipeline_options, runner_for
 from pipelines.build_corpus.transforms import COUNTS, CountingFn
 from pipelines.curate_sft.transforms import ReadRows
-from pipelines.shard_writing import SPILL_DIR, WriteShards
+from pipelines.shard_writing import SPILL_DIR, WriteShards, remove_stale_shards, sum_counts
 from schemas.arrow import RL_SCHEMA
 from schemas.hashing import content_hash
 from schemas.manifest import Manifest, read_manifest
@@ -75,9 +75,7 @@ class _PromptFn(CountingFn):
 
 
 def _finish(_, output: str, config: dict, inputs: list[str], counts, shards) -> None:
-    totals: dict[str, int] = {}
-    for name, n in counts:
-        totals[name] = totals.get(name, 0) + n
+    totals = sum_counts(counts)
     Manifest(
         stage="prepare-rl",
         config=config,
@@ -120,7 +118,5 @@ def prepare_rl(
         )
     shutil.rmtree(output / SPILL_DIR, ignore_errors=True)
     manifest = read_manifest(output)
-    for stale in (output / RL_DIR).glob("*.arrow"):
-        if f"{RL_DIR}/{stale.name}" not in manifest.outputs:
-            stale.unlink()
+    remove_stale_shards(output, RL_DIR, manifest.outputs)
     return manifest
