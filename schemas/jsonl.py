@@ -2,12 +2,11 @@
 
 import gzip
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from schemas.atomic import atomic_write
 from schemas.records import Trajectory
 from schemas.validation import DEFAULT_MAX_OBSERVATION_CHARS, Problem, ReadResult, validate_record
 
@@ -90,14 +89,3 @@ def read_segment(path: str | Path, max_observation_chars: int = DEFAULT_MAX_OBSE
 
 def record_to_json(record: Trajectory) -> str:
     return record.model_dump_json(exclude_none=True)
-
-
-def write_segment(records: Iterable[Trajectory], path: str | Path) -> int:
-    """Write records as one JSON Lines segment, atomically. Returns how many were written."""
-    count = 0
-    with atomic_write(path, "w") as f:
-        for record in records:
-            f.write(record_to_json(record))
-            f.write("\n")
-            count += 1
-    return count

@@ -3,7 +3,8 @@ import json
 
 import pytest
 
-from schemas.jsonl import iter_json_lines, read_segment, record_to_json, write_segment
+from schemas.jsonl import iter_json_lines, read_segment, record_to_json
+from schemas.sinks import write_segments
 from tests.conftest import make_trajectory, record_dict
 
 
@@ -17,8 +18,8 @@ def good_line(n: int = 3) -> bytes:
 
 def test_segment_round_trip(tmp_path):
     records = [make_trajectory(n) for n in (1, 2, 3)]
-    assert write_segment(records, tmp_path / "s.jsonl") == 3
-    results = list(read_segment(tmp_path / "s.jsonl"))
+    (path,) = write_segments(records, tmp_path)
+    results = list(read_segment(path))
     assert [r.record for r in results] == records
     assert not list(tmp_path.glob(".*tmp"))
 
