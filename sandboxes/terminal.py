@@ -161,9 +161,21 @@ class DockerTerminal(Environment):
             return self.shell.run(command, timeout or self.command_timeout)
         except ShellDied as exc:
             observation = Observation(content=exc.output, is_error=True)
-            if self._container_running():
-                raise EpisodeEnded(f"the shell ended: {exc}", observation) from exc
-            raise InfraError(f"the container died: {exc}", observation) from exc
+            if not self._container_running():
+                raise InfraError(f"the container died: {exc}", observation) from exc
+            # A shell that could no longer fork (a fork bomb filled the pids limit) dies as well: say why.
+            if any(m in exc.output for m in FORK_FAILED) or self._processes() >= self.limits.pids - 8:
+                self._limit("processes", f"the shell died at {self._processes()} of {self.limits.pids} processes",
+                            observation)
+            raise EpisodeEnded(f"the shell ended: {exc}", observation) from exc
+
+    def _processes(self) -> int:
+        """The container's process count, from the daemon (the shell inside may be unable to say)."""
+        try:
+            stats = self.container.stats(stream=False, one_shot=True)
+        except docker.errors.DockerException:
+            return 0
+        return int((stats.get("pids_stats") or {}).get("current") or 0)
 
     def _container_running(self) -> bool:
         try:
