@@ -165,8 +165,9 @@ class DockerTerminal(Environment):
                 raise InfraError(f"the container died: {exc}", observation) from exc
             # A shell that could no longer fork (a fork bomb filled the pids limit) dies as well: say why.
             if any(m in exc.output for m in FORK_FAILED) or self._processes() >= self.limits.pids - 8:
-                self._limit("processes", f"the shell died at {self._processes()} of {self.limits.pids} processes",
-                            observation)
+                self._limit(
+                    "processes", f"the shell died at {self._processes()} of {self.limits.pids} processes", observation
+                )
             raise EpisodeEnded(f"the shell ended: {exc}", observation) from exc
 
     def _processes(self) -> int:

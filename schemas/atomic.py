@@ -39,3 +39,13 @@ def write_bytes_atomic(path: str | Path, data: bytes) -> Path:
     with atomic_write(path) as f:
         f.write(data)
     return Path(path)
+
+
+def remove_stale_temporaries(folder: str | Path) -> int:
+    """Temporary files atomic_write left behind when its process was killed mid-write (rerunning cleans up)."""
+    removed = 0
+    for path in Path(folder).rglob(".*.tmp"):
+        if path.is_file():
+            path.unlink()
+            removed += 1
+    return removed

@@ -26,6 +26,7 @@ from pipelines.build_corpus.transforms import (
 )
 from pipelines.shard_writing import SPILL_DIR, WriteShards, remove_stale_shards
 from schemas.arrow import CPT_SCHEMA
+from schemas.atomic import remove_stale_temporaries
 from schemas.manifest import MANIFEST_NAME, Manifest, read_manifest
 from schemas.sources import FOREIGN_SUFFIXES, NATIVE, NATIVE_SUFFIXES, find_files
 
@@ -66,6 +67,7 @@ def build_corpus(
     files, previous = plan_inputs(inputs, config.input_format, output, incremental)
     output.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(output / SPILL_DIR, ignore_errors=True)  # left by an interrupted build
+    remove_stale_temporaries(output)
     input_bytes = sum(int(f.split(":")[0]) for f in files.values())
     shards = max(1, math.ceil(input_bytes / config.shard_bytes))
     options = pipeline_options(beam_args, workers)

@@ -12,7 +12,7 @@ from pipelines.build_corpus.transforms import COUNTS
 from pipelines.curate_sft.transforms import SCORES, Generate, JudgeAndPick, MakeQueries, ReadRows
 from pipelines.shard_writing import SPILL_DIR, WriteShards, remove_stale_shards, sum_counts
 from schemas.arrow import SFT_SCHEMA
-from schemas.atomic import atomic_write
+from schemas.atomic import atomic_write, remove_stale_temporaries
 from schemas.manifest import Manifest, read_manifest
 from schemas.sources import find_files
 
@@ -55,6 +55,7 @@ def curate_sft(
         raise FileNotFoundError(f"no CPT shards under {corpus}: run build-corpus first")
     output.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(output / SPILL_DIR, ignore_errors=True)
+    remove_stale_temporaries(output)
     shards = max(1, math.ceil(sum(f.stat().st_size for f in files) / shard_bytes))
     options = pipeline_options(beam_args, workers)
     out = str(output.resolve())
