@@ -1,7 +1,9 @@
 """Writing shards from a Beam job with bounded memory: rows go to spill files per shard as they come, and one
 last step per shard sorts them into a content-named Arrow IPC stream file. Same rows, same bytes."""
 
+import math
 import os
+import shutil
 import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterator
@@ -12,7 +14,9 @@ import pyarrow as pa
 from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.windowed_value import WindowedValue
 
+from schemas.atomic import remove_stale_temporaries
 from schemas.shards import read_shard_table, write_shard
+from schemas.sources import find_files
 
 SPILL_DIR = ".spill"
 
@@ -141,3 +145,15 @@ def sum_counts(counts) -> dict[str, int]:
     for name, n in counts:
         totals[name] = totals.get(name, 0) + n
     return totals
+
+
+def cpt_inputs(corpus: Path, output: Path, shard_bytes: int) -> tuple[list[Path], int]:
+    """A job reading CPT shards: its input files and how many output shards, with OUTPUT ready (created, and
+    cleared of what an interrupted run left: spill files, temporaries)."""
+    files, missing = find_files([corpus / "cpt" if (corpus / "cpt").is_dir() else corpus], (".arrow",))
+    if missing or not files:
+        raise FileNotFoundError(f"no CPT shards under {corpus}: run build-corpus first")
+    output.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(output / SPILL_DIR, ignore_errors=True)
+    remove_stale_temporaries(output)
+    return files, max(1, math.ceil(sum(f.stat().st_size for f in files) / shard_bytes))

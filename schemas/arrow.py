@@ -136,14 +136,18 @@ SCORES = pa.struct(
 MESSAGE = pa.struct(
     [pa.field("role", pa.string(), nullable=False), pa.field("content", pa.large_string(), nullable=False)]
 )
+# What SFT and RL rows share: which turn of which trajectory, and the messages a model sees.
+QUERY_FIELDS = [
+    pa.field("schema_version", pa.string(), nullable=False),
+    pa.field("trajectory_id", pa.string(), nullable=False),
+    pa.field("turn_index", pa.int32(), nullable=False),
+    pa.field("domain", pa.string(), nullable=False),
+    pa.field("template", pa.int32(), nullable=False),
+    pa.field("messages", pa.list_(pa.field("item", MESSAGE, nullable=False)), nullable=False),
+]
 SFT_SCHEMA = pa.schema(
     [
-        pa.field("schema_version", pa.string(), nullable=False),
-        pa.field("trajectory_id", pa.string(), nullable=False),
-        pa.field("turn_index", pa.int32(), nullable=False),
-        pa.field("domain", pa.string(), nullable=False),
-        pa.field("template", pa.int32(), nullable=False),
-        pa.field("messages", pa.list_(pa.field("item", MESSAGE, nullable=False)), nullable=False),
+        *QUERY_FIELDS,
         pa.field("target", pa.large_string(), nullable=False),
         pa.field("prediction", pa.large_string(), nullable=False),
         pa.field("reference", pa.large_string(), nullable=False),
@@ -158,12 +162,7 @@ SFT_SCHEMA = pa.schema(
 # RL shards (prepare-rl): one turn per trajectory, its prompt messages, the real observation, a verifier spec.
 RL_SCHEMA = pa.schema(
     [
-        pa.field("schema_version", pa.string(), nullable=False),
-        pa.field("trajectory_id", pa.string(), nullable=False),
-        pa.field("turn_index", pa.int32(), nullable=False),
-        pa.field("domain", pa.string(), nullable=False),
-        pa.field("template", pa.int32(), nullable=False),
-        pa.field("messages", pa.list_(pa.field("item", MESSAGE, nullable=False)), nullable=False),
+        *QUERY_FIELDS,
         pa.field("reference", pa.large_string(), nullable=False),
         pa.field("verifier", pa.string()),  # JSON spec (training/verifiers.py); null where none can be derived
         pa.field("prompt_tokens", pa.int32(), nullable=False),

@@ -1,7 +1,6 @@
 """curate-sft: CPT shards -> queries -> N candidates -> judged -> best-of-N above a threshold -> SFT shards."""
 
 import json
-import math
 import shutil
 from pathlib import Path
 
@@ -10,11 +9,10 @@ import apache_beam as beam
 from pipelines.beam_runtime import pipeline_options, runner_for
 from pipelines.build_corpus.transforms import COUNTS
 from pipelines.curate_sft.transforms import SCORES, Generate, JudgeAndPick, MakeQueries, ReadRows
-from pipelines.shard_writing import SPILL_DIR, WriteShards, remove_stale_shards, sum_counts
+from pipelines.shard_writing import SPILL_DIR, WriteShards, cpt_inputs, remove_stale_shards, sum_counts
 from schemas.arrow import SFT_SCHEMA
-from schemas.atomic import atomic_write, remove_stale_temporaries
+from schemas.atomic import atomic_write
 from schemas.manifest import Manifest, read_manifest
-from schemas.sources import find_files
 
 SFT_DIR = "sft"
 SCORES_NAME = "_scores.jsonl"
@@ -50,13 +48,7 @@ def curate_sft(
     beam_args: list[str] | None = None,
     workers: int | None = None,
 ) -> Manifest:
-    files, missing = find_files([corpus / "cpt" if (corpus / "cpt").is_dir() else corpus], (".arrow",))
-    if missing or not files:
-        raise FileNotFoundError(f"no CPT shards under {corpus}: run build-corpus first")
-    output.mkdir(parents=True, exist_ok=True)
-    shutil.rmtree(output / SPILL_DIR, ignore_errors=True)
-    remove_stale_temporaries(output)
-    shards = max(1, math.ceil(sum(f.stat().st_size for f in files) / shard_bytes))
+    files, shards = cpt_inputs(corpus, output, shard_bytes)
     options = pipeline_options(beam_args, workers)
     out = str(output.resolve())
     full_config = {

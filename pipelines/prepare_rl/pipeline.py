@@ -12,12 +12,10 @@ import apache_beam as beam
 from pipelines.beam_runtime import pipeline_options, runner_for
 from pipelines.build_corpus.transforms import COUNTS, CountingFn
 from pipelines.curate_sft.transforms import ReadRows
-from pipelines.shard_writing import SPILL_DIR, WriteShards, remove_stale_shards, sum_counts
+from pipelines.shard_writing import SPILL_DIR, WriteShards, cpt_inputs, remove_stale_shards, sum_counts
 from schemas.arrow import RL_SCHEMA
-from schemas.atomic import remove_stale_temporaries
 from schemas.hashing import content_hash
 from schemas.manifest import Manifest, read_manifest
-from schemas.sources import find_files
 from schemas.version import SCHEMA_VERSION
 from training.prompts import build_query
 from training.verifiers import derive_verifier
@@ -95,13 +93,7 @@ def prepare_rl(
     beam_args: list[str] | None = None,
     workers: int | None = None,
 ) -> Manifest:
-    files, missing = find_files([corpus / "cpt" if (corpus / "cpt").is_dir() else corpus], (".arrow",))
-    if missing or not files:
-        raise FileNotFoundError(f"no CPT shards under {corpus}: run build-corpus first")
-    output.mkdir(parents=True, exist_ok=True)
-    shutil.rmtree(output / SPILL_DIR, ignore_errors=True)
-    remove_stale_temporaries(output)
-    shards = max(1, math.ceil(sum(f.stat().st_size for f in files) / shard_bytes))
+    files, shards = cpt_inputs(corpus, output, shard_bytes)
     options = pipeline_options(beam_args, workers)
     out = str(output.resolve())
     config = {"token_budget": token_budget, "tokenizer": tokenizer}
