@@ -85,6 +85,17 @@ def reason_key(problem: str) -> str:
     return re.sub(r"\[\d+\]", "[]", problem.split(" (")[0])
 
 
+def rejection_entry(result: ReadResult) -> dict[str, Any]:
+    """A rejected record as the rejection file keeps it: where, every reason, and its raw bytes."""
+    entry: dict[str, Any] = {"source": result.source, "locator": result.locator, "reasons": result.reasons()}
+    if result.raw is not None:
+        try:
+            entry["raw"] = result.raw.decode("utf-8")
+        except UnicodeDecodeError:
+            entry["raw_base64"] = base64.b64encode(result.raw).decode("ascii")
+    return entry
+
+
 class RejectionWriter:
     """Quarantine: one JSON line per rejected record with every reason and the raw bytes, so nothing is lost."""
 
@@ -96,12 +107,7 @@ class RejectionWriter:
         self.reasons: dict[str, int] = {}
 
     def add(self, result: ReadResult) -> None:
-        entry: dict[str, Any] = {"source": result.source, "locator": result.locator, "reasons": result.reasons()}
-        if result.raw is not None:
-            try:
-                entry["raw"] = result.raw.decode("utf-8")
-            except UnicodeDecodeError:
-                entry["raw_base64"] = base64.b64encode(result.raw).decode("ascii")
+        entry = rejection_entry(result)
         self._file.write(json.dumps(entry, ensure_ascii=False) + "\n")
         self.count += 1
         for reason in {reason_key(r) for r in entry["reasons"]}:

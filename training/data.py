@@ -17,14 +17,15 @@ from schemas.shards import SHARD_SUFFIX
 CPT_FOLDER = "cpt"
 
 
-def shard_paths(source: str | Path | Sequence[str | Path]) -> list[Path]:
-    """The shard files of a corpus folder (its cpt/ subfolder when there is one), a folder of shards, or a list."""
+def shard_paths(source: str | Path | Sequence[str | Path], subfolder: str = CPT_FOLDER) -> list[Path]:
+    """The shard files of a job's output folder (its `subfolder` - cpt/, sft/, rl/ - when there is one), a folder
+    of shards, or a list."""
     if isinstance(source, str | Path):
         folder = Path(source)
         if folder.is_file():
             return [folder]
-        if (folder / CPT_FOLDER).is_dir():
-            folder = folder / CPT_FOLDER
+        if (folder / subfolder).is_dir():
+            folder = folder / subfolder
         paths = sorted(folder.glob(f"*{SHARD_SUFFIX}"))
         if not paths:
             raise FileNotFoundError(f"no *{SHARD_SUFFIX} shards in {folder}")
@@ -35,10 +36,14 @@ def shard_paths(source: str | Path | Sequence[str | Path]) -> list[Path]:
     return paths
 
 
-def load_cpt(source: str | Path | Sequence[str | Path]) -> datasets.Dataset:
+def load_shards(source: str | Path | Sequence[str | Path], subfolder: str = CPT_FOLDER) -> datasets.Dataset:
     """All rows of the shards, memory-mapped (nothing is copied into memory), in file order."""
-    parts = [datasets.Dataset.from_file(str(path)) for path in shard_paths(source)]
+    parts = [datasets.Dataset.from_file(str(path)) for path in shard_paths(source, subfolder)]
     return parts[0] if len(parts) == 1 else datasets.concatenate_datasets(parts)
+
+
+def load_cpt(source: str | Path | Sequence[str | Path]) -> datasets.Dataset:
+    return load_shards(source, CPT_FOLDER)
 
 
 def held_out_draw(trajectory_id: str, seed: int = 0) -> float:

@@ -37,6 +37,7 @@ END = "<|end|>"
 PAD = "<|pad|>"
 CHAT_MARKERS = (BEGIN, SYSTEM, USER, ASSISTANT, END)
 SPECIAL_TOKENS = (PAD, *CHAT_MARKERS)
+ROLE_MARKERS = {"system": SYSTEM, "user": USER, "assistant": ASSISTANT}
 SEPARATOR = "\n"  # after each <|end|>: readability only, never in the loss
 
 MaskMode = Literal["masked", "all"]

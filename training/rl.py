@@ -9,11 +9,10 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import datasets
 import torch
 
 from training.checkpoint import resume, save_checkpoint
-from training.data import shard_paths
+from training.data import load_shards
 from training.gspo import EPS_HIGH, EPS_LOW, group_advantages, gspo_loss, sequence_logprobs
 from training.model import load_model, resolve_init
 from training.rewards import reference_reward
@@ -41,14 +40,6 @@ class RLConfig:
 
     def as_dict(self) -> dict:
         return asdict(self)
-
-
-def _rows(folder: Path) -> datasets.Dataset:
-    root = folder / "rl" if (folder / "rl").is_dir() else folder
-    paths = shard_paths(root)
-    if not paths:
-        raise FileNotFoundError(f"no RL shards under {root}: run prepare-rl first")
-    return datasets.concatenate_datasets([datasets.Dataset.from_file(str(p)) for p in paths])
 
 
 @torch.no_grad()
@@ -79,7 +70,7 @@ def rollout(model, tokenizer, row: dict, config: RLConfig, seed: int) -> tuple[t
 
 
 def run_rl(config: RLConfig, progress=None) -> dict:
-    rows = _rows(Path(config.data))
+    rows = load_shards(config.data, "rl")
     init = resolve_init(config.init)
     if init is None:
         raise ValueError("--stage rl needs --init: a CPT or SFT checkpoint (the policy to sharpen)")

@@ -24,12 +24,13 @@ def tokenized_documents(
     context_length: int,
     mask_mode: MaskMode = "masked",
     overflow: Overflow = "split",
+    render=render_row,
 ) -> list[TokenizedDocument]:
     """Every row as labelled documents of at most context_length tokens, in row order."""
     out: list[TokenizedDocument] = []
     iterator = iter(rows)
     while batch := list(islice(iterator, ROWS_PER_BATCH)):
-        for doc in label_documents([render_row(row, mask_mode) for row in batch], tokenizer):
+        for doc in label_documents([render(row, mask_mode) for row in batch], tokenizer):
             out.extend(fit_to_context(doc, context_length, overflow))
     return out
 
@@ -40,6 +41,8 @@ def packed_sequences(
     context_length: int,
     mask_mode: MaskMode = "masked",
     overflow: Overflow = "split",
+    render=render_row,
 ) -> PackedSequences:
-    documents = tokenized_documents(rows, tokenizer, context_length, mask_mode, overflow)
+    """`render` turns a row into a document: render_row for CPT rows, render_sft_row for SFT rows."""
+    documents = tokenized_documents(rows, tokenizer, context_length, mask_mode, overflow, render)
     return pack(documents, context_length, tokenizer.pad_token_id)

@@ -13,10 +13,9 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from training.model import load_model
-from training.render import ASSISTANT, BEGIN, END, SYSTEM, USER
+from training.render import ASSISTANT, BEGIN, END, ROLE_MARKERS, SEPARATOR
 from training.tokenizer import load_tokenizer
 
-ROLE_MARKERS = {"system": SYSTEM, "user": USER, "assistant": ASSISTANT}
 MAX_NEW_TOKENS = 4096
 
 
@@ -24,7 +23,7 @@ def render_chat(messages: list[dict]) -> str:
     """Messages in trajforge's chat template, ending where the assistant's answer starts."""
     parts = [BEGIN]
     for message in messages:
-        parts.append(f"{ROLE_MARKERS[message['role']]}{message['content']}{END}\n")
+        parts.append(f"{ROLE_MARKERS[message['role']]}{message['content']}{END}{SEPARATOR}")
     return "".join(parts) + ASSISTANT
 
 

@@ -2,9 +2,7 @@
 
 from collections.abc import Mapping
 
-from training.render import ASSISTANT, BEGIN, END, SEPARATOR, SYSTEM, USER, DocumentBuilder, RenderedDocument
-
-ROLE_MARKERS = {"system": SYSTEM, "user": USER, "assistant": ASSISTANT}
+from training.render import ASSISTANT, BEGIN, END, ROLE_MARKERS, SEPARATOR, DocumentBuilder, RenderedDocument
 
 
 def render_sft_row(row: Mapping, mask_mode: str = "masked") -> RenderedDocument:

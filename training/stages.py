@@ -5,16 +5,12 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-import datasets
-
-from training.data import shard_paths, split_by_trajectory
+from training.data import load_shards, split_by_trajectory
 from training.distributed import World
-from training.labels import fit_to_context, label_documents
 from training.loop import LoopConfig, evaluate, train
 from training.model import TinyModelConfig, build_tiny_model, load_model, resolve_init
-from training.packing import PackedSequences, pack
 from training.render import render_row
-from training.sequences import rendered_texts
+from training.sequences import packed_sequences, rendered_texts
 from training.sft_render import render_sft_row
 from training.tokenizer import load_tokenizer, save_tokenizer, train_tokenizer
 
@@ -39,26 +35,12 @@ class StageConfig:
         return asdict(self)
 
 
-def _rows(folder: Path, subdir: str) -> datasets.Dataset:
-    root = folder / subdir if (folder / subdir).is_dir() else folder
-    paths = shard_paths(root)
-    if not paths:
-        raise FileNotFoundError(f"no shards under {root}")
-    return datasets.concatenate_datasets([datasets.Dataset.from_file(str(p)) for p in paths])
-
-
-def _sequences(rows, render, tokenizer, context_length: int, mask_mode: str) -> PackedSequences:
-    documents = label_documents([render(row, mask_mode) for row in rows], tokenizer)
-    fitted = [chunk for doc in documents for chunk in fit_to_context(doc, context_length)]
-    return pack(fitted, context_length, tokenizer.pad_token_id)
-
-
 def run_stage(config: StageConfig, world: World, progress=None, eval_only: bool = False) -> dict:
     """Train the stage; with `eval_only`, just the held-out next-observation loss of the starting model."""
     if config.stage not in STAGES:
         raise ValueError(f"stage {config.stage!r}: the trainer runs {', '.join(STAGES)} (rl: issue #7)")
     data = Path(config.data)
-    rows = _rows(data, "cpt" if config.stage == "cpt" else "sft")
+    rows = load_shards(data, config.stage)
     split = split_by_trajectory(rows, config.held_out, seed=config.loop.seed)
     render = render_row if config.stage == "cpt" else render_sft_row
     init = resolve_init(config.init)
@@ -76,7 +58,7 @@ def run_stage(config: StageConfig, world: World, progress=None, eval_only: bool 
     if config.context_length > model.config.max_position_embeddings:
         raise ValueError(f"context_length {config.context_length} > the model's {model.config.max_position_embeddings}")
     # Held-out loss is over every observation token, so runs with and without masking compare.
-    eval_sequences = _sequences(split.held_out, render, tokenizer, config.context_length, "all")
+    eval_sequences = packed_sequences(split.held_out, tokenizer, config.context_length, "all", render=render)
     if eval_only:
         model.to(world.device)
         return {
@@ -84,7 +66,7 @@ def run_stage(config: StageConfig, world: World, progress=None, eval_only: bool 
             "eval_loss": evaluate(model, eval_sequences, config.loop, world),
             "held_out_rows": len(split.held_out),
         }
-    train_sequences = _sequences(split.train, render, tokenizer, config.context_length, config.mask_mode)
+    train_sequences = packed_sequences(split.train, tokenizer, config.context_length, config.mask_mode, render=render)
     output = Path(config.output)
     if world.main:
         save_tokenizer(tokenizer, output / "tokenizer")

@@ -7,7 +7,6 @@ validation, dedup (against pass 1's decisions, as side inputs), filters, redacti
 files per shard, which a last step sorts into deterministic shards. Every stage counts what it does twice: as
 Beam metrics (for the runner's UI) and as ("name", n) elements that the manifest sums, whatever the runner."""
 
-import base64
 from collections import Counter
 from collections.abc import Iterator
 
@@ -25,6 +24,7 @@ from masking import MaskingPolicy, PredictabilityCombiner, mask_trajectory
 from masking.information import action_key
 from schemas.arrow import CPT_SCHEMA
 from schemas.formats import ImportOptions
+from schemas.manifest import rejection_entry
 from schemas.records import Trajectory
 from schemas.sources import read_records
 
@@ -89,17 +89,7 @@ class _ReadFn(CountingFn):
                 yield location(result), normalize(result.record)
             elif self.report:
                 self.count("rejected")
-                yield beam.pvalue.TaggedOutput(REJECTED, _rejection(result))
-
-
-def _rejection(result) -> dict:
-    entry = {"source": result.source, "locator": result.locator, "reasons": result.reasons()}
-    if result.raw is not None:
-        try:
-            entry["raw"] = result.raw.decode("utf-8")
-        except UnicodeDecodeError:
-            entry["raw_base64"] = base64.b64encode(result.raw).decode("ascii")
-    return entry
+                yield beam.pvalue.TaggedOutput(REJECTED, rejection_entry(result))
 
 
 def _order(item: tuple[str, Trajectory]) -> tuple:
