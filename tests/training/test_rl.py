@@ -29,7 +29,7 @@ def rl_data(tmp_path_factory, corpus_dir):
 def test_gspo_moves_the_policy_toward_rewarded_samples(tmp_path, policy, rl_data, monkeypatch):
     # An untrained model never writes the tags the judge reads, so rewards would all be 0 (no advantage, no update):
     # here the reward is the response length, which an untrained model does vary.
-    monkeypatch.setattr(rl, "reference_reward", lambda text, reference, spec: Reward(len(text), None, len(text)))
+    monkeypatch.setattr(rl, "row_reward", lambda judge, row, text: Reward(len(text), None, len(text)))
     config = rl.RLConfig(
         data=str(rl_data), output=str(tmp_path), init=str(policy), max_steps=2, save_every=1, max_new_tokens=12, lr=1e-3
     )

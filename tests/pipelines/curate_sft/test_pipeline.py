@@ -74,28 +74,5 @@ def test_untrained_model_candidates_fall_below_the_threshold(tmp_path, corpus_di
 def test_bad_options():
     result = runner.invoke(app, ["curate-sft", "--generator", "endpoint"])
     assert result.exit_code == 2 and "--generator-url" in result.output
-
-
-def test_llm_judge_scores_and_settles_close_calls():
-    """The code around an LLM judge, against a scripted OpenAI-compatible endpoint."""
-    import httpx
-
-    from pipelines.curate_sft.transforms import EndpointJudge
-    from training.prompts import Query, candidate
-
-    answers = iter(['{"format": 5, "factuality": 4, "consistency": 4, "realism": 4, "quality": 4}', "not json", "B"])
-    requests = []
-
-    def reply(request):
-        requests.append(json.loads(request.content))
-        return httpx.Response(200, json={"choices": [{"message": {"role": "assistant", "content": next(answers)}}]})
-
-    judge = EndpointJudge("http://judge/v1", "judge-model")
-    judge.client.http = httpx.Client(transport=httpx.MockTransport(reply))
-    query = Query("a" * 32, 1, "terminal", 0, (("system", "S"), ("user", "ls")), "a.txt")
-    first, second = candidate("r", "a.txt"), candidate("r", "b.txt")
-    assert judge.score(query, first).format == 5
-    assert judge.score(query, second).mean == 1  # an answer that does not parse earns nothing
-    assert judge.prefer(query, first, second, [0, 1]) == 1
-    assert "Prediction A:\na.txt" in requests[-1]["messages"][0]["content"]
-    assert "<think>" not in requests[0]["messages"][0]["content"]  # only the prediction reaches the judge
+    result = runner.invoke(app, ["curate-sft", "--judge", "endpoint"])
+    assert result.exit_code == 2 and "--judge-url" in result.output
