@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from evaluation.facts import FACT, normalized, reports_error
 from evaluation.judge import Case
+from schemas.validation import is_json
 
 
 @dataclass(frozen=True)
@@ -22,14 +23,6 @@ class Turn:
 
     def case(self, prediction: str) -> Case:
         return Case(self.domain, self.history, self.action, self.reference, prediction)
-
-
-def _is_json(text: str) -> bool:
-    try:
-        json.loads(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _is_page(text: str) -> bool:
@@ -45,10 +38,10 @@ def outcome_flip(turn: Turn, rng: random.Random) -> str | None:
     """A generic success message for an error, and an error for a success."""
     command = turn.action.split()[0] if turn.action.split() else "command"
     if reports_error(turn.reference):
-        if _is_json(turn.reference):
+        if is_json(turn.reference):
             return json.dumps({"content": [{"type": "text", "text": "Success"}], "isError": False})
         return rng.choice(["Success", "Done.", "OK", "Operation completed successfully."])
-    if _is_json(turn.reference):
+    if is_json(turn.reference):
         return json.dumps({"content": [{"type": "text", "text": "Error: permission denied"}], "isError": True})
     if _is_page(turn.reference):
         first = turn.reference.splitlines()[0]
@@ -121,7 +114,7 @@ def verbose_paraphrase(turn: Turn, rng: random.Random) -> str | None:
     """A chatty rendering that wraps the content in prose and adds invented facts."""
     n = rng.randint(2, 97)
     invented = f"Additionally, /var/cache/session_{rng.randint(1000, 9999)}.db was updated with {n} new entries."
-    if _is_json(turn.reference):
+    if is_json(turn.reference):
         try:
             payload = json.loads(turn.reference)
         except ValueError:
