@@ -64,8 +64,28 @@ def _means(rows: list[dict[str, float]]) -> dict[str, float]:
     return {**dims, "overall": sum(dims.values()) / len(DIMENSIONS)}
 
 
-def score(model: str, items: list[Item], answers: list[str | None], judge: Judge) -> Report:
-    """Judge every answer (None or "": the model gave none) and aggregate as the benchmark does."""
+def _detail(details: list | None, model: str, item: Item, answer, prediction, judgement) -> None:
+    if details is None:
+        return
+    details.append(
+        {
+            "model": model,
+            "id": item.id,
+            "domain": item.domain,
+            "answer": answer,
+            "prediction": prediction.text if prediction else None,
+            "tagged": prediction.tagged if prediction else None,
+            "scores": judgement.scores.as_dict() if judgement and judgement.ok else None,
+            "failure": "no answer" if judgement is None else judgement.failure,
+        }
+    )
+
+
+def score(
+    model: str, items: list[Item], answers: list[str | None], judge: Judge, details: list[dict] | None = None
+) -> Report:
+    """Judge every answer (None or "": the model gave none) and aggregate as the benchmark does; `details` gets one
+    entry per line (answer, extracted prediction, scores or why there are none)."""
     by_domain: dict[str, list[dict[str, float]]] = defaultdict(list)
     lines_per_domain: Counter = Counter()
     excluded: Counter = Counter()
@@ -75,11 +95,13 @@ def score(model: str, items: list[Item], answers: list[str | None], judge: Judge
         lines_per_domain[item.domain] += 1
         if not answer:
             excluded["no answer"] += 1
+            _detail(details, model, item, answer, None, None)
             continue
         prediction = extract_prediction(answer)
         answered += 1
         tagged += prediction.tagged
         judgement = judge.judge(item.case(prediction.text))
+        _detail(details, model, item, answer, prediction, judgement)
         if not judgement.ok:
             excluded[(judgement.failure or "judge failed").split(":")[0]] += 1
             continue

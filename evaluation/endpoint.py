@@ -42,8 +42,8 @@ def _number(value) -> float | None:
 
 def parse_judge_answer(text: str) -> Scores:
     """The five scores of a judge's answer: the JSON in its last `<final_evaluation>` block (else its last JSON
-    object), as {"scores": {...}} or top-level keys, named `format` or `format_score`. Scores on a 0-100 scale
-    (the published DeFi rubric's) are mapped to 1-5; all are clamped to integers 1-5."""
+    object), as {"scores": {...}} or top-level keys. Keys `format`... are on the 1-5 scale; keys `format_score`...
+    (the published DeFi rubric's answer format) on 0-100, mapped to 1-5. All are clamped to integers 1-5."""
     blocks = _BLOCK.findall(text)
     candidate = blocks[-1] if blocks else text
     match = _OBJECT.search(candidate)
@@ -56,14 +56,13 @@ def parse_judge_answer(text: str) -> Scores:
     if not isinstance(data, dict):
         raise JudgeAnswerError("the judge's JSON is not an object")
     scores = data.get("scores") if isinstance(data.get("scores"), dict) else data
+    percent = all(f"{dim}_score" in scores for dim in DIMENSIONS)  # the published 0-100 answer format
     values = {}
     for dim in DIMENSIONS:
-        value = _number(scores.get(dim, scores.get(f"{dim}_score")))
+        value = _number(scores.get(f"{dim}_score") if percent else scores.get(dim))
         if value is None:
             raise JudgeAnswerError(f"the judge's answer has no numeric {dim!r} score")
-        values[dim] = value
-    if any(v > 5 for v in values.values()):
-        values = {k: 1 + 4 * min(100.0, max(0.0, v)) / 100 for k, v in values.items()}
+        values[dim] = 1 + 4 * min(100.0, max(0.0, value)) / 100 if percent else value
     return Scores.clamped(values)
 
 

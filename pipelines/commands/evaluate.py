@@ -79,6 +79,9 @@ def eval_command(
     plain: bool = typer.Option(True, help="Corpus: plain CPT-style prompts (--no-plain: the SFT reasoning templates)."),
     judge_spec=None,
     output: Path | None = typer.Option(None, "--output", "-o", help="Write the reports as JSON here."),
+    predictions: Path | None = typer.Option(
+        None, help="Write every line's answer, extracted prediction and judgement as JSONL here (all models)."
+    ),
     export: Path | None = typer.Option(
         None, help="Corpus: write the sampled turns as an AgentWorldBench folder ({task}_test.jsonl) here."
     ),
@@ -120,14 +123,14 @@ def eval_command(
         console.print("[red]give at least one --checkpoint or --endpoint[/]")
         raise typer.Exit(EXIT_USAGE)
     the_judge = judge_spec.build()
-    reports = []
+    reports, details = [], []
     for name, model in models:
         answers = [
             _answer(model, [{"role": r, "content": c} for r, c in item.messages], temperature, max_tokens, seed)
             for item in progress(items, f"eval {name}", len(items))
         ]
         with console.status(f"judging {name} ({the_judge.name})"):
-            report = score(name, items, answers, the_judge)
+            report = score(name, items, answers, the_judge, details)
         report.rejected_lines = rejected
         if isinstance(model, LocalModel) and rows:
             report.heldout_loss = _heldout_loss(model, rows)
@@ -136,6 +139,8 @@ def eval_command(
     _stage_effects(reports, models, the_judge.label)
     if output is not None:
         output.write_text(json.dumps([r.as_dict() for r in reports], indent=2))
+    if predictions is not None:
+        predictions.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in details))
     raise typer.Exit(EXIT_REJECTED if rejected else EXIT_OK)
 
 

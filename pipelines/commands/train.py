@@ -191,9 +191,7 @@ def _print_rl_step(m: dict) -> None:
 
 def serve_command(
     checkpoint: Path = typer.Argument(..., help="A checkpoint folder (weights, config, tokenizer)."),
-    host: str = typer.Option(
-        "127.0.0.1", help="Bind address. Anything but loopback (e.g. 0.0.0.0) needs --api-key."
-    ),
+    host: str = typer.Option("127.0.0.1", help="Bind address. Anything but loopback (e.g. 0.0.0.0) needs --api-key."),
     port: int = typer.Option(8000, min=0, max=65535),
     model_name: str | None = typer.Option(None, help="The model id clients ask for (default: the folder name)."),
     api_key: str | None = typer.Option(

@@ -90,3 +90,22 @@ def test_reward_trend_compares_the_first_and_last_quarter(tmp_path):
     )
     assert rl.reward_trend(metrics) == {"reward_first": 2.0, "reward_last": 8.0, "trend_steps": 2}
     assert rl.reward_trend(tmp_path / "none.jsonl") == {}
+
+
+def test_rl_rewards_come_from_the_judge_the_command_names(tmp_path, policy, rl_data):
+    """train --stage rl --judge endpoint: every sample judged by the judge behind a real HTTP server (2 of 5 for
+    these terminal turns), the reward 0.9 x 5 x mean + 0.1 x 25 x verifier where a verifier exists."""
+    from tests.evaluation.judge_server import judge_server
+
+    with judge_server() as (url, requests):
+        result = runner.invoke(
+            app,
+            ["train", "--stage", "rl", "--data", str(rl_data), "-o", str(tmp_path), "--init", str(policy),
+             "--max-steps", "1", "--max-new-tokens", "8", "--judge", "endpoint", "--judge-url", url,
+             "--judge-model", "judge-model"],
+        )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    (metrics,) = [json.loads(x) for x in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    assert len(requests) == 4 * 2  # group size x prompts per step
+    judge_only, with_failed_verifier = 5 * 2.0, 0.9 * 5 * 2.0
+    assert with_failed_verifier <= metrics["reward"] <= judge_only + 0.1 * 25

@@ -76,3 +76,23 @@ def test_bad_options():
     assert result.exit_code == 2 and "--generator-url" in result.output
     result = runner.invoke(app, ["curate-sft", "--judge", "endpoint"])
     assert result.exit_code == 2 and "--judge-url" in result.output
+
+
+def test_an_llm_judge_decides_what_is_kept(tmp_path, corpus_dir):
+    """curate-sft --judge endpoint: every candidate scored by the judge behind a real HTTP server (2 of 5 for
+    terminal turns, below the threshold)."""
+    from tests.evaluation.judge_server import judge_server
+
+    with judge_server() as (url, requests):
+        result = runner.invoke(
+            app,
+            ["curate-sft", "-i", str(corpus_dir), "-o", str(tmp_path), "--candidates", "2", "--per-trajectory", "1",
+             "--workers", "1", "--judge", "endpoint", "--judge-url", url, "--judge-model", "judge-model"],
+        )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    manifest = read_manifest(tmp_path)
+    assert manifest.config["judge"] == "endpoint" and manifest.config["judge_model"] == "judge-model"
+    assert manifest.counts["filtered.below_threshold"] == manifest.counts["read"] > 0
+    scores = [json.loads(x) for x in (tmp_path / "_scores.jsonl").read_text().splitlines()]
+    assert all(s["means"] == [2.0, 2.0] for s in scores) and len(requests) == 2 * len(scores)
+    assert all("<think>" not in r["body"]["messages"][1]["content"] for r in requests)  # only predictions judged
