@@ -15,6 +15,7 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
+from rich import box
 from rich.table import Table
 
 from evaluation.scores import DIMENSIONS
@@ -40,9 +41,17 @@ def _figure(value, scale: float = 1.0, digits: int = 1) -> str:
 
 
 def stage_table(reports: Sequence, stages: Sequence[str | None], judge_label: str) -> Table:
-    table = Table(title=f"what each stage did, on held-out tasks (judge: {judge_label})")
-    for column in ("model", "held-out loss", "format %", *DIMENSIONS, "overall", "verifier %"):
-        table.add_column(column, justify="left" if column == "model" else "right")
+    table = Table(
+        title=f"what each stage did, on held-out tasks (judge: {judge_label})",
+        caption="loss: held-out loss on observation tokens; tags: format compliance % (answers with a "
+        "<predicted_observation> block); form/fact/cons/real/qual: the judge's five dimensions, all: overall "
+        "(0-100); verif: rule-verifier accuracy %",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+    )
+    table.add_column("model", no_wrap=True)
+    for column in ("loss", "tags", "form", "fact", "cons", "real", "qual", "all", "verif"):
+        table.add_column(column, justify="right", no_wrap=True)
     for report, stage in zip(reports, stages, strict=True):
         table.add_row(
             stage or report.model,

