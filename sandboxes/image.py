@@ -22,6 +22,14 @@ PACKAGES = (
     "coreutils",
     "python3",
     "python3-pytest",
+    "nodejs",  # stdio MCP servers from npm run in the sandbox with Debian's node and npx
+    "npm",
+    # debootstrap does not resolve virtual packages: the providers apt would pick for npm's dependencies.
+    "node-function-bind",
+    "node-fancy-log",
+    "node-cli-table",
+    "node-css-selector-tokenizer",
+    "node-css-loader",
     "git",
     "curl",
     "tmux",
@@ -92,7 +100,8 @@ def ensure_base_image(
 def _run(cmd: list[str], **kwargs) -> None:
     result = subprocess.run(cmd, capture_output=True, text=True, **kwargs)
     if result.returncode != 0:
-        raise ImageBuildError(f"{' '.join(cmd[:3])} ... failed ({result.returncode}):\n{result.stderr[-2000:]}")
+        tail = (result.stdout[-1500:] + "\n" + result.stderr[-1500:]).strip()
+        raise ImageBuildError(f"{' '.join(cmd[:3])} ... failed ({result.returncode}):\n{tail}")
 
 
 def _build_from_debootstrap(recipe: ImageRecipe, log) -> None:
