@@ -22,14 +22,6 @@ PACKAGES = (
     "coreutils",
     "python3",
     "python3-pytest",
-    "nodejs",  # stdio MCP servers from npm run in the sandbox with Debian's node and npx
-    "npm",
-    # debootstrap does not resolve virtual packages: the providers apt would pick for npm's dependencies.
-    "node-function-bind",
-    "node-fancy-log",
-    "node-cli-table",
-    "node-css-selector-tokenizer",
-    "node-css-loader",
     "git",
     "curl",
     "tmux",
@@ -45,6 +37,9 @@ PACKAGES = (
     "less",
     "ca-certificates",
 )
+# Installed by apt inside the new root after debootstrap: npm's dependencies name virtual packages, which
+# debootstrap's resolver cannot follow. Stdio MCP servers from npm run with Debian's node and npx.
+APT_PACKAGES = ("nodejs", "npm")
 AGENT_UID = 1000
 DOCKERFILE = Path(__file__).parent / "images" / "Dockerfile"
 
@@ -57,11 +52,14 @@ class ImageBuildError(RuntimeError):
 class ImageRecipe:
     suite: str = "bookworm"
     packages: tuple[str, ...] = PACKAGES
+    apt_packages: tuple[str, ...] = APT_PACKAGES
     extra: dict = field(default_factory=dict)
 
     @property
     def tag(self) -> str:
         recipe = {"suite": self.suite, "packages": sorted(self.packages), "uid": AGENT_UID, **self.extra}
+        if self.apt_packages:
+            recipe["apt_packages"] = sorted(self.apt_packages)
         return f"{REPOSITORY}:{config_hash(recipe)}"
 
 
@@ -120,6 +118,21 @@ def _build_from_debootstrap(recipe: ImageRecipe, log) -> None:
                 MIRROR,
             ]
         )
+        if recipe.apt_packages:
+            log(f"apt-get install {' '.join(recipe.apt_packages)} in the new root (a few minutes)")
+            _run(
+                [
+                    "chroot",
+                    str(root),
+                    "apt-get",
+                    "install",
+                    "-y",
+                    "-q",
+                    "--no-install-recommends",
+                    *recipe.apt_packages,
+                ],
+                env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "DEBIAN_FRONTEND": "noninteractive", "LANG": "C.UTF-8"},
+            )
         _add_agent_user(root)
         for junk in ("var/cache/apt/archives", "var/lib/apt/lists"):
             shutil.rmtree(root / junk, ignore_errors=True)
@@ -146,7 +159,7 @@ def _build_from_dockerfile(recipe: ImageRecipe, log) -> None:
             "docker",
             "build",
             "--build-arg",
-            f"PACKAGES={' '.join(recipe.packages)}",
+            f"PACKAGES={' '.join(recipe.packages + recipe.apt_packages)}",
             "-t",
             recipe.tag,
             str(DOCKERFILE.parent),

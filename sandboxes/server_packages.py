@@ -24,6 +24,7 @@ from schemas.hashing import config_hash
 
 MOUNT = "/opt/trajforge/cache"
 NPM_CACHE = f"{MOUNT}/npm"
+HOST_CA = "/opt/trajforge/host-ca.crt"  # only in the install container, never in an episode
 # What the bundled servers (sandboxes/servers) import beyond the standard library, pinned to the host's versions so
 # a server behaves the same isolated or not. Every Python server in a container gets these.
 BUNDLED_DISTRIBUTIONS = ("mcp", "duckdb", "duckdb-extension-fts")
@@ -157,8 +158,23 @@ def npm_install_command(root: Path, image: str, spec: str) -> list[str]:
     """`npm exec --yes --package=SPEC` in a throwaway container of the sandbox image, with network, writing into the
     host's npm cache: the same npx the episode runs, so the same `_npx` folder and metadata."""
     env = {"npm_config_cache": NPM_CACHE, "npm_config_update_notifier": "false", "npm_config_registry": _npm_registry()}
+    mounts = {root / "npm": NPM_CACHE}
+    if ca := host_ca_bundle():  # a registry behind a TLS-inspecting proxy: trust what the host trusts
+        mounts[Path(ca)] = f"{HOST_CA}:ro"
+        env["NODE_EXTRA_CA_CERTS"] = HOST_CA
     command = ["npm", "exec", "--yes", f"--package={spec}", "--", "true"]
-    return _in_image(image, {root / "npm": NPM_CACHE}, command, env=env, network=True)
+    return _in_image(image, mounts, command, env=env, network=True)
+
+
+def host_ca_bundle() -> str | None:
+    for candidate in (
+        os.environ.get("NODE_EXTRA_CA_CERTS"),
+        os.environ.get("SSL_CERT_FILE"),
+        "/etc/ssl/certs/ca-certificates.crt",
+    ):
+        if candidate and os.path.isfile(candidate):
+            return candidate
+    return None
 
 
 def _in_image(

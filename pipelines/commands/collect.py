@@ -29,15 +29,29 @@ def _docker():
 
 def sandbox_image_command(
     dockerfile: bool = typer.Option(False, "--dockerfile", help="Build FROM debian:bookworm-slim (needs a registry)."),
+    server_packages: bool = typer.Option(
+        True,
+        help="Also install the bundled MCP suites' server packages (npm, PyPI) into the host cache that isolated "
+        "servers mount read-only (TRAJFORGE_SERVER_CACHE, default ~/.cache/trajforge/servers).",
+    ),
 ) -> None:
-    """Build the sandbox base image (debootstrap rootfs + docker import), or reuse it when it exists."""
+    """Build the sandbox base image (debootstrap rootfs + docker import), or reuse it when it exists, and fill the
+    package cache of the bundled MCP servers (episodes have no network, so this is where npx finds them)."""
     from sandboxes.image import ImageBuildError, ensure_base_image
 
+    client = _docker()
     try:
-        tag = ensure_base_image(_docker(), use_dockerfile=dockerfile, log=console.print)
+        tag = ensure_base_image(client, use_dockerfile=dockerfile, log=console.print)
     except ImageBuildError as exc:
         console.print(f"[red]{exc}[/]")
         raise typer.Exit(EXIT_REJECTED) from exc
+    if server_packages:
+        from collectors.environments import Settings
+        from collectors.tasks import SUITES_DIR, load_suite
+
+        suites = [load_suite(p.stem) for p in sorted(SUITES_DIR.glob("*.yaml"))]
+        if not _prepare_mcp_packages(suites, Settings(run_id="sandbox-image", image=tag, docker_client=client)):
+            raise typer.Exit(EXIT_REJECTED)
     typer.echo(tag)
 
 
@@ -225,13 +239,15 @@ def mcp_policy(environment: dict) -> dict:
     return {"transport": "stdio", "isolation": server.isolation, "network": server.network}
 
 
-def _prepare_mcp_packages(suites, settings) -> None:
-    """Install the isolated servers' npm/PyPI packages into the host cache before the first episode."""
+def _prepare_mcp_packages(suites, settings) -> bool:
+    """Install the isolated servers' npm/PyPI packages into the host cache before the first episode; False if one
+    could not be installed (its episodes will then end as infra_error, saying why)."""
     from collectors.environments import mcp_isolation, mcp_server
     from sandboxes.base import InfraError
     from sandboxes.mcp_container import ServerContainer
 
     isolation = mcp_isolation(settings)
+    ok = True
     for suite in suites:
         if suite.environment["kind"] != "mcp":
             continue
@@ -241,3 +257,5 @@ def _prepare_mcp_packages(suites, settings) -> None:
                 ServerContainer(server, isolation).prepare(list(server.args), log=console.print)
             except InfraError as exc:  # its episodes will fail as infra_error, with this reason; the others run
                 console.print(f"[red]{suite.name}: {exc}[/]")
+                ok = False
+    return ok
