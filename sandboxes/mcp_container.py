@@ -28,9 +28,16 @@ from sandboxes.server_packages import (
 
 CONTAINER_WORKDIR = "/work"
 SYSTEM_FOLDERS = ("/usr/", "/bin/", "/sbin/", "/lib", "/etc/", "/proc/", "/sys/", "/dev/")
-# npm inside an episode: offline, from the read-only cache, logs and update checks off (nothing to write there).
+# npm inside an episode: offline, logs and update checks off. npm rewrites its cache index on every lookup (cacache
+# compacts the bucket it reads), so a read-only cache cannot answer: npx gets a cache in the container's /tmp whose
+# index (small) is copied from the read-only one, with the package contents and npx's installs linked, read-only.
+EPISODE_NPM_CACHE = "/tmp/npm-cache"
+NPX_FROM_CACHE = (
+    f'r={NPM_CACHE}; c={EPISODE_NPM_CACHE}; mkdir -p "$c/_cacache" && cp -r "$r/_cacache/index-v5" "$c/_cacache/" '
+    '&& ln -s "$r/_cacache/content-v2" "$c/_cacache/" && ln -s "$r/_npx" "$c/" && exec npx "$@"'
+)
 NPM_ENV = {
-    "npm_config_cache": NPM_CACHE,
+    "npm_config_cache": EPISODE_NPM_CACHE,
     "npm_config_offline": "true",
     "npm_config_update_notifier": "false",
     "npm_config_logs_max": "0",
@@ -137,9 +144,12 @@ class ServerContainer:
             ) from exc
         # Secrets stay out of argv: `-e NAME` makes docker exec copy the value from its own environment.
         exec_args = ["exec", "-i", "-w", CONTAINER_WORKDIR, *[a for name in env for a in ("-e", name)]]
+        argv = [command, *args]
+        if os.path.basename(command) == "npx":
+            argv = ["sh", "-c", NPX_FROM_CACHE, "npx", *args]
         return StdioServerParameters(
             command="docker",
-            args=[*exec_args, self.container.id, command, *args],
+            args=[*exec_args, self.container.id, *argv],
             env={**get_default_environment(), **env},
         )
 
