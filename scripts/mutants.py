@@ -30,9 +30,10 @@ ROOT = Path(__file__).resolve().parents[1]
 class Mutant:
     name: str
     path: str  # the file to break, relative to the repository root
-    old: str  # text that must occur exactly once in the file
+    old: str  # text that must occur exactly `count` times in the file; every occurrence is replaced
     new: str
     tests: tuple[str, ...]  # pytest node ids that must fail
+    count: int = 1
 
 
 MUTANTS = [
@@ -99,6 +100,34 @@ MUTANTS = [
         "if False:",
         ("tests/sandboxes/test_browser.py::test_clicks_redirects_and_subresources_to_another_origin_are_blocked",),
     ),
+    Mutant(
+        "Google API keys not redacted",
+        "curation/redaction.py",
+        '("google_api_key", re.compile(r"\\bAIza',
+        '("google_api_key", re.compile(r"\\bAIzaNEVER',
+        (
+            "tests/curation/test_redaction.py::test_each_kind_of_secret",
+            "tests/pipelines/build_corpus/test_pipeline.py::test_every_kind_of_secret_is_redacted_in_the_shards",
+        ),
+    ),
+    Mutant(
+        "JWTs not redacted",
+        "curation/redaction.py",
+        '("jwt", re.compile(r"\\beyJ',
+        '("jwt", re.compile(r"\\beyJNEVER',
+        (
+            "tests/curation/test_redaction.py::test_each_kind_of_secret",
+            "tests/pipelines/build_corpus/test_pipeline.py::test_every_kind_of_secret_is_redacted_in_the_shards",
+        ),
+    ),
+    Mutant(
+        "build-corpus leaves an interrupted build's spill files behind",
+        "pipelines/build_corpus/pipeline.py",
+        "shutil.rmtree(output / SPILL_DIR, ignore_errors=True)",
+        "pass",
+        ("tests/pipelines/build_corpus/test_pipeline.py::test_a_build_killed_mid_write_reruns_to_a_clean_builds_bytes",),
+        count=2,
+    ),
 ]
 
 
@@ -157,7 +186,7 @@ def main() -> int:
         for i, m in enumerate(mutants, 1):
             path = tree / m.path
             original = path.read_text()
-            if original.count(m.old) != 1:
+            if original.count(m.old) != m.count:
                 rows.append((m, "stale", 0.0))
                 print(f"[{i}/{len(mutants)}] {m.name}: stale ({m.old!r} found {original.count(m.old)}x)", flush=True)
                 continue
