@@ -125,7 +125,9 @@ MUTANTS = [
         "pipelines/build_corpus/pipeline.py",
         "shutil.rmtree(output / SPILL_DIR, ignore_errors=True)",
         "pass",
-        ("tests/pipelines/build_corpus/test_pipeline.py::test_a_build_killed_mid_write_reruns_to_a_clean_builds_bytes",),
+        (
+            "tests/pipelines/build_corpus/test_pipeline.py::test_a_build_killed_mid_write_reruns_to_a_clean_builds_bytes",
+        ),
         count=2,
     ),
 ]

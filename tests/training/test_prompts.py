@@ -1,7 +1,7 @@
 from collections import Counter
 
+from evaluation.extraction import extract_prediction
 from training.generators import HintTemplateGenerator
-from training.judge import extract_prediction
 from training.prompts import TEMPLATES, build_query, pick_template
 
 
@@ -24,5 +24,5 @@ def test_templates_are_diverse_and_deterministic():
 def test_hint_generator_gives_one_faithful_and_degraded_candidates(corpus):
     query = build_query(corpus[1], 1)
     candidates = HintTemplateGenerator().generate(query, 3, seed=0)
-    predictions = [extract_prediction(c) for c in candidates]
+    predictions = [extract_prediction(c).text for c in candidates]
     assert predictions[0] == query.reference and len(set(predictions)) == 3
