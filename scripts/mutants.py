@@ -130,6 +130,27 @@ MUTANTS = [
         ),
         count=2,
     ),
+    Mutant(
+        "AgentWorldBench extraction takes the first <predicted_observation> block",
+        "evaluation/extraction.py",
+        "start = visible.rfind(OPEN)",
+        "start = visible.find(OPEN)",
+        ("tests/evaluation/test_extraction.py::test_reasoning_is_dropped_and_the_last_block_wins",),
+    ),
+    Mutant(
+        "judge calibration counts a tie as the judge ranking correctly",
+        "evaluation/calibration.py",
+        "correct = real.scores.mean > adversary.scores.mean",
+        "correct = real.scores.mean >= adversary.scores.mean",
+        ("tests/evaluation/test_calibration.py::test_judge_check_of_an_endpoint_judge",),
+    ),
+    Mutant(
+        "serve: the API key is not checked",
+        "training/serving.py",
+        "if not hmac.compare_digest(given, self.expected):",
+        "if False:",
+        ("tests/training/test_serving.py::test_an_api_key_is_checked_on_every_request",),
+    ),
 ]
 
 
