@@ -151,6 +151,16 @@ MUTANTS = [
         "if False:",
         ("tests/training/test_serving.py::test_an_api_key_is_checked_on_every_request",),
     ),
+    Mutant(
+        "verifiers check volatile values (timestamps, pids, temp names)",
+        "evaluation/volatile.py",
+        "return VOLATILE.sub(PLACEHOLDER, text)",
+        "return text",
+        (
+            "tests/evaluation/test_verifiers.py::test_volatile_values_are_masked",
+            "tests/evaluation/test_verifiers.py::test_two_real_runs_pass_each_others_verifier",
+        ),
+    ),
 ]
 
 
