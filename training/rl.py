@@ -12,7 +12,7 @@ from pathlib import Path
 import torch
 
 from training.checkpoint import resume, save_checkpoint
-from training.data import load_shards
+from training.data import load_shards, stage_rows
 from training.gspo import EPS_HIGH, EPS_LOW, group_advantages, gspo_loss, sequence_logprobs
 from training.model import load_model, resolve_init
 from training.rewards import reference_reward
@@ -70,7 +70,7 @@ def rollout(model, tokenizer, row: dict, config: RLConfig, seed: int) -> tuple[t
 
 
 def run_rl(config: RLConfig, progress=None) -> dict:
-    rows = load_shards(config.data, "rl")
+    rows = stage_rows(load_shards(config.data, "rl"), "rl")
     init = resolve_init(config.init)
     if init is None:
         raise ValueError("--stage rl needs --init: a CPT or SFT checkpoint (the policy to sharpen)")

@@ -10,26 +10,26 @@ from pipelines.commands import EXIT_OK, EXIT_USAGE
 from pipelines.console import console, out, progress
 
 
-def _rows(corpus: Path | None, agentworldbench: Path | None, held_out: float, seed: int, limit: int):
+def _rows(corpus: Path | None, agentworldbench: Path | None, limit: int):
     if agentworldbench is not None:
         from schemas.formats import ImportOptions
         from schemas.formats import agentworldbench as awb
 
         rows = [r.record.model_dump() for r in awb.read(agentworldbench, ImportOptions()) if r.ok]
         return [r for r in rows if r["turns"]][:limit]
-    from training.data import load_cpt, split_by_trajectory
+    from training.data import held_out_rows, load_cpt
 
-    rows = load_cpt(corpus)
-    return list(split_by_trajectory(rows, held_out, seed).held_out)[:limit]
+    return list(held_out_rows(load_cpt(corpus)))[:limit]
 
 
 def eval_command(
     checkpoint: list[Path] = typer.Option([], "--checkpoint", "-c", help="A checkpoint folder to score (repeatable)."),
     endpoint: list[str] = typer.Option([], help="URL=MODEL of an OpenAI-compatible endpoint to score (repeatable)."),
-    corpus: Path = typer.Option(Path("data/corpus"), help="A build-corpus folder: its held-out trajectories."),
+    corpus: Path = typer.Option(
+        Path("data/corpus"), help="A build-corpus folder: its held-out tasks (the split build-corpus recorded)."
+    ),
     agentworldbench: Path | None = typer.Option(None, help="Evaluate on an AgentWorldBench JSONL file instead."),
     untrained: bool = typer.Option(False, help="Also score a random-init model shaped like the first checkpoint."),
-    held_out: float = typer.Option(0.1, min=0.0, max=1.0, help="Held-out share (the trainer's split)."),
     seed: int = typer.Option(0),
     limit: int = typer.Option(50, min=1, help="Held-out trajectories at most."),
     max_new_tokens: int = typer.Option(256, min=1),
@@ -45,7 +45,7 @@ def eval_command(
     from training.serving import LocalModel
 
     try:
-        rows = _rows(corpus, agentworldbench, held_out, seed, limit)
+        rows = _rows(corpus, agentworldbench, limit)
     except FileNotFoundError as exc:
         console.print(f"[red]{exc}[/]")
         raise typer.Exit(EXIT_USAGE) from exc
