@@ -150,10 +150,10 @@ def build_report(corpus: Path, samples: int = 3) -> str:
         f" · code {escape(manifest.code_version)}"
         f" · config {manifest.config_hash} · masking {escape(policy)} · {len(manifest.outputs)} shards"
         f" · counts {'reconcile' if manifest.reconciles() else 'DO NOT reconcile'}</p>"
-        f"<h2>Counts</h2>{summary}<h2>Split by task</h2>{splits}<h2>Knowledge documents</h2>{knowledge}"
-        f"<h2>Turns per domain and category</h2>{categories}"
+        f"<h2>Counts</h2>{summary}<h2>Turns per domain and category</h2>{categories}"
         f'<h2>Statistics</h2><div class="grid">{histograms}</div>'
         f"<h2>Rejection reasons</h2>{reasons if manifest.rejection_reasons else '<p>No record was rejected.</p>'}"
+        f"<h2>Split by task</h2>{splits}<h2>Knowledge documents</h2>{knowledge}"
         f"<h2>Sample trajectories</h2><p>Green turns are in the loss (highlighted characters are the kept spans); "
         f"grey turns stay in the context but out of the loss.</p>{''.join(_sample(r) for r in rows_sample)}"
         f"</body></html>"
