@@ -44,7 +44,7 @@ demo: setup sandbox-image
 	$(TF) build-corpus --input $(DATA)/demo/raw --output $(DATA)/demo/corpus $(addprefix --knowledge ,$(MAN_PAGES)) --knowledge-share 0.2
 	$(TF) report $(DATA)/demo/corpus
 	$(TF) inspect $(DATA)/demo/corpus --sql "select domain, count(*) as trajectories, sum(len(turns)) as turns from trajectories group by 1 order by 1"
-	$(TF) export $(DATA)/demo/raw --format agentworldbench --output $(DATA)/demo/export/agentworldbench.jsonl
+	$(TF) export $(DATA)/demo/raw --format agentworldbench --output $(DATA)/demo/export/agentworldbench
 	$(TF) curate-sft --input $(DATA)/demo/corpus --output $(DATA)/demo/sft
 	$(TF) prepare-rl --input $(DATA)/demo/corpus --output $(DATA)/demo/rl --token-budget 1024
 	$(TF) train --stage cpt --data $(DATA)/demo/corpus --output $(DATA)/demo/runs/cpt --max-steps 300 --eval-every 100
@@ -54,7 +54,7 @@ demo: setup sandbox-image
 		--init $(DATA)/demo/runs/sft/checkpoint-60
 	$(TF) eval --corpus $(DATA)/demo/corpus --untrained --limit 12 --max-new-tokens 96 \
 		-c $(DATA)/demo/runs/cpt/checkpoint-300 -c $(DATA)/demo/runs/rl/checkpoint-4 \
-		--output $(DATA)/demo/eval.json --export $(DATA)/demo/export/benchmark.jsonl
+		--output $(DATA)/demo/eval.json --export $(DATA)/demo/export/benchmark
 	@echo "demo: outputs under $(DATA)/demo; corpus report: $(DATA)/demo/corpus/report.html; scores: $(DATA)/demo/eval.json"
 
 # World knowledge for CPT: the manual pages Debian ships for commands the terminal tasks use (any this machine

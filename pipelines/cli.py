@@ -9,6 +9,7 @@ from pipelines.commands import (
     curate_sft,
     evaluate,
     inspect,
+    judge_check,
     prepare_rl,
     report,
     train,
@@ -31,6 +32,7 @@ app.command("build-corpus", context_settings={"allow_extra_args": True, "ignore_
 app.command("curate-sft")(curate_sft.curate_sft_command)
 app.command("prepare-rl")(prepare_rl.prepare_rl_command)
 app.command("eval")(evaluate.eval_command)
+app.command("judge-check")(judge_check.judge_check_command)
 app.command("report")(report.report_command)
 app.command("train")(train.train_command)
 app.command("serve")(train.serve_command)

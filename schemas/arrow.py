@@ -171,7 +171,7 @@ RL_SCHEMA = pa.schema(
     [
         *QUERY_FIELDS,
         pa.field("reference", pa.large_string(), nullable=False),
-        pa.field("verifier", pa.string()),  # JSON spec (training/verifiers.py); null where none can be derived
+        pa.field("verifier", pa.string()),  # JSON spec (evaluation/verifiers.py); null where none can be derived
         pa.field("prompt_tokens", pa.int32(), nullable=False),
     ],
     metadata={"trajforge.kind": "rl"},

@@ -5,6 +5,7 @@ from pathlib import Path
 import typer
 
 from pipelines.commands import EXIT_OK, EXIT_USAGE
+from pipelines.commands.judge_options import with_judge_options
 from pipelines.console import console
 
 
@@ -23,16 +24,6 @@ def _generator_factory(kind: str, url: str | None, model: str | None, checkpoint
     raise ValueError(f"unknown --generator {kind!r}: endpoint, checkpoint or rationalization")
 
 
-def _judge_factory(kind: str, url: str | None, model: str | None):
-    if kind == "endpoint":
-        if not url or not model:
-            raise ValueError("--judge endpoint needs --judge-url and --judge-model")
-        return _Factory("pipelines.curate_sft.transforms", "EndpointJudge", url, model)
-    if kind == "reference":
-        return _Factory("pipelines.curate_sft.transforms", "ReferenceJudge")
-    raise ValueError(f"unknown --judge {kind!r}: reference or endpoint")
-
-
 class _Factory:
     def __init__(self, module: str, name: str, *args):
         self.module, self.name, self.args = module, name, args
@@ -43,6 +34,7 @@ class _Factory:
         return getattr(importlib.import_module(self.module), self.name)(*self.args)
 
 
+@with_judge_options
 def curate_sft_command(
     input: Path = typer.Option(Path("data/corpus"), "--input", "-i", help="A build-corpus folder (its cpt/ shards)."),
     output: Path = typer.Option(Path("data/sft"), "--output", "-o", help="SFT folder: sft/ shards, scores, manifest."),
@@ -55,9 +47,7 @@ def curate_sft_command(
     generator_url: str | None = typer.Option(None, envvar="TRAJFORGE_GENERATOR_URL"),
     generator_model: str | None = typer.Option(None, envvar="TRAJFORGE_GENERATOR_MODEL"),
     checkpoint: Path | None = typer.Option(None, help="Checkpoint folder for --generator checkpoint."),
-    judge: str = typer.Option("reference", help="reference (the embedded judge) or endpoint (an LLM judge)."),
-    judge_url: str | None = typer.Option(None, envvar="TRAJFORGE_JUDGE_URL"),
-    judge_model: str | None = typer.Option(None, envvar="TRAJFORGE_JUDGE_MODEL"),
+    judge_spec=None,
     candidates: int = typer.Option(3, min=1, max=16, help="Candidates per query (best of N)."),
     threshold: float = typer.Option(3.5, min=1.0, max=5.0, help="Queries whose best mean score is lower are dropped."),
     per_trajectory: int = typer.Option(4, min=1, help="Queries (in-loss turns) per trajectory at most."),
@@ -78,14 +68,13 @@ def curate_sft_command(
 
     try:
         make_generator = _generator_factory(generator, generator_url, generator_model, checkpoint, max_new_tokens)
-        make_judge = _judge_factory(judge, judge_url, judge_model)
         with console.status("running the curate-sft pipeline (Beam)"):
             manifest = curate_sft(
                 input,
                 output,
                 make_generator,
-                make_judge,
-                {"generator": generator, "judge": judge},
+                judge_spec,
+                {"generator": generator, **judge_spec.as_config()},
                 candidates,
                 threshold,
                 per_trajectory,

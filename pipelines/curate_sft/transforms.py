@@ -4,23 +4,16 @@ from collections.abc import Iterator
 
 import apache_beam as beam
 
+from evaluation.extraction import extract_prediction
+from evaluation.scores import Scores
 from pipelines.build_corpus.transforms import COUNTS, CountingFn
 from schemas.shards import read_shard_table
 from schemas.splits import readable_by, row_placement
 from schemas.version import SCHEMA_VERSION
 from training.generators import Candidate, sample_kind
-from training.judge import (
-    JUDGE_PROMPT,
-    PAIRWISE_PROMPT,
-    Scores,
-    extract_prediction,
-    judge_reference,
-    parse_judge_answer,
-)
 from training.prompts import Query, build_query
 
 SCORES = "scores"
-PAIRWISE_MARGIN = 0.5  # mean scores this close are compared pairwise when the judge can
 
 
 class ReadRows(beam.PTransform):
@@ -122,14 +115,17 @@ class _JudgeFn(CountingFn):
     def process(self, item) -> Iterator:
         query, placement, labelled, generator = item
         candidates = [c.text for c in labelled]
-        judged = [(self.judge.score(query, candidate), candidate) for candidate in candidates]
-        best_index = max(range(len(judged)), key=lambda i: (judged[i][0].mean, -i))
-        if hasattr(self.judge, "prefer"):  # an LLM judge settles close calls by comparing the two directly
-            ranked = sorted(range(len(judged)), key=lambda i: (-judged[i][0].mean, i))
-            if len(ranked) > 1 and judged[ranked[0]][0].mean - judged[ranked[1]][0].mean <= PAIRWISE_MARGIN:
-                best_index = self.judge.prefer(query, candidates[ranked[0]], candidates[ranked[1]], ranked[:2])
-        best, target = judged[best_index]
-        keep = best.mean >= self.threshold and extract_prediction(target) is not None
+        predictions = [extract_prediction(candidate) for candidate in candidates]
+        judged = []  # a judge failure (an unparseable answer, a timeout) scores lowest, so best-of-N passes it over
+        for prediction in predictions:
+            judgement = self.judge.judge(query.case(prediction.text))
+            if not judgement.ok:
+                self.count("judge_failures")
+            judged.append((judgement.scores or Scores.lowest(), prediction))
+        best_index = max(range(len(judged)), key=lambda i: (judged[i][1].tagged, judged[i][0].mean, -i))
+        best, prediction = judged[best_index]
+        target = candidates[best_index]
+        keep = best.mean >= self.threshold and prediction.tagged  # SFT teaches the tagged answer format
         yield beam.pvalue.TaggedOutput(
             SCORES,
             {
@@ -149,7 +145,7 @@ class _JudgeFn(CountingFn):
         origin = labelled[best_index].origin
         self.count("written")
         self.count(f"kept.{sample_kind(origin)}")
-        self.count("kept.verbatim_reference", int(extract_prediction(target) == query.reference))
+        self.count("kept.verbatim_reference", int(prediction.text == query.reference))
         yield {
             "schema_version": SCHEMA_VERSION,
             "trajectory_id": query.trajectory_id,
@@ -158,7 +154,7 @@ class _JudgeFn(CountingFn):
             "template": query.template,
             "messages": [{"role": r, "content": c} for r, c in query.messages],
             "target": target,
-            "prediction": extract_prediction(target),
+            "prediction": prediction.text,
             "reference": query.reference,
             "scores": best.as_dict(),
             "score": best.mean,
@@ -168,38 +164,3 @@ class _JudgeFn(CountingFn):
             "origin": origin,
             **placement,
         }
-
-
-class ReferenceJudge:
-    name = "reference"
-
-    def score(self, query: Query, candidate: str) -> Scores:
-        return judge_reference(extract_prediction(candidate), query.reference, query.history_text())
-
-
-class EndpointJudge:
-    """An LLM judge behind an OpenAI-compatible endpoint; an answer that does not parse scores 1 everywhere."""
-
-    def __init__(self, base_url: str, model: str):
-        from training.generators import EndpointGenerator
-
-        self.client = EndpointGenerator(base_url, model, temperature=0.0, max_tokens=200)
-        self.name = f"endpoint:{model}"
-
-    def score(self, query: Query, candidate: str) -> Scores:
-        prediction = extract_prediction(candidate)
-        if prediction is None:
-            return Scores(1, 1, 1, 1, 1)
-        prompt = JUDGE_PROMPT.format(
-            history=query.history_text(), action=query.action, reference=query.reference, prediction=prediction
-        )
-        answer = self.client.complete([{"role": "user", "content": prompt}], seed=0)[0]
-        return parse_judge_answer(answer) or Scores(1, 1, 1, 1, 1)
-
-    def prefer(self, query: Query, first: str, second: str, indices: list[int]) -> int:
-        """Pairwise: which of two candidates is closer to the real observation (the first on an unclear answer)."""
-        prompt = PAIRWISE_PROMPT.format(
-            action=query.action, reference=query.reference, a=extract_prediction(first), b=extract_prediction(second)
-        )
-        answer = self.client.complete([{"role": "user", "content": prompt}], seed=0)[0].strip().upper()
-        return indices[1] if answer.startswith("B") else indices[0]

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import apache_beam as beam
 
+from evaluation.verifiers import derive_verifier
 from pipelines.beam_runtime import pipeline_options, runner_for
 from pipelines.build_corpus.transforms import COUNTS, CountingFn
 from pipelines.curate_sft.transforms import ReadRows
@@ -19,7 +20,6 @@ from schemas.manifest import Manifest, read_manifest
 from schemas.splits import readable_by, row_placement
 from schemas.version import SCHEMA_VERSION
 from training.prompts import build_query
-from training.verifiers import derive_verifier
 
 RL_DIR = "rl"
 CHARS_PER_TOKEN = 4  # the budget's estimate without a tokenizer; --tokenizer counts exactly

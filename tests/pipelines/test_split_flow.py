@@ -7,6 +7,7 @@ import pyarrow as pa
 import pytest
 from typer.testing import CliRunner
 
+from evaluation.factory import JudgeSpec
 from pipelines.build_corpus.config import BuildConfig
 from pipelines.build_corpus.pipeline import build_corpus
 from pipelines.cli import app
@@ -94,7 +95,7 @@ def test_no_held_out_task_reaches_any_stage(pools, tmp_path, tiny_checkpoint, mo
         corpus,
         tmp_path / "sft",
         _Factory("training.generators", "RationalizationGenerator"),
-        _Factory("pipelines.curate_sft.transforms", "ReferenceJudge"),
+        JudgeSpec(),
         {},
         workers=1,
     )

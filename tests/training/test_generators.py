@@ -1,12 +1,12 @@
+from evaluation.extraction import extract_prediction
 from training.generators import RATIONALIZATION, ROLLOUT, VERBATIM, Generator, RationalizationGenerator, sample_kind
-from training.judge import extract_prediction
 from training.prompts import build_query
 
 
 def test_rationalization_labels_the_verbatim_reference_and_its_degraded_copies(corpus):
     query = build_query(corpus[1], 1)
     labelled = RationalizationGenerator().labelled(query, 3, seed=0)
-    predictions = [extract_prediction(c.text) for c in labelled]
+    predictions = [extract_prediction(c.text).text for c in labelled]
     assert predictions[0] == query.reference and len(set(predictions)) == 3
     assert labelled[0].origin == VERBATIM
     assert all(sample_kind(c.origin) == RATIONALIZATION for c in labelled)

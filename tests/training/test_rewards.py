@@ -1,9 +1,10 @@
 import json
 
-from training.judge import Scores
+from evaluation.embedded import EmbeddedJudge
+from evaluation.scores import Scores
+from evaluation.verifiers import derive_verifier, verify
 from training.prompts import candidate
-from training.rewards import hybrid_reward, reference_reward
-from training.verifiers import derive_verifier, verify
+from training.rewards import hybrid_reward, row_reward
 
 MCP = {
     "content": json.dumps(
@@ -39,8 +40,30 @@ def test_hybrid_reward_weights():
     assert (passed.verifier, passed.total) == (25.0, 25.0) and (failed.verifier, failed.total) == (0.0, 22.5)
 
 
+def _row(reference: str, spec: dict | None) -> dict:
+    messages = [{"role": "system", "content": "S"}, {"role": "user", "content": "ls -l"}]
+    return {
+        "domain": "terminal",
+        "messages": messages,
+        "reference": reference,
+        "verifier": json.dumps(spec) if spec else None,
+    }
+
+
 def test_self_praise_earns_nothing():
     reference = TERMINAL["content"]
-    honest = reference_reward(candidate("I think.", reference), reference, derive_verifier(TERMINAL, "terminal"))
-    bragging = reference_reward(f"<think>{reference} is certainly right, 5/5</think> no tags", reference, None)
-    assert honest.total == 25.0 and bragging.total == 0.0
+    row = _row(reference, derive_verifier(TERMINAL, "terminal"))
+    honest = row_reward(EmbeddedJudge(), row, candidate("I think.", reference))
+    bragging = row_reward(EmbeddedJudge(), row, f"<think>{reference} is certainly right, 5/5</think> Success")
+    assert honest.total == 25.0 and bragging.total < 10 and bragging.verifier == 0.0
+
+
+def test_a_judge_failure_earns_no_judge_reward():
+    class Failing(EmbeddedJudge):
+        def judge(self, case):
+            from evaluation.judge import Judgement
+
+            return Judgement(None, "judge timed out")
+
+    reward = row_reward(Failing(), _row("x", None), "x")
+    assert reward.total == 0.0 and reward.judge_failure == "judge timed out"

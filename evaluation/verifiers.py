@@ -5,7 +5,7 @@ prompts by prepare-rl."""
 
 import json
 
-from training.judge import FACT
+from evaluation.facts import FACT
 
 MAX_FACTS = 8
 
