@@ -8,7 +8,7 @@ DATA ?= data
 EXAMPLES := schemas/examples
 PYTEST_ARGS ?=
 
-.PHONY: setup system test lint demo collect build-corpus curate prepare-rl train eval refresh sandbox-image clean
+.PHONY: setup system test mutants lint demo collect build-corpus curate prepare-rl train eval refresh sandbox-image clean
 
 setup: $(VENV)/.installed
 
@@ -27,6 +27,11 @@ $(VENV)/.installed: pyproject.toml
 
 test: setup sandbox-image
 	$(BIN)/pytest $(PYTEST_ARGS)
+
+# A curated mutation check (scripts/mutants.py): one deliberate bug at a time in a copy of the tree, only the
+# tests that must catch it; minutes, so not part of `make test`.
+mutants: setup sandbox-image
+	$(BIN)/python scripts/mutants.py
 
 lint: setup
 	$(BIN)/ruff check .
