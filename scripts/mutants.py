@@ -161,6 +161,30 @@ MUTANTS = [
             "tests/evaluation/test_verifiers.py::test_two_real_runs_pass_each_others_verifier",
         ),
     ),
+    Mutant(
+        "the split by trajectory instead of by task (a held-out task's other episodes train)",
+        "schemas/splits.py",
+        "return f\"task:{origin.split('#', 1)[0]}\"",
+        "return f\"trajectory:{record['trajectory_id']}\"",
+        (
+            "tests/schemas/test_splits.py::test_collected_episodes_of_one_task_share_its_key",
+            "tests/pipelines/test_split_flow.py::test_the_split_is_by_task_and_recorded",
+        ),
+    ),
+    Mutant(
+        "SFT reads held-out tasks",
+        "schemas/splits.py",
+        '"sft": ("train", "sft_rl"),',
+        '"sft": ("train", "sft_rl", "held_out"),',
+        ("tests/pipelines/test_split_flow.py::test_no_held_out_task_reaches_any_stage",),
+    ),
+    Mutant(
+        "RL reads held-out tasks",
+        "schemas/splits.py",
+        '"rl": ("train", "sft_rl"),',
+        '"rl": ("train", "sft_rl", "held_out"),',
+        ("tests/pipelines/test_split_flow.py::test_no_held_out_task_reaches_any_stage",),
+    ),
 ]
 
 
