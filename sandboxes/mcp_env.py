@@ -28,6 +28,9 @@ WORKDIR = "{workdir}"  # in a server's args and env: the episode's fresh work fo
 ISOLATIONS = ("container", "host")
 NETWORKS = ("none", "allow")
 STDERR_TAIL = 1500
+# The handshake and tools/list may take longer than a tool call: a container to start, an interpreter and the SDK to
+# import (seconds on a busy machine).
+START_TIMEOUT_S = 60.0
 log = logging.getLogger(__name__)
 
 
@@ -83,6 +86,7 @@ class MCPEnvironment(Environment):
         self._log_start = 0
         self.name = f"mcp:{server.name}"
         self.call_timeout = call_timeout
+        self.start_timeout = max(call_timeout, START_TIMEOUT_S)
         self.log_dir = log_dir or tempfile.gettempdir()
         self._portal_cm = None
         self._portal = None
@@ -138,7 +142,7 @@ class MCPEnvironment(Environment):
                 params = StdioServerParameters(command=self.server.command, args=args, env=env or None, cwd=cwd)
             target = stdio_client(params, errlog=self._log)
         self._client_cm = self._portal.wrap_async_context_manager(
-            Client(target, read_timeout_seconds=self.call_timeout, mode="legacy")
+            Client(target, read_timeout_seconds=self.start_timeout, mode="legacy")
         )
         try:
             self._client = self._client_cm.__enter__()
@@ -233,7 +237,9 @@ class MCPEnvironment(Environment):
         arguments = json_arguments(action)
         if arguments is None:
             return Observation(content="tool arguments must be a JSON object", is_error=True)
-        result = self._call(lambda: self._client.call_tool(action.name, arguments), f"tools/call {action.name}")
+        result = self._call(
+            lambda: self._client.call_tool(action.name, arguments, self.call_timeout), f"tools/call {action.name}"
+        )
         return Observation(content=result_json(result), format="json", is_error=bool(result.is_error))
 
     def check(self, task: Task) -> bool | None:
@@ -241,7 +247,9 @@ class MCPEnvironment(Environment):
         if task.check is None:
             return None
         spec = json.loads(task.check)
-        result = self._call(lambda: self._client.call_tool(spec["tool"], spec.get("arguments", {})), "the check")
+        result = self._call(
+            lambda: self._client.call_tool(spec["tool"], spec.get("arguments", {}), self.call_timeout), "the check"
+        )
         return not result.is_error and spec.get("contains", "") in result_text(result)
 
 

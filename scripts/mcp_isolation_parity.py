@@ -59,6 +59,20 @@ def comparable(record) -> dict:
     }
 
 
+def first_difference(host, isolated) -> str:
+    if host is None or isolated is None:
+        return "missing on the " + ("host" if host is None else "container") + " side"
+    a, b = comparable(host), comparable(isolated)
+    if a["outcome"] != b["outcome"]:
+        return f"outcome host {a['outcome']} vs container {b['outcome']}"
+    if a["tools"] != b["tools"]:
+        return "the tools differ"
+    for i, (x, y) in enumerate(zip(a["turns"], b["turns"], strict=False)):
+        if x != y:
+            return f"turn {i}: host {x[2][:300]!r} vs container {y[2][:300]!r}"
+    return f"{len(a['turns'])} turns on the host, {len(b['turns'])} in the container"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--suite", action="append", help="a suite name (repeatable); default: every bundled MCP suite")
@@ -76,8 +90,7 @@ def main() -> int:
             for key in sorted(set(host) | set(isolated)):
                 if key not in same:
                     differ += 1
-                    a, b = (comparable(r[key]) if key in r else None for r in (host, isolated))
-                    print(f"  DIFFERS {key}:\n    host:      {a}\n    container: {b}")
+                    print(f"  DIFFERS {key}: {first_difference(host.get(key), isolated.get(key))}")
     return 1 if differ else 0
 
 
