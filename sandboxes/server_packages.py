@@ -13,6 +13,7 @@ import fcntl
 import importlib.metadata
 import os
 import platform
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -126,7 +127,14 @@ class PackageCache:
         def install() -> None:
             log(f"installing npm package {spec} into {self.root / 'npm'} (with the sandbox image's npm)")
             (self.root / "npm").mkdir(parents=True, exist_ok=True)
-            _run(npm_install_command(self.root, image, spec))
+            try:
+                _run(npm_install_command(self.root, image, spec))
+            except PackageInstallError as exc:
+                if shutil.which("npm") is None:
+                    raise
+                # No network for containers here (a daemon without a bridge): the host's npm fills the same cache.
+                log(f"the sandbox image's npm could not install {spec} ({str(exc)[-300:]}); trying the host's npm")
+                _run(["npm", "exec", "--yes", f"--package={spec}", "--", "true"], env_cache=self.root / "npm")
 
         self._install_once(f"npm:{spec}", install)
 
@@ -221,9 +229,12 @@ def _arch() -> str:
     return {"amd64": "x86_64", "arm64": "aarch64"}.get(machine, machine)
 
 
-def _run(cmd: list[str]) -> None:
+def _run(cmd: list[str], env_cache: Path | None = None) -> None:
+    env = None
+    if env_cache is not None:
+        env = {**os.environ, "npm_config_cache": str(env_cache), "npm_config_update_notifier": "false"}
     try:
-        result = subprocess.run(cmd, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S)
+        result = subprocess.run(cmd, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S, env=env, cwd="/tmp")
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise PackageInstallError(f"{' '.join(cmd[:4])} ... failed: {exc}") from exc
     if result.returncode != 0:
