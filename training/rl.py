@@ -14,7 +14,7 @@ import torch
 
 from evaluation.factory import JudgeSpec
 from training.checkpoint import resume, save_checkpoint
-from training.data import load_shards
+from training.data import load_shards, stage_rows
 from training.gspo import EPS_HIGH, EPS_LOW, group_advantages, gspo_loss, sequence_logprobs
 from training.model import load_model, resolve_init
 from training.rewards import row_reward
@@ -73,7 +73,7 @@ def rollout(model, tokenizer, row: dict, config: RLConfig, seed: int) -> tuple[t
 
 
 def run_rl(config: RLConfig, progress=None) -> dict:
-    rows = load_shards(config.data, "rl")
+    rows = stage_rows(load_shards(config.data, "rl"), "rl")
     init = resolve_init(config.init)
     if init is None:
         raise ValueError("--stage rl needs --init: a CPT or SFT checkpoint (the policy to sharpen)")

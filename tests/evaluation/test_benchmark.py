@@ -65,7 +65,7 @@ def test_eval_command_compares_with_untrained_and_exports(tmp_path, corpus_dir, 
     result = runner.invoke(
         app,
         [
-            "eval", "-c", str(tiny_checkpoint), "--untrained", "--corpus", str(corpus_dir), "--held-out", "0.3",
+            "eval", "-c", str(tiny_checkpoint), "--untrained", "--corpus", str(corpus_dir),
             "--limit", "3", "--max-new-tokens", "8", "-o", str(tmp_path / "eval.json"),
             "--export", str(tmp_path / "bench"),
         ],
