@@ -8,7 +8,7 @@ DATA ?= data
 EXAMPLES := schemas/examples
 PYTEST_ARGS ?=
 
-.PHONY: setup system test lint demo collect build-corpus curate prepare-rl train eval refresh sandbox-image clean
+.PHONY: setup system test mutants lint demo collect build-corpus curate prepare-rl train eval refresh sandbox-image clean
 
 setup: $(VENV)/.installed
 
@@ -28,6 +28,11 @@ $(VENV)/.installed: pyproject.toml
 test: setup sandbox-image
 	$(BIN)/pytest $(PYTEST_ARGS)
 
+# A curated mutation check (scripts/mutants.py): one deliberate bug at a time in a copy of the tree, only the
+# tests that must catch it; minutes, so not part of `make test`.
+mutants: setup sandbox-image
+	$(BIN)/python scripts/mutants.py
+
 lint: setup
 	$(BIN)/ruff check .
 
@@ -41,7 +46,7 @@ demo: setup sandbox-image
 	$(TF) import --format atif $(EXAMPLES)/atif_terminal.json --output $(DATA)/demo/raw/atif
 	$(TF) import --format agentworldbench $(EXAMPLES)/agentworldbench.jsonl --output $(DATA)/demo/raw/agentworldbench
 	$(TF) inspect $(DATA)/demo/raw
-	$(TF) build-corpus --input $(DATA)/demo/raw --output $(DATA)/demo/corpus
+	$(TF) build-corpus --input $(DATA)/demo/raw --output $(DATA)/demo/corpus $(addprefix --knowledge ,$(MAN_PAGES)) --knowledge-share 0.2
 	$(TF) report $(DATA)/demo/corpus
 	$(TF) inspect $(DATA)/demo/corpus --sql "select domain, count(*) as trajectories, sum(len(turns)) as turns from trajectories group by 1 order by 1"
 	$(TF) export $(DATA)/demo/raw --format agentworldbench --output $(DATA)/demo/export/agentworldbench
@@ -62,6 +67,10 @@ demo: setup sandbox-image
 		-c $(DATA)/demo/runs/sft/checkpoint-200 -c $(DATA)/demo/runs/rl/checkpoint-16 \
 		--output $(DATA)/demo/eval.json --export $(DATA)/demo/export/benchmark
 	@echo "demo: outputs under $(DATA)/demo; corpus report: $(DATA)/demo/corpus/report.html; scores: $(DATA)/demo/eval.json"
+
+# World knowledge for CPT: the manual pages Debian ships for commands the terminal tasks use (any this machine
+# lacks are left out). Any folder of documentation works the same way: --knowledge DIR.
+MAN_PAGES := $(wildcard $(foreach c,wc ls grep sort uniq head tail sed chmod mkdir cat seq,/usr/share/man/man1/$(c).1.gz))
 
 SUITES := --suite terminal --suite swe --suite mcp-workspace --suite mcp-issues --suite mcp-kvstore \
 	--suite search --suite web-shop --suite web-wizard --suite web-wiki

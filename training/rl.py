@@ -21,7 +21,7 @@ from evaluation.extraction import extract_prediction
 from evaluation.factory import JudgeSpec
 from training.chat_format import ChatFormat
 from training.checkpoint import resume, save_checkpoint
-from training.data import load_shards
+from training.data import load_shards, stage_rows
 from training.gspo import EPS_HIGH, EPS_LOW, group_advantages, gspo_loss, sequence_logprobs
 from training.model import load_model, resolve_init
 from training.rewards import row_reward
@@ -83,7 +83,7 @@ def rollout(
 
 
 def run_rl(config: RLConfig, progress=None) -> dict:
-    rows = load_shards(config.data, "rl")
+    rows = stage_rows(load_shards(config.data, "rl"), "rl")
     init = resolve_init(config.init)
     if init is None:
         raise ValueError("--stage rl needs --init: a CPT or SFT checkpoint (the policy to sharpen)")
@@ -105,13 +105,14 @@ def run_rl(config: RLConfig, progress=None) -> dict:
         started = time.perf_counter()
         batch = [rows[order[(step * config.prompts_per_step + i) % len(rows)]] for i in range(config.prompts_per_step)]
         model.eval()
-        groups, rewards, verified, formatted = [], [], [], []
+        groups, rewards, verified, formatted, judge_failures = [], [], [], [], 0
         for j, row in enumerate(batch):
             ids, mask, texts = rollout(model, tokenizer, chat, row, config, config.seed * 7919 + step * 101 + j)
             scored = [row_reward(judge, row, t) for t in texts]
             formatted += [extract_prediction(t).tagged for t in texts]
             rewards.append([r.total for r in scored])
             verified += [r.verifier == 25.0 for r in scored if r.verifier is not None]
+            judge_failures += sum(r.judge_failure is not None for r in scored)  # rewarded 0 by the judge
             with torch.no_grad():
                 old = sequence_logprobs(model, ids, mask)
                 ref = sequence_logprobs(reference, ids, mask) if reference is not None else None
@@ -141,6 +142,7 @@ def run_rl(config: RLConfig, progress=None) -> dict:
             "degenerate_groups": degenerate,
             "format_compliance": sum(formatted) / len(formatted),
             "verifier_pass": sum(verified) / len(verified) if verified else None,
+            "judge_failures": judge_failures,
             "loss": sum(float(s.loss.detach()) for s in stats) / len(stats),
             "clipped": sum(s.clipped_fraction for s in stats) / len(stats),
             "kl": sum(s.kl for s in stats) / len(stats),

@@ -24,9 +24,11 @@ from masking import MaskingPolicy, PredictabilityCombiner, mask_trajectory
 from masking.information import action_key
 from schemas.arrow import CPT_SCHEMA
 from schemas.formats import ImportOptions
+from schemas.formats.knowledge import KNOWLEDGE
 from schemas.manifest import rejection_entry
 from schemas.records import Trajectory
 from schemas.sources import read_records
+from schemas.splits import SplitConfig, split_of, task_key
 
 NAMESPACE = "build_corpus"
 COUNTS = "counts"
@@ -57,12 +59,14 @@ def location(result) -> str:
 
 
 class ReadRecords(beam.PTransform):
-    """Files -> (location, normalised record). With `report`, invalid records (every reason, raw bytes) go to
-    the rejected output and reads are counted; pass 1 reads silently."""
+    """Files -> (location, normalised record); `knowledge` files are read as documents (single-turn records).
+    With `report`, invalid records (every reason, raw bytes) go to the rejected output and reads are counted;
+    pass 1 reads silently."""
 
-    def __init__(self, files: list[str], input_format: str, max_observation_chars: int, report: bool):
+    def __init__(self, files: list[str], input_format: str, max_observation_chars: int, report: bool, knowledge=()):
         super().__init__()
-        self.files, self.input_format, self.report = files, input_format, report
+        self.files = [(f, input_format) for f in files] + [(f, KNOWLEDGE) for f in knowledge]
+        self.report = report
         self.options = ImportOptions(max_observation_chars=max_observation_chars)
 
     def expand(self, pbegin):
@@ -70,19 +74,17 @@ class ReadRecords(beam.PTransform):
             pbegin
             | "Files" >> beam.Create(self.files)
             | "Spread" >> beam.Reshuffle()
-            | "Read"
-            >> beam.ParDo(_ReadFn(self.input_format, self.options, self.report)).with_outputs(
-                REJECTED, COUNTS, main="records"
-            )
+            | "Read" >> beam.ParDo(_ReadFn(self.options, self.report)).with_outputs(REJECTED, COUNTS, main="records")
         )
 
 
 class _ReadFn(CountingFn):
-    def __init__(self, input_format: str, options: ImportOptions, report: bool):
-        self.input_format, self.options, self.report = input_format, options, report
+    def __init__(self, options: ImportOptions, report: bool):
+        self.options, self.report = options, report
 
-    def process(self, path: str) -> Iterator:
-        for result in read_records([path], self.input_format, self.options):
+    def process(self, item: tuple[str, str]) -> Iterator:
+        path, input_format = item
+        for result in read_records([path], input_format, self.options):
             if self.report:
                 self.count("read")
             if result.ok:
@@ -197,6 +199,81 @@ class PredictabilityCombineFn(beam.CombineFn):
         return self.combiner.extract(accumulator)
 
 
+def is_knowledge(record: Trajectory) -> bool:
+    return record.source.kind == "knowledge"
+
+
+def record_chars(record: Trajectory) -> int:
+    """What a record adds to CPT, in characters (a tokenizer-free stand-in for tokens): its actions and
+    observations."""
+    return sum(len(t.action.content) + len(t.observation.content) for t in record.turns)
+
+
+def knowledge_draw(trajectory_id: str) -> float:
+    return int(trajectory_id[:12], 16) / 16**12
+
+
+class KnowledgeShareFn(beam.CombineFn):
+    """Pass 1: the draw below which knowledge documents are kept, so that they take at most `share` of the CPT
+    characters: documents in the order of a hash of their id, as many as fit. Trajectories count as the filters
+    leave them; deduplication, decided later, can still shrink them a little (the manifest has the real share).
+    Input: (location, record)."""
+
+    def __init__(self, share: float, filters: FilterConfig):
+        self.share, self.filters = share, filters
+
+    def create_accumulator(self):
+        return 0, []  # trajectory characters, (draw, characters) of every document
+
+    def add_input(self, accumulator, item):
+        trajectories, documents = accumulator
+        record = item[1]
+        if is_knowledge(record):
+            documents.append((knowledge_draw(record.trajectory_id), record_chars(record)))
+            return trajectories, documents
+        kept = apply_filters(record, self.filters).record
+        return trajectories + (record_chars(kept) if kept is not None else 0), documents
+
+    def merge_accumulators(self, accumulators):
+        trajectories, documents = 0, []
+        for t, d in accumulators:
+            trajectories, documents = trajectories + t, documents + d
+        return trajectories, documents
+
+    def extract_output(self, accumulator) -> float:
+        trajectories, documents = accumulator
+        if self.share >= 1.0:
+            return 1.0
+        budget = self.share / (1.0 - self.share) * trajectories  # k / (t + k) <= share
+        used = 0
+        for draw, chars in sorted(documents):
+            if used + chars > budget:
+                return draw
+            used += chars
+        return 1.0
+
+
+class CapKnowledge(beam.PTransform):
+    """Pass 2: knowledge documents past the share's cap are dropped, counted as `filtered.knowledge_share`."""
+
+    def __init__(self, threshold):
+        super().__init__()
+        self.threshold = threshold
+
+    def expand(self, records):
+        return records | "Cap" >> beam.ParDo(_CapFn(), beam.pvalue.AsSingleton(self.threshold)).with_outputs(
+            COUNTS, main="records"
+        )
+
+
+class _CapFn(CountingFn):
+    def process(self, record: Trajectory, threshold: float) -> Iterator:
+        if is_knowledge(record) and knowledge_draw(record.trajectory_id) >= threshold:
+            self.count("filtered.knowledge_share")
+        else:
+            yield record
+
+
 class DropDuplicates(beam.PTransform):
     """Pass 2: drop what pass 1 decided (exact: by location; near: by id), counted."""
 
@@ -265,25 +342,45 @@ STATISTIC_NAMES = CPT_SCHEMA.field("turns").type.value_type.field("statistics").
 
 
 class Annotate(beam.PTransform):
-    """Per-turn statistics, category, keep ratio, in-loss flag and spans: rows of the CPT schema."""
+    """Per-turn statistics, category, keep ratio, in-loss flag and spans, and the row's task and split: rows of
+    the CPT schema."""
 
-    def __init__(self, policy: MaskingPolicy, table=None):
+    def __init__(self, policy: MaskingPolicy, table=None, split: SplitConfig = SplitConfig()):
         super().__init__()
-        self.policy, self.table = policy, table
+        self.policy, self.table, self.split = policy, table, split
 
     def expand(self, records):
         table = beam.pvalue.AsSingleton(self.table) if self.table is not None else None
-        return records | "Mask" >> beam.ParDo(_AnnotateFn(self.policy), table).with_outputs(COUNTS, main="rows")
+        return records | "Mask" >> beam.ParDo(_AnnotateFn(self.policy, self.split), table).with_outputs(
+            COUNTS, main="rows"
+        )
+
+
+class CountTasks(beam.PTransform):
+    """CPT rows -> ("tasks.<split>", 1) per distinct task of each split, for the manifest."""
+
+    def expand(self, rows):
+        return (
+            rows
+            | "TaskSplits" >> beam.Map(lambda row: (row["split"], row["task"]))
+            | "DistinctTasks" >> beam.Distinct()
+            | "CountTasks" >> beam.Map(lambda kv: (f"tasks.{kv[0]}", 1))
+        )
 
 
 class _AnnotateFn(CountingFn):
-    def __init__(self, policy: MaskingPolicy):
-        self.policy = policy
+    def __init__(self, policy: MaskingPolicy, split: SplitConfig):
+        self.policy, self.split = policy, split
 
     def process(self, record: Trajectory, table) -> Iterator:
         annotations = mask_trajectory(record, self.policy, table)
         row = record.model_dump()
         row["masking_policy"] = f"{self.policy.name}@{self.policy.config_hash}"
+        row["task"], row["split"] = task_key(row), split_of(row, self.split)
+        self.count(f"split.{row['split']}")
+        knowledge = is_knowledge(record)
+        self.count("knowledge.documents", int(knowledge))
+        self.count(f"chars.{'knowledge' if knowledge else 'trajectories'}", record_chars(record))
         for turn, note in zip(row["turns"], annotations, strict=True):
             stats, mask = note.statistics, note.mask
             turn["statistics"] = {name: getattr(stats, name) for name in STATISTIC_NAMES}

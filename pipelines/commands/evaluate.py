@@ -31,10 +31,11 @@ def _benchmark_items(path: Path, limit: int | None):
     return items, rejected
 
 
-def _corpus_rows(corpus: Path, held_out: float, seed: int, limit: int | None):
-    from training.data import load_cpt, split_by_trajectory
+def _corpus_rows(corpus: Path, limit: int | None):
+    """The held-out tasks' trajectories, as build-corpus split them: nothing a training stage read."""
+    from training.data import held_out_rows, load_cpt
 
-    rows = list(split_by_trajectory(load_cpt(corpus), held_out, seed).held_out)
+    rows = list(held_out_rows(load_cpt(corpus)))
     return rows[:limit] if limit is not None else rows
 
 
@@ -56,14 +57,13 @@ def _export(rows, folder: Path) -> None:
 def eval_command(
     checkpoint: list[Path] = typer.Option([], "--checkpoint", "-c", help="A checkpoint folder to score (repeatable)."),
     endpoint: list[str] = typer.Option([], help="URL=MODEL of an OpenAI-compatible endpoint to score (repeatable)."),
-    corpus: Path = typer.Option(Path("data/corpus"), help="A build-corpus folder: its held-out trajectories."),
+    corpus: Path = typer.Option(Path("data/corpus"), help="A build-corpus folder: its held-out tasks."),
     agentworldbench: Path | None = typer.Option(
         None,
         help="Evaluate on AgentWorldBench lines instead: a .jsonl file, or a folder of *_test.jsonl files. Each "
         "line is scored at its own turn_idx, prompted exactly as the benchmark prompts.",
     ),
     untrained: bool = typer.Option(False, help="Also score a random-init model shaped like the first checkpoint."),
-    held_out: float = typer.Option(0.1, min=0.0, max=1.0, help="Held-out share (the trainer's split)."),
     seed: int = typer.Option(0, help="Sampling seed for every model."),
     limit: int | None = typer.Option(
         None, min=1, help="Held-out trajectories (or benchmark lines) at most; default: all."
@@ -101,7 +101,7 @@ def eval_command(
         if agentworldbench is not None:
             items, rejected = _benchmark_items(agentworldbench, limit)
         else:
-            rows = _corpus_rows(corpus, held_out, seed, limit)
+            rows = _corpus_rows(corpus, limit)
             items = corpus_items(rows, plain)
     except (FileNotFoundError, ValueError) as exc:
         console.print(f"[red]{exc}[/]")

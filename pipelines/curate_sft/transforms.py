@@ -8,7 +8,9 @@ from evaluation.extraction import extract_prediction
 from evaluation.scores import Scores
 from pipelines.build_corpus.transforms import COUNTS, CountingFn
 from schemas.shards import read_shard_table
+from schemas.splits import readable_by, row_placement
 from schemas.version import SCHEMA_VERSION
+from training.generators import Candidate, sample_kind
 from training.prompts import Query, build_query
 
 SCORES = "scores"
@@ -31,8 +33,9 @@ class ReadRows(beam.PTransform):
 
 
 class MakeQueries(beam.PTransform):
-    """In-loss turns (the ones worth teaching) -> queries with their history, at most `per_trajectory` each,
-    spread evenly over the trajectory."""
+    """In-loss turns (the ones worth teaching) -> (query with its history, its row's task and split), at most
+    `per_trajectory` each, spread evenly over the trajectory. Rows SFT may not read (held out, or in the CPT-only
+    pool) make no query: counted as `rows_skipped.<split>`."""
 
     def __init__(self, per_trajectory: int):
         super().__init__()
@@ -46,18 +49,23 @@ class _QueriesFn(CountingFn):
     def __init__(self, per_trajectory: int):
         self.per_trajectory = per_trajectory
 
-    def process(self, row: dict) -> Iterator[Query]:
+    def process(self, row: dict) -> Iterator[tuple[Query, dict]]:
+        task, split = row_placement(row)
+        if not readable_by(split, "sft"):
+            self.count(f"rows_skipped.{split}")
+            return
         turns = [t["index"] for t in row["turns"] if t["in_loss"]]
         if len(turns) > self.per_trajectory:
             step = len(turns) / self.per_trajectory
             turns = [turns[int(i * step)] for i in range(self.per_trajectory)]
         for index in turns:
             self.count("read")
-            yield build_query(row, index)
+            yield build_query(row, index), {"task": task, "split": split}
 
 
 class Generate(beam.PTransform):
-    """N candidates per query from the generator that `make_generator` builds once per worker."""
+    """N candidates per query from the generator that `make_generator` builds once per worker, each labelled
+    with where it came from (a model rollout, or rationalization toward the known observation)."""
 
     def __init__(self, make_generator, candidates: int, hint: bool, seed: int):
         super().__init__()
@@ -76,9 +84,11 @@ class _GenerateFn(beam.DoFn):
     def setup(self):
         self.generator = self.make_generator()
 
-    def process(self, query: Query) -> Iterator[tuple[Query, list[str], str]]:
+    def process(self, item: tuple[Query, dict]) -> Iterator[tuple[Query, dict, list[Candidate], str]]:
+        query, placement = item
         seed = self.seed + query.turn_index * 1009 + int(query.trajectory_id[:6], 16)
-        yield query, self.generator.generate(query, self.candidates, seed, self.hint), self.generator.name
+        labelled = self.generator.labelled(query, self.candidates, seed, self.hint)
+        yield query, placement, labelled, self.generator.name
 
 
 class JudgeAndPick(beam.PTransform):
@@ -103,7 +113,8 @@ class _JudgeFn(CountingFn):
         self.judge = self.make_judge()
 
     def process(self, item) -> Iterator:
-        query, candidates, generator = item
+        query, placement, labelled, generator = item
+        candidates = [c.text for c in labelled]
         predictions = [extract_prediction(candidate) for candidate in candidates]
         judged = []  # a judge failure (an unparseable answer, a timeout) scores lowest, so best-of-N passes it over
         for prediction in predictions:
@@ -122,6 +133,8 @@ class _JudgeFn(CountingFn):
                 "turn_index": query.turn_index,
                 "kept": keep,
                 "best": best_index,
+                "origins": [c.origin for c in labelled],
+                "kept_from": sample_kind(labelled[best_index].origin) if keep else None,
                 "scores": [s.as_dict() for s, _ in judged],
                 "means": [round(s.mean, 4) for s, _ in judged],
             },
@@ -129,7 +142,10 @@ class _JudgeFn(CountingFn):
         if not keep:
             self.count("filtered.below_threshold")
             return
+        origin = labelled[best_index].origin
         self.count("written")
+        self.count(f"kept.{sample_kind(origin)}")
+        self.count("kept.verbatim_reference", int(prediction.text == query.reference))
         yield {
             "schema_version": SCHEMA_VERSION,
             "trajectory_id": query.trajectory_id,
@@ -145,4 +161,6 @@ class _JudgeFn(CountingFn):
             "candidates": len(candidates),
             "generator": generator,
             "judge": self.judge.name,
+            "origin": origin,
+            **placement,
         }

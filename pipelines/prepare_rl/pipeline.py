@@ -17,6 +17,7 @@ from pipelines.shard_writing import SPILL_DIR, WriteShards, cpt_inputs, remove_s
 from schemas.arrow import RL_SCHEMA
 from schemas.hashing import content_hash
 from schemas.manifest import Manifest, read_manifest
+from schemas.splits import readable_by, row_placement
 from schemas.version import SCHEMA_VERSION
 from training.prompts import build_query
 
@@ -43,6 +44,10 @@ class _PromptFn(CountingFn):
 
     def process(self, row: dict) -> Iterator[dict]:
         self.count("read")
+        task, split = row_placement(row)
+        if not readable_by(split, "rl"):  # held out for eval, or in the CPT-only pool
+            self.count(f"filtered.split_{split}")
+            return
         candidates = [t["index"] for t in row["turns"] if t["in_loss"]] or [t["index"] for t in row["turns"]]
         if not candidates:
             self.count("filtered.no_turns")
@@ -70,6 +75,8 @@ class _PromptFn(CountingFn):
             "reference": query.reference,
             "verifier": json.dumps(spec) if spec is not None else None,
             "prompt_tokens": tokens,
+            "task": task,
+            "split": split,
         }
 
 

@@ -4,6 +4,7 @@ import json
 
 from typer.testing import CliRunner
 
+from evaluation.factory import JudgeSpec
 from pipelines.cli import app
 from schemas.manifest import read_manifest
 from schemas.shards import read_shard_table
@@ -41,6 +42,52 @@ def test_best_of_n_with_the_embedded_generator(tmp_path, corpus_dir):
     assert len({r["template"] for r in rows}) > 1
     scores = [json.loads(x) for x in (tmp_path / "_scores.jsonl").read_text().splitlines()]
     assert len(scores) == manifest.counts["read"] and all(len(s["means"]) == 3 for s in scores)
+    # No model ran: every kept sample is counted as rationalized, and as the verbatim reference it is.
+    c = manifest.counts
+    assert c["kept.rationalization"] == c["kept.verbatim_reference"] == c["written"] and "kept.rollout" not in c
+    assert {s["origins"][0] for s in scores} == {"rationalization:verbatim_reference"}
+    assert {s["kept_from"] for s in scores} == {"rationalization"} and {r["origin"] for r in rows} == {
+        "rationalization:verbatim_reference"
+    }
+    assert f"{c['written']} kept (acceptance 100.0%)" in result.output
+    assert f"0 sampled from a model, {c['written']} rationalized" in result.output
+    assert c["rows_skipped.held_out"] > 0 and {r["split"] for r in rows} == {"train"}
+
+
+class HalfRightModel:
+    """Stands in for a model in this test of the code around it: right on every other query, else wrong."""
+
+    name = "scripted-model"
+
+    def labelled(self, query, n, seed, hint=False):
+        from training.generators import ROLLOUT, Candidate
+        from training.prompts import candidate
+
+        right = query.turn_index % 2 == 0
+        text = candidate("r", query.reference if right else "something else entirely")
+        return [Candidate(text, ROLLOUT)] * n
+
+
+def test_model_rollouts_are_counted_apart_with_the_acceptance_rate(tmp_path, corpus_dir):
+    from pipelines.commands.curate_sft import _Factory, summary_line
+    from pipelines.curate_sft.pipeline import curate_sft
+
+    manifest = curate_sft(
+        corpus_dir,
+        tmp_path,
+        _Factory("tests.pipelines.curate_sft.test_pipeline", "HalfRightModel"),
+        JudgeSpec(),
+        {},
+        candidates=2,
+        workers=1,
+    )
+    c = manifest.counts
+    assert 0 < c["kept.rollout"] == c["written"] < c["read"] and "kept.rationalization" not in c
+    line = summary_line(c, tmp_path)
+    assert (
+        f"acceptance {c['written'] / c['read']:.1%}" in line
+        and f"{c['written']} sampled from a model, 0 rationalized" in line
+    )
 
 
 def test_untrained_model_candidates_fall_below_the_threshold(tmp_path, corpus_dir, tiny_checkpoint):
