@@ -185,6 +185,16 @@ MUTANTS = [
         '"rl": ("train", "sft_rl", "held_out"),',
         ("tests/pipelines/test_split_flow.py::test_no_held_out_task_reaches_any_stage",),
     ),
+    Mutant(
+        "MCP server containers on the host's network",
+        "sandboxes/containers.py",
+        "network_mode=NETWORKS[network],",
+        'network_mode="host",',
+        (
+            "tests/sandboxes/test_mcp_container.py::"
+            "test_a_hostile_server_driven_by_the_explorer_changes_nothing_on_the_host",
+        ),
+    ),
 ]
 
 
