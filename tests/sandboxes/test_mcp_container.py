@@ -218,3 +218,14 @@ def test_an_unknown_isolation_is_refused():
         ServerContainer(MCPServerConfig(name="x", command="npx", args=("/",)), Isolation(client=object())).start(
             ["/"], {}
         )
+
+
+def test_network_allow_gives_the_server_dockers_bridge(mcp_isolation, docker_client):
+    from sandboxes.servers import bundled_server
+
+    isolated = Isolation(image=mcp_isolation.image, run_id="pytest-network", client=docker_client)
+    with MCPEnvironment(bundled_server("kvstore", network="allow"), isolation=isolated) as env:
+        env.reset(TASK)
+        (container,) = docker_client.containers.list(filters={"label": "trajforge.run=pytest-network"})
+        assert container.attrs["HostConfig"]["NetworkMode"] == "bridge"
+        assert container.attrs["HostConfig"]["ReadonlyRootfs"] and container.attrs["HostConfig"]["CapDrop"] == ["ALL"]
