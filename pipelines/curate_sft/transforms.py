@@ -5,7 +5,6 @@ from collections.abc import Iterator
 import apache_beam as beam
 
 from pipelines.build_corpus.transforms import COUNTS, CountingFn
-from schemas.shards import read_shard_table
 from schemas.version import SCHEMA_VERSION
 from training.judge import (
     JUDGE_PROMPT,
@@ -19,22 +18,6 @@ from training.prompts import Query, build_query
 
 SCORES = "scores"
 PAIRWISE_MARGIN = 0.5  # mean scores this close are compared pairwise when the judge can
-
-
-class ReadRows(beam.PTransform):
-    """CPT shard files -> rows (one shard in memory at a time)."""
-
-    def __init__(self, files: list[str]):
-        super().__init__()
-        self.files = files
-
-    def expand(self, pbegin):
-        return (
-            pbegin
-            | "Files" >> beam.Create(self.files)
-            | "Spread" >> beam.Reshuffle()
-            | "Rows" >> beam.FlatMap(lambda path: read_shard_table(path).to_pylist())
-        )
 
 
 class MakeQueries(beam.PTransform):
