@@ -47,29 +47,37 @@ def finish_output(output: str) -> None:
     storage.remove_tree(work_dir(output))
 
 
-class WriteJsonLines(beam.PTransform):
-    """A small per-stage output (counts, written shards, rejections, pairs) as JSON lines under OUTPUT/_work."""
+class SaveOutputs(beam.PTransform):
+    """A job's small per-stage outputs, {name: PCollection}, as JSON lines under OUTPUT/_work through one file
+    sink for all of them (each sink costs the runner several stages)."""
 
-    def __init__(self, output: str, name: str):
+    def __init__(self, output: str):
         super().__init__()
-        self.prefix = storage.join(work_dir(output), name)
+        self.prefix = storage.join(work_dir(output), "outputs")
 
-    def expand(self, pcoll):
+    def expand(self, outputs: dict):
+        tagged = [
+            pcoll | f"Tag {name}" >> beam.Map(lambda value, name=name: json.dumps([name, value], ensure_ascii=False))
+            for name, pcoll in sorted(outputs.items())
+        ]
         return (
-            pcoll
-            | "ToJson" >> beam.Map(lambda value: json.dumps(value, ensure_ascii=False, sort_keys=True))
+            tagged
+            | "All" >> beam.Flatten()
             | "Write" >> beam.io.WriteToText(self.prefix, file_name_suffix=".jsonl", skip_if_empty=True)
         )
 
 
-def read_json_lines(output: str, name: str) -> Iterator:
-    """What the workers wrote with WriteJsonLines(output, name), in no particular order."""
+def read_outputs(output: str) -> dict[str, list]:
+    """What the workers saved with SaveOutputs, by name, in no particular order."""
+    found: dict[str, list] = {}
     for info in storage.list_files(work_dir(output)):
         base = storage.name(info.path)
-        if base.startswith(f"{name}-") and base.endswith(".jsonl") and "/beam-temp" not in info.path:
+        if base.startswith("outputs-") and base.endswith(".jsonl") and "/beam-temp" not in info.path:
             for line in storage.read_text(info.path).splitlines():
                 if line:
-                    yield json.loads(line)
+                    name, value = json.loads(line)
+                    found.setdefault(name, []).append(value)
+    return found
 
 
 def write_json_lines(path: str, entries) -> None:
@@ -84,25 +92,12 @@ def sum_counts(counts) -> dict[str, int]:
     return totals
 
 
-class WriteCounts(beam.PTransform):
-    """Every stage's (name, n) counts, summed, to OUTPUT/_work/counts: what the manifest's counts come from."""
-
-    def __init__(self, output: str):
-        super().__init__()
-        self.output = output
+class SumCounts(beam.PTransform):
+    """Every stage's (name, n) counts, summed: what the manifest's counts come from."""
 
     def expand(self, counts):
         pcolls = counts if isinstance(counts, tuple) else (counts,)
-        return (
-            pcolls
-            | "All" >> beam.Flatten()
-            | "Sum" >> beam.CombinePerKey(sum)
-            | "Save" >> WriteJsonLines(self.output, "counts")
-        )
-
-
-def read_counts(output: str) -> dict[str, int]:
-    return sum_counts(tuple(pair) for pair in read_json_lines(output, "counts"))
+        return pcolls | "All" >> beam.Flatten() | "Sum" >> beam.CombinePerKey(sum)
 
 
 def mark_progress(output: str, label: str, path: str, records: int) -> None:

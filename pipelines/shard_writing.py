@@ -13,7 +13,7 @@ import pyarrow as pa
 from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.windowed_value import WindowedValue
 
-from pipelines.job import WriteJsonLines, prepare_output, read_json_lines, work_dir
+from pipelines.job import prepare_output, work_dir
 from schemas import storage
 from schemas.shards import SHARD_SUFFIX, read_shard_table, shard_name, table_to_stream_bytes
 from schemas.sources import find_data_files
@@ -99,7 +99,7 @@ def merge_shard(item, output: str, subdir: str, sort_by: list[str]) -> dict:
 
 class WriteShards(beam.PTransform):
     """Rows -> shards under OUTPUT/SUBDIR, each sorted by `sort_by`: deterministic names and bytes. Emits one
-    {"file", "rows", "bytes"} per shard, saved for the launcher as the "shards" work output."""
+    {"file", "rows", "bytes"} per shard, for the job to save for the launcher."""
 
     def __init__(
         self,
@@ -121,19 +121,12 @@ class WriteShards(beam.PTransform):
         )
 
     def expand(self, rows):
-        written = (
+        return (
             rows
             | "Spill" >> beam.ParDo(SpillRowsFn(self.output, self.shards, self.schema, self.key))
             | "ByShard" >> beam.GroupByKey()
             | "Merge" >> beam.Map(merge_shard, self.output, self.subdir, self.sort_by)
         )
-        _ = written | "Save" >> WriteJsonLines(self.output, "shards")
-        return written
-
-
-def written_shards(output: str) -> list[dict]:
-    """The shards the workers wrote (what WriteShards saved), by file name."""
-    return sorted(read_json_lines(output, "shards"), key=lambda s: s["file"])
 
 
 def remove_stale_shards(output: str, subdir: str, listed: list[str]) -> int:

@@ -3,8 +3,8 @@ seen and, last, the manifest (the launcher, from the workers' small outputs)."""
 
 import json
 
-from pipelines.job import finish_output, read_counts, read_json_lines, write_json_lines
-from pipelines.shard_writing import remove_stale_shards, written_shards
+from pipelines.job import finish_output, read_outputs, sum_counts, write_json_lines
+from pipelines.shard_writing import remove_stale_shards
 from schemas import storage
 from schemas.manifest import MANIFEST_NAME, REJECTIONS_NAME, Manifest, reason_key
 
@@ -22,24 +22,25 @@ def finish(output: str, config: dict, inputs: dict[str, str], previous: dict | N
     """Reconcile what the workers wrote: the rejection file, the duplicate pairs, the ids seen and, last, the
     manifest (a build is complete once it exists). With `previous` (an incremental build), counts, inputs and
     shards add up over both builds."""
-    totals = read_counts(output)
+    saved = read_outputs(output)
+    totals = sum_counts(saved.get("counts", []))
     if previous:
         for name, n in previous["counts"].items():
             totals[name] = totals.get(name, 0) + n
-    rejected = sorted(read_json_lines(output, "rejected"), key=lambda r: (r["source"], r["locator"]))
-    pairs = sorted(read_json_lines(output, "pairs"), key=lambda p: (p["kind"], str(p["dropped"]), p["kept"]))
+    rejected = sorted(saved.get("rejected", []), key=lambda r: (r["source"], r["locator"]))
+    pairs = sorted(saved.get("pairs", []), key=lambda p: (p["kind"], str(p["dropped"]), p["kept"]))
     if previous:
         rejected = _read_jsonl(storage.join(output, REJECTIONS_NAME)) + rejected
         pairs = _read_jsonl(storage.join(output, DUPLICATES_NAME)) + pairs
     write_json_lines(storage.join(output, REJECTIONS_NAME), rejected)
     write_json_lines(storage.join(output, DUPLICATES_NAME), pairs)
-    seen = sorted((read_seen(output) if previous else frozenset()) | set(read_json_lines(output, "ids")))
+    seen = sorted((read_seen(output) if previous else frozenset()) | set(saved.get("ids", [])))
     storage.write_text(storage.join(output, SEEN_NAME), "".join(f"{ident}\n" for ident in seen))
     reasons: dict[str, int] = {}
     for entry in rejected:
         for reason in {reason_key(r) for r in entry["reasons"]}:
             reasons[reason] = reasons.get(reason, 0) + 1
-    shards = [s["file"] for s in written_shards(output)]
+    shards = [s["file"] for s in saved.get("shards", [])]
     manifest = Manifest(
         stage="build-corpus",
         config=config,

@@ -23,7 +23,7 @@ from pipelines.build_corpus.transforms import (
     ReadRecords,
     Redact,
 )
-from pipelines.job import WriteCounts, WriteJsonLines, prepare_output, run_pipeline
+from pipelines.job import SaveOutputs, SumCounts, prepare_output, run_pipeline
 from pipelines.shard_writing import WriteShards
 from schemas import storage
 from schemas.arrow import CPT_SCHEMA
@@ -102,11 +102,14 @@ def build_corpus(
             records = redacted.records
         annotated = records | "Annotate" >> Annotate(policy, table)
         counts.append(annotated[COUNTS])
-        _ = annotated.rows | "WriteShards" >> WriteShards(out, shards, CPT_SCHEMA, SHARDS_DIR, ["trajectory_id"])
-        _ = tuple(counts) | "Counts" >> WriteCounts(out)
-        _ = read[REJECTED] | "SaveRejected" >> WriteJsonLines(out, "rejected")
-        _ = dedup[PAIRS] | "SavePairs" >> WriteJsonLines(out, "pairs")
-        _ = dedup.ids | "SaveIds" >> WriteJsonLines(out, "ids")
+        written = annotated.rows | "WriteShards" >> WriteShards(out, shards, CPT_SCHEMA, SHARDS_DIR, ["trajectory_id"])
+        _ = {
+            "counts": tuple(counts) | "Counts" >> SumCounts(),
+            "shards": written,
+            "rejected": read[REJECTED],
+            "pairs": dedup[PAIRS],
+            "ids": dedup.ids,
+        } | "Save" >> SaveOutputs(out)
 
     run_pipeline("build-corpus", options, out, 2 * len(paths), build)
     return finish(out, config.as_dict(), files, previous)

@@ -9,15 +9,15 @@ from pipelines.build_corpus.transforms import COUNTS
 from pipelines.curate_sft.transforms import SCORES, Generate, JudgeAndPick, MakeQueries
 from pipelines.job import (
     ReadShardRows,
-    WriteCounts,
-    WriteJsonLines,
+    SaveOutputs,
+    SumCounts,
     finish_output,
-    read_counts,
-    read_json_lines,
+    read_outputs,
     run_pipeline,
+    sum_counts,
     write_json_lines,
 )
-from pipelines.shard_writing import WriteShards, cpt_inputs, remove_stale_shards, written_shards
+from pipelines.shard_writing import WriteShards, cpt_inputs, remove_stale_shards
 from schemas import storage
 from schemas.arrow import SFT_SCHEMA
 from schemas.manifest import Manifest
@@ -59,21 +59,22 @@ def curate_sft(
         queries = rows | "MakeQueries" >> MakeQueries(per_trajectory)
         generated = queries.queries | "Generate" >> Generate(make_generator, candidates, hint, seed)
         judged = generated | "JudgeAndPick" >> JudgeAndPick(make_judge, threshold)
-        _ = judged.rows | "WriteShards" >> WriteShards(
+        shards = judged.rows | "WriteShards" >> WriteShards(
             out, inputs.shards, SFT_SCHEMA, SFT_DIR, ["trajectory_id", "turn_index"]
         )
-        _ = (queries[COUNTS], judged[COUNTS]) | "Counts" >> WriteCounts(out)
-        _ = judged[SCORES] | "SaveScores" >> WriteJsonLines(out, "scores")
+        counts = (queries[COUNTS], judged[COUNTS]) | "Counts" >> SumCounts()
+        _ = {"counts": counts, "shards": shards, "scores": judged[SCORES]} | "Save" >> SaveOutputs(out)
 
     run_pipeline("curate-sft", options, out, len(inputs.files), build)
-    scores = sorted(read_json_lines(out, "scores"), key=lambda e: (e["trajectory_id"], e["turn_index"]))
+    saved = read_outputs(out)
+    scores = sorted(saved.get("scores", []), key=lambda e: (e["trajectory_id"], e["turn_index"]))
     write_json_lines(storage.join(out, SCORES_NAME), scores)
     manifest = Manifest(
         stage="curate-sft",
         config=full_config,
         inputs=inputs.files,
-        outputs=[s["file"] for s in written_shards(out)],
-        counts={"read": 0, "written": 0, **dict(sorted(read_counts(out).items()))},
+        outputs=sorted(s["file"] for s in saved.get("shards", [])),
+        counts={"read": 0, "written": 0, **dict(sorted(sum_counts(saved.get("counts", [])).items()))},
     )
     manifest.write(out)
     remove_stale_shards(out, SFT_DIR, manifest.outputs)

@@ -10,8 +10,8 @@ import apache_beam as beam
 
 from pipelines.beam_runtime import pipeline_options
 from pipelines.build_corpus.transforms import COUNTS, CountingFn
-from pipelines.job import ReadShardRows, WriteCounts, finish_output, read_counts, run_pipeline
-from pipelines.shard_writing import WriteShards, cpt_inputs, remove_stale_shards, written_shards
+from pipelines.job import ReadShardRows, SaveOutputs, SumCounts, finish_output, read_outputs, run_pipeline, sum_counts
+from pipelines.shard_writing import WriteShards, cpt_inputs, remove_stale_shards
 from schemas.arrow import RL_SCHEMA
 from schemas.hashing import content_hash
 from schemas.manifest import Manifest
@@ -90,16 +90,18 @@ def prepare_rl(
     def build(p: beam.Pipeline) -> None:
         rows = p | "ReadRows" >> ReadShardRows(inputs.files, out)
         prompts = rows | "Prompts" >> beam.ParDo(_PromptFn(token_budget, tokenizer)).with_outputs(COUNTS, main="rows")
-        _ = prompts.rows | "WriteShards" >> WriteShards(out, inputs.shards, RL_SCHEMA, RL_DIR, ["trajectory_id"])
-        _ = prompts[COUNTS] | "Counts" >> WriteCounts(out)
+        shards = prompts.rows | "WriteShards" >> WriteShards(out, inputs.shards, RL_SCHEMA, RL_DIR, ["trajectory_id"])
+        counts = prompts[COUNTS] | "Counts" >> SumCounts()
+        _ = {"counts": counts, "shards": shards} | "Save" >> SaveOutputs(out)
 
     run_pipeline("prepare-rl", options, out, len(inputs.files), build)
+    saved = read_outputs(out)
     manifest = Manifest(
         stage="prepare-rl",
         config=config,
         inputs=inputs.files,
-        outputs=[s["file"] for s in written_shards(out)],
-        counts={"read": 0, "written": 0, **dict(sorted(read_counts(out).items()))},
+        outputs=sorted(s["file"] for s in saved.get("shards", [])),
+        counts={"read": 0, "written": 0, **dict(sorted(sum_counts(saved.get("counts", [])).items()))},
     )
     manifest.write(out)
     remove_stale_shards(out, RL_DIR, manifest.outputs)
