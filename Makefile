@@ -8,7 +8,7 @@ DATA ?= data
 EXAMPLES := schemas/examples
 PYTEST_ARGS ?=
 
-.PHONY: setup system test lint demo collect build-corpus curate prepare-rl train eval refresh sandbox-image clean
+.PHONY: setup system test mutants lint demo collect build-corpus curate prepare-rl train eval refresh sandbox-image clean
 
 setup: $(VENV)/.installed
 
@@ -28,6 +28,11 @@ $(VENV)/.installed: pyproject.toml
 test: setup sandbox-image
 	$(BIN)/pytest $(PYTEST_ARGS)
 
+# A curated mutation check (scripts/mutants.py): one deliberate bug at a time in a copy of the tree, only the
+# tests that must catch it; minutes, so not part of `make test`.
+mutants: setup sandbox-image
+	$(BIN)/python scripts/mutants.py
+
 lint: setup
 	$(BIN)/ruff check .
 
@@ -41,10 +46,10 @@ demo: setup sandbox-image
 	$(TF) import --format atif $(EXAMPLES)/atif_terminal.json --output $(DATA)/demo/raw/atif
 	$(TF) import --format agentworldbench $(EXAMPLES)/agentworldbench.jsonl --output $(DATA)/demo/raw/agentworldbench
 	$(TF) inspect $(DATA)/demo/raw
-	$(TF) build-corpus --input $(DATA)/demo/raw --output $(DATA)/demo/corpus
+	$(TF) build-corpus --input $(DATA)/demo/raw --output $(DATA)/demo/corpus $(addprefix --knowledge ,$(MAN_PAGES)) --knowledge-share 0.2
 	$(TF) report $(DATA)/demo/corpus
 	$(TF) inspect $(DATA)/demo/corpus --sql "select domain, count(*) as trajectories, sum(len(turns)) as turns from trajectories group by 1 order by 1"
-	$(TF) export $(DATA)/demo/raw --format agentworldbench --output $(DATA)/demo/export/agentworldbench.jsonl
+	$(TF) export $(DATA)/demo/raw --format agentworldbench --output $(DATA)/demo/export/agentworldbench
 	$(TF) curate-sft --input $(DATA)/demo/corpus --output $(DATA)/demo/sft
 	$(TF) prepare-rl --input $(DATA)/demo/corpus --output $(DATA)/demo/rl --token-budget 1024
 	$(TF) train --stage cpt --data $(DATA)/demo/corpus --output $(DATA)/demo/runs/cpt --max-steps 300 --eval-every 100
@@ -54,8 +59,12 @@ demo: setup sandbox-image
 		--init $(DATA)/demo/runs/sft/checkpoint-60
 	$(TF) eval --corpus $(DATA)/demo/corpus --untrained --limit 12 --max-new-tokens 96 \
 		-c $(DATA)/demo/runs/cpt/checkpoint-300 -c $(DATA)/demo/runs/rl/checkpoint-4 \
-		--output $(DATA)/demo/eval.json --export $(DATA)/demo/export/benchmark.jsonl
+		--output $(DATA)/demo/eval.json --export $(DATA)/demo/export/benchmark
 	@echo "demo: outputs under $(DATA)/demo; corpus report: $(DATA)/demo/corpus/report.html; scores: $(DATA)/demo/eval.json"
+
+# World knowledge for CPT: the manual pages Debian ships for commands the terminal tasks use (any this machine
+# lacks are left out). Any folder of documentation works the same way: --knowledge DIR.
+MAN_PAGES := $(wildcard $(foreach c,wc ls grep sort uniq head tail sed chmod mkdir cat seq,/usr/share/man/man1/$(c).1.gz))
 
 SUITES := --suite terminal --suite swe --suite mcp-workspace --suite mcp-issues --suite mcp-kvstore \
 	--suite search --suite web-shop --suite web-wizard --suite web-wiki

@@ -64,6 +64,8 @@ def _same_intent(a, b) -> bool:
 
 def apply_filters(record: Trajectory, config: FilterConfig) -> FilterResult:
     removed: Counter = Counter()
+    if record.source.kind == "knowledge":  # a one-turn document by design: the trajectory filters do not apply
+        return FilterResult(record, None, removed)
     if config.infra_errors and record.outcome.status == "infra_error":
         return FilterResult(None, "infra_error", removed)
     if config.gui_environment_failures and record.domain in GUI_DOMAINS and record.outcome.status == "infra_error":

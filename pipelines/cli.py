@@ -9,6 +9,7 @@ from pipelines.commands import (
     curate_sft,
     evaluate,
     inspect,
+    judge_check,
     prepare_rl,
     report,
     train,
@@ -30,6 +31,7 @@ app.command("build-corpus", cls=BeamCommand)(build_corpus.build_corpus_command)
 app.command("curate-sft", cls=BeamCommand)(curate_sft.curate_sft_command)
 app.command("prepare-rl", cls=BeamCommand)(prepare_rl.prepare_rl_command)
 app.command("eval")(evaluate.eval_command)
+app.command("judge-check")(judge_check.judge_check_command)
 app.command("report")(report.report_command)
 app.command("train")(train.train_command)
 app.command("serve")(train.serve_command)

@@ -126,6 +126,22 @@ def build_report(corpus: Path, samples: int = 3) -> str:
         [[r, n, examples.get(r, "")] for r, n in sorted(manifest.rejection_reasons.items(), key=lambda kv: -kv[1])],
     )
     histograms = "".join(_svg_histogram(stats[name], name) for name in STATISTICS)
+    splits = _table(
+        ["split", "tasks", "rows"],
+        [
+            [k.split(".", 1)[1], c.get(f"tasks.{k.split('.', 1)[1]}", 0), n]
+            for k, n in c.items()
+            if k.startswith("split.")
+        ],
+    )
+    knowledge_chars, trajectory_chars = c.get("chars.knowledge", 0), c.get("chars.trajectories", 0)
+    knowledge = (
+        f"<p>{c['knowledge.documents']} documents, {knowledge_chars:,} characters: "
+        f"{knowledge_chars / max(1, knowledge_chars + trajectory_chars):.1%} of the CPT characters "
+        f"({c.get('filtered.knowledge_share', 0)} dropped by the share cap). CPT-only, wholly in the loss.</p>"
+        if c.get("knowledge.documents")
+        else "<p>No knowledge documents (build-corpus --knowledge).</p>"
+    )
     policy = tables[0].column("masking_policy")[0].as_py() if tables and tables[0].num_rows else "?"
     return (
         f"<!doctype html><html lang=en><head><meta charset=utf-8><title>trajforge corpus report</title>"
@@ -137,6 +153,7 @@ def build_report(corpus: Path, samples: int = 3) -> str:
         f"<h2>Counts</h2>{summary}<h2>Turns per domain and category</h2>{categories}"
         f'<h2>Statistics</h2><div class="grid">{histograms}</div>'
         f"<h2>Rejection reasons</h2>{reasons if manifest.rejection_reasons else '<p>No record was rejected.</p>'}"
+        f"<h2>Split by task</h2>{splits}<h2>Knowledge documents</h2>{knowledge}"
         f"<h2>Sample trajectories</h2><p>Green turns are in the loss (highlighted characters are the kept spans); "
         f"grey turns stay in the context but out of the loss.</p>{''.join(_sample(r) for r in rows_sample)}"
         f"</body></html>"

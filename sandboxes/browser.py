@@ -103,12 +103,28 @@ class BrowserEnvironment(Environment):
         return {_origin(self._app.url), *map(_origin, self.extra_origins)}
 
     def _guard(self, route) -> None:
+        """Every request the page makes, and, since Playwright does not route a redirect's next hop, every redirect:
+        an allowed request is fetched here without following redirects, and a redirect out is blocked."""
+        from playwright.sync_api import Error as PlaywrightError
+
         url = route.request.url
-        if _origin(url) in self.origins or url.startswith(("data:", "about:")):
+        if url.startswith(("data:", "about:")):
             route.continue_()
-        else:
+        elif _origin(url) not in self.origins:
             self._blocked.append(url)
             route.abort("blockedbyclient")
+        else:
+            try:
+                response = route.fetch(max_redirects=0, timeout=self.timeout_ms)
+            except PlaywrightError:
+                route.abort("failed")
+                return
+            target = urljoin(url, response.headers.get("location", ""))
+            if response.status in (301, 302, 303, 307, 308) and _origin(target) not in self.origins:
+                self._blocked.append(target)
+                route.abort("blockedbyclient")
+            else:
+                route.fulfill(response=response)
 
     def _goto(self, url: str) -> None:
         from playwright.sync_api import TimeoutError as PlaywrightTimeout
@@ -158,6 +174,8 @@ class BrowserEnvironment(Environment):
             message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             return self._observe(before, error=f"{action.name} failed: {message}")
         if self._blocked:
+            if _origin(self._page.url) not in self.origins:  # a blocked click or redirect leaves Chromium's error page
+                self._goto(self._real(before[0]))
             return self._observe(before, error=f"navigation blocked: {self._blocked[0]} is outside the allowed origins")
         return self._observe(before)
 

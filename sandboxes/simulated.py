@@ -4,15 +4,13 @@ natural-language simulation instruction (inject errors, paginate, fail partially
 same collectors and come out as normal raw trajectories, marked as simulated."""
 
 import json
-import re
 
 import httpx
 
+from evaluation.extraction import extract_prediction
 from sandboxes.base import Environment, InfraError, Task
 from schemas.records import Action, Observation
 from schemas.system_prompt import render_system_prompt
-
-PREDICTION = re.compile(r"<predicted_observation>(.*?)</predicted_observation>", re.DOTALL)
 
 
 class SimulatedEnvironment(Environment):
@@ -67,8 +65,7 @@ class SimulatedEnvironment(Environment):
             answer = response.json()["choices"][0]["message"]["content"] or ""
         except (httpx.HTTPError, KeyError, IndexError, ValueError) as exc:
             raise InfraError(f"the world model at {self.url} failed: {exc}") from exc
-        match = PREDICTION.search(answer)
-        predicted = match.group(1).strip("\n") if match else answer
+        predicted = extract_prediction(answer).text
         self.messages.append({"role": "assistant", "content": predicted})
         fmt = "json" if _is_json(predicted) else "aria" if predicted.startswith("URL: ") else "text"
         return Observation(content=predicted, format=fmt, metadata=json.dumps({"simulated": True}))

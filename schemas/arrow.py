@@ -93,6 +93,11 @@ TRAJECTORY_FIELDS = [
 
 TRAJECTORY_SCHEMA = pa.schema(TRAJECTORY_FIELDS, metadata={"trajforge.kind": "trajectory"})
 
+# Where a row stands in the corpus's one split (schemas/splits.py): its task key and its split. Every later stage
+# carries both. Shards written before these columns existed lack them; readers derive them (training/data.py).
+SPLIT_FIELDS = [pa.field("task", pa.string()), pa.field("split", pa.string())]
+ADDED_FIELDS = frozenset(f.name for f in SPLIT_FIELDS)
+
 # CPT shards (build-corpus): every turn also carries its statistics, category, keep ratio, in-loss flag and the
 # character spans of its observation that are in the loss. Masks become token masks in one place: tokenization.
 STATISTICS = pa.struct(
@@ -123,7 +128,7 @@ CPT_SCHEMA = pa.schema(
         else pa.field("turns", pa.list_(pa.field("item", CPT_TURN, nullable=False)), nullable=False)
         for f in TRAJECTORY_FIELDS
     ]
-    + [pa.field("masking_policy", pa.string(), nullable=False)],
+    + [pa.field("masking_policy", pa.string(), nullable=False), *SPLIT_FIELDS],
     metadata={"trajforge.kind": "cpt"},
 )
 # SFT shards (curate-sft): one curated query a row, the messages the model sees and the best candidate.
@@ -144,6 +149,7 @@ QUERY_FIELDS = [
     pa.field("domain", pa.string(), nullable=False),
     pa.field("template", pa.int32(), nullable=False),
     pa.field("messages", pa.list_(pa.field("item", MESSAGE, nullable=False)), nullable=False),
+    *SPLIT_FIELDS,
 ]
 SFT_SCHEMA = pa.schema(
     [
@@ -156,6 +162,7 @@ SFT_SCHEMA = pa.schema(
         pa.field("candidates", pa.int32(), nullable=False),
         pa.field("generator", pa.string(), nullable=False),
         pa.field("judge", pa.string(), nullable=False),
+        pa.field("origin", pa.string()),  # rollout or rationalization[:variant] (training/generators.py)
     ],
     metadata={"trajforge.kind": "sft"},
 )
@@ -164,7 +171,7 @@ RL_SCHEMA = pa.schema(
     [
         *QUERY_FIELDS,
         pa.field("reference", pa.large_string(), nullable=False),
-        pa.field("verifier", pa.string()),  # JSON spec (training/verifiers.py); null where none can be derived
+        pa.field("verifier", pa.string()),  # JSON spec (evaluation/verifiers.py); null where none can be derived
         pa.field("prompt_tokens", pa.int32(), nullable=False),
     ],
     metadata={"trajforge.kind": "rl"},
@@ -204,6 +211,8 @@ def schema_problems(schema: pa.Schema) -> list[Problem]:
     problems = []
     for field in expected:
         if field.name not in schema.names:
+            if field.name in ADDED_FIELDS:
+                continue  # an older shard: readers derive these
             problems.append(Problem(field.name, "missing column"))
         elif not schema.field(field.name).type.equals(field.type):
             problems.append(Problem(field.name, f"column type {schema.field(field.name).type}, expected {field.type}"))

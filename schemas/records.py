@@ -15,7 +15,7 @@ from schemas.version import SCHEMA_VERSION
 Domain = Literal["terminal", "swe", "mcp", "search", "web", "os", "android", "other"]
 ActionKind = Literal["shell", "keystrokes", "tool_call", "browser", "message"]
 ObservationFormat = Literal["text", "json", "aria", "html"]
-SourceKind = Literal["collected", "imported", "simulated"]
+SourceKind = Literal["collected", "imported", "simulated", "knowledge"]  # knowledge: a CPT document
 # infra_error and timeout are the environment's fault, never the agent's: they never become training targets.
 OutcomeStatus = Literal["success", "failure", "agent_error", "infra_error", "timeout", "unknown"]
 

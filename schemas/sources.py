@@ -5,6 +5,8 @@ from pathlib import Path
 
 from schemas import storage
 from schemas.formats import ImportOptions, get_format
+from schemas.formats.knowledge import KNOWLEDGE
+from schemas.formats.knowledge import read as read_knowledge
 from schemas.jsonl import SEGMENT_SUFFIXES, read_segment
 from schemas.shards import SHARD_SUFFIX, read_shard
 from schemas.validation import Problem, ReadResult
@@ -79,8 +81,13 @@ def find_files(paths: Iterable[str | Path], suffixes: tuple[str, ...]) -> tuple[
 def read_records(
     paths: Iterable[str | Path], fmt: str = NATIVE, options: ImportOptions | None = None
 ) -> Iterator[ReadResult]:
-    """Every record under `paths`, valid or not: trajforge segments and shards, or a foreign format."""
+    """Every record under `paths`, valid or not: trajforge segments and shards, a foreign format, or knowledge
+    documents (`paths` are then files, as find_knowledge_files lists them)."""
     options = options or ImportOptions()
+    if fmt == KNOWLEDGE:
+        for path in paths:
+            yield from read_knowledge(Path(path))
+        return
     suffixes = NATIVE_SUFFIXES if fmt == NATIVE else FOREIGN_SUFFIXES
     reader = None if fmt == NATIVE else get_format(fmt).read
     files, missing = find_data_files(paths, suffixes)

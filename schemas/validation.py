@@ -93,7 +93,7 @@ def _semantic_problems(record: Trajectory) -> list[Problem]:
             problems.append(Problem(f"turns[{i}].index", f"expected {i}, got {turn.index}"))
     for name in JSON_STRING_FIELDS:
         value = getattr(record, name)
-        if value is not None and not _is_json(value):
+        if value is not None and not is_json(value):
             problems.append(Problem(name, "not a valid JSON string"))
     expected = trajectory_content_id(record.model_dump())
     if record.trajectory_id != expected:
@@ -101,7 +101,7 @@ def _semantic_problems(record: Trajectory) -> list[Problem]:
     return problems
 
 
-def _is_json(text: str) -> bool:
+def is_json(text: str) -> bool:
     try:
         json.loads(text)
     except ValueError:

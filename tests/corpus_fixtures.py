@@ -10,6 +10,7 @@ import pytest
 from pipelines.build_corpus.config import BuildConfig
 from pipelines.build_corpus.pipeline import build_corpus
 from schemas.sinks import write_segments
+from schemas.splits import SplitConfig
 from tests.conftest import make_trajectory
 from training.data import load_cpt
 from training.sequences import rendered_texts
@@ -54,7 +55,10 @@ def corpus_dir(tmp_path_factory) -> Path:
     write_segments([corpus_trajectory(k) for k in range(TRAJECTORIES)], raw, per_file=8)
     # Small shards, so loading concatenates several files.
     build_corpus(
-        [str(raw)], root / "corpus", BuildConfig(policy=str(root / "policy.yaml"), shard_bytes=4000), workers=1
+        [str(raw)],
+        root / "corpus",
+        BuildConfig(policy=str(root / "policy.yaml"), shard_bytes=4000, split=SplitConfig(held_out=0.25)),
+        workers=1,
     )
     return root / "corpus"
 

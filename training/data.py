@@ -1,8 +1,10 @@
-"""CPT shards as one memory-mapped `datasets.Dataset`, and a held-out split by source trajectory.
+"""Shards as one memory-mapped `datasets.Dataset`; the rows each stage may read under the corpus's task split;
+and a validation split by source trajectory among a stage's training rows.
 
-A row is a whole trajectory, so splitting rows never puts turns of one trajectory on both sides. Membership is
-decided by a hash of (seed, trajectory_id) alone: a trajectory stays on its side when the corpus is rebuilt, grows
-or is read in another order, and the content-hash id makes duplicates of one trajectory land together.
+The held-out split is decided once, by build-corpus, per task (schemas/splits.py) and recorded in every row:
+`stage_rows` gives a training stage only the rows it may train on and `held_out_rows` what `eval` scores.
+`split_by_trajectory` only carves a validation set out of training rows (rows are whole trajectories, membership
+is a hash of (seed, trajectory_id), so it is stable when the corpus grows or is reordered).
 """
 
 import os
@@ -15,6 +17,7 @@ import datasets
 
 from schemas import storage
 from schemas.shards import SHARD_SUFFIX, ShardError
+from schemas.splits import STAGE_SPLITS, row_placement, split_of
 
 CPT_FOLDER = "cpt"
 
@@ -71,6 +74,44 @@ def load_shards(source: str | Path | Sequence[str | Path], subfolder: str = CPT_
 
 def load_cpt(source: str | Path | Sequence[str | Path]) -> datasets.Dataset:
     return load_shards(source, CPT_FOLDER)
+
+
+def row_splits(dataset: datasets.Dataset) -> list[str]:
+    """Each row's split: the `split` column, or for shards written before it, derived as build-corpus would
+    (CPT rows from their task; SFT/RL rows, which keep no source, from their trajectory)."""
+    if "split" in dataset.column_names:
+        splits = dataset.with_format("arrow")["split"].to_pylist()
+        if all(splits):
+            return splits
+    if "source" in dataset.column_names:
+        return [row_placement(row)[1] for row in dataset]
+    return [
+        split_of({"source": {"kind": "imported", "by": "", "origin": None}, "trajectory_id": i})
+        for i in dataset.with_format("arrow")["trajectory_id"].to_pylist()
+    ]
+
+
+def select_splits(dataset: datasets.Dataset, splits: tuple[str, ...]) -> datasets.Dataset:
+    keep = [i for i, s in enumerate(row_splits(dataset)) if s in splits]
+    return dataset if len(keep) == len(dataset) else dataset.select(keep)
+
+
+def stage_rows(dataset: datasets.Dataset, stage: str) -> datasets.Dataset:
+    """The rows a training stage (cpt, sft, rl) may read: never a held-out row. No rows at all is an error that
+    says why, e.g. RL data that holds only held-out rows."""
+    rows = select_splits(dataset, STAGE_SPLITS[stage])
+    if len(dataset) and not len(rows):
+        found = sorted(set(row_splits(dataset)))
+        raise ValueError(
+            f"no {stage} training rows: all {len(dataset)} rows are in split(s) {', '.join(found)}, and {stage} "
+            f"trains only on {' or '.join(STAGE_SPLITS[stage])} rows (held-out rows are for eval alone)"
+        )
+    return rows
+
+
+def held_out_rows(dataset: datasets.Dataset) -> datasets.Dataset:
+    """The rows `eval` scores: the held-out tasks, nothing else."""
+    return select_splits(dataset, STAGE_SPLITS["eval"])
 
 
 def held_out_draw(trajectory_id: str, seed: int = 0) -> float:

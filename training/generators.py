@@ -1,9 +1,11 @@
-"""Candidate generators for SFT curation: any OpenAI-compatible endpoint, a local checkpoint, or the embedded
-hint-template generator (no model: hint-conditioned rationalisation from the real observation)."""
+"""Candidate generators for SFT curation: any OpenAI-compatible endpoint or a local checkpoint (model rollouts:
+rejection sampling proper), or the embedded model-free rationalization generator (reasoning written toward the
+known observation). Every candidate carries its origin, so curation can say what it kept."""
 
 import json
 import re
 from abc import ABC, abstractmethod
+from typing import NamedTuple
 
 import httpx
 
@@ -16,12 +18,31 @@ HINT = (
 )
 
 
+ROLLOUT, RATIONALIZATION = "rollout", "rationalization"
+VERBATIM = f"{RATIONALIZATION}:verbatim_reference"  # the real observation itself, with written reasoning
+
+
+class Candidate(NamedTuple):
+    text: str
+    origin: str  # "rollout" (a model sampled it unaided), or "rationalization[:variant]" (it saw the answer)
+
+
+def sample_kind(origin: str) -> str:
+    """rollout or rationalization: what a kept sample counts as."""
+    return origin.split(":", 1)[0]
+
+
 class Generator(ABC):
     name: str
 
     @abstractmethod
     def generate(self, query: Query, n: int, seed: int, hint: bool = False) -> list[str]:
         """n candidates for the query; with `hint`, the real observation is shown (rationalisation)."""
+
+    def labelled(self, query: Query, n: int, seed: int, hint: bool = False) -> list[Candidate]:
+        """The candidates with their origin: a model shown the real observation (`hint`) rationalizes."""
+        origin = RATIONALIZATION if hint else ROLLOUT
+        return [Candidate(text, origin) for text in self.generate(query, n, seed, hint)]
 
 
 def chat_messages(query: Query, hint: bool) -> list[dict]:
@@ -84,14 +105,19 @@ class CheckpointGenerator(Generator):
         ]
 
 
-class HintTemplateGenerator(Generator):
-    """The embedded default, for machines without a model: hint-conditioned rationalisation by template. The
-    first candidate reasons from the action to the real observation; the others are deliberately degraded
-    (cut short, facts altered, format lost), so judging and best-of-N have real choices to make."""
+class RationalizationGenerator(Generator):
+    """Model-free rationalization, for machines without a model: no rejection sampling happens. The first
+    candidate is the real observation verbatim, with reasoning written toward it (labelled
+    `rationalization:verbatim_reference`); the others are degraded copies (cut short, facts altered, format
+    lost), so the judge and best-of-N still have choices to make. Its samples are counted as rationalized."""
 
-    name = "hint-template"
+    name = "rationalization (model-free: reasoning written toward the known observation)"
+    VARIANTS = ("verbatim_reference", "truncated", "altered_facts", "format_lost")
 
     def generate(self, query: Query, n: int, seed: int, hint: bool = True) -> list[str]:
+        return [c.text for c in self.labelled(query, n, seed, hint)]
+
+    def labelled(self, query: Query, n: int, seed: int, hint: bool = True) -> list[Candidate]:
         reference = query.reference
         reasoning = (
             f"The action is `{query.action[:200]}`. Given the history ({len(query.messages) // 2} earlier "
@@ -106,7 +132,10 @@ class HintTemplateGenerator(Generator):
             if not reference.lstrip().startswith("{")
             else reference.replace("{", "", 1),
         ]
-        return [candidate(reasoning, variants[i % len(variants)]) for i in range(n)]
+        return [
+            Candidate(candidate(reasoning, variants[i % len(variants)]), f"{RATIONALIZATION}:{self.VARIANTS[i % 4]}")
+            for i in range(n)
+        ]
 
 
 def _alter_facts(text: str) -> str:

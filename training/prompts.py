@@ -4,6 +4,7 @@ in several system-prompt templates picked deterministically per sample, and the 
 
 from dataclasses import dataclass
 
+from evaluation.judge import Case
 from schemas.hashing import content_hash
 from schemas.system_prompt import render_system_prompt
 from training.render import action_text
@@ -37,8 +38,16 @@ class Query:
     def action(self) -> str:
         return self.messages[-1][1]
 
-    def history_text(self, limit: int = 4000) -> str:
-        return "\n".join(f"{role}: {content}" for role, content in self.messages[1:-1])[-limit:]
+    def case(self, prediction: str | None) -> Case:
+        """What a judge reads: the earlier (action, observation) pairs, the action, the prediction, the truth."""
+        return case_of(self.domain, self.messages, self.reference, prediction)
+
+
+def case_of(domain: str, messages, reference: str, prediction: str | None) -> Case:
+    """A judge's case from chat messages (system, user/assistant pairs, the action): queries and RL rows alike."""
+    contents = [m[1] if isinstance(m, tuple) else m["content"] for m in messages]
+    history = tuple(zip(contents[1:-1:2], contents[2:-1:2], strict=True))
+    return Case(domain, history, contents[-1], reference, prediction)
 
 
 def pick_template(trajectory_id: str, turn_index: int) -> int:

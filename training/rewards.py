@@ -1,11 +1,15 @@
-"""The hybrid reward of paper §3.4.1: judge reward = the mean of the five 1-5 scores x 5 (0 when the judge's
-answer does not parse), verifier reward 0 or 25, combined 9:1 where a verifier exists. Only the text inside
-<predicted_observation> reaches the judge and the verifiers: self-praise in the reasoning earns nothing."""
+"""The hybrid reward of paper §3.4.1, through the same `Judge` as curation and evaluation: judge reward = the
+mean of the five 1-5 scores x 5 (0 when the judge gives no scores), verifier reward 0 or 25, combined 9:1 where a
+verifier exists. The answer goes through the one prediction extractor: reasoning never reaches the judge."""
 
+import json
 from dataclasses import dataclass
 
-from training.judge import Scores, extract_prediction, judge_reference
-from training.verifiers import verify
+from evaluation.extraction import extract_prediction
+from evaluation.judge import Judge
+from evaluation.scores import Scores
+from evaluation.verifiers import verify
+from training.prompts import case_of
 
 VERIFIER_REWARD = 25.0
 JUDGE_WEIGHT, VERIFIER_WEIGHT = 0.9, 0.1
@@ -16,6 +20,7 @@ class Reward:
     judge: float  # 0-25
     verifier: float | None  # 0 or 25; None without a verifier
     total: float
+    judge_failure: str | None = None
 
 
 def hybrid_reward(scores: Scores | None, verifier_spec: dict | None, prediction: str | None) -> Reward:
@@ -26,8 +31,10 @@ def hybrid_reward(scores: Scores | None, verifier_spec: dict | None, prediction:
     return Reward(judge, verified, JUDGE_WEIGHT * judge + VERIFIER_WEIGHT * verified)
 
 
-def reference_reward(candidate: str, reference: str, verifier_spec: dict | None, history: str = "") -> Reward:
-    """The hybrid reward with the embedded reference-based judge."""
-    prediction = extract_prediction(candidate)
-    scores = judge_reference(prediction, reference, history) if prediction is not None else None
-    return hybrid_reward(scores, verifier_spec, prediction)
+def row_reward(judge: Judge, row: dict, answer: str) -> Reward:
+    """The reward of one sampled answer to an RL row (its messages, reference, domain and verifier spec)."""
+    prediction = extract_prediction(answer).text
+    judgement = judge.judge(case_of(row["domain"], row["messages"], row["reference"], prediction))
+    spec = json.loads(row["verifier"]) if row.get("verifier") else None
+    reward = hybrid_reward(judgement.scores, spec, prediction)
+    return Reward(reward.judge, reward.verifier, reward.total, judgement.failure)

@@ -1,21 +1,23 @@
 """RL with GSPO (paper §3.4): for each prompt, G samples from the current policy, each scored by the hybrid
-reward (the embedded reference judge on the predicted observation, 9:1 with the rule verifier where there is
-one); group-normalised advantages; several minibatch updates per rollout batch on the clipped sequence-level
-objective; optional KL to the starting model. Checkpoints resume like the other stages. One process."""
+reward (the configured judge - embedded or an LLM endpoint - on the predicted observation, 9:1 with the rule
+verifier where there is one); group-normalised advantages; several minibatch updates per rollout batch on the
+clipped sequence-level objective; optional KL to the starting model. Checkpoints resume like the other stages.
+One process."""
 
 import copy
 import json
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import torch
 
+from evaluation.factory import JudgeSpec
 from training.checkpoint import resume, save_checkpoint
-from training.data import load_shards
+from training.data import load_shards, stage_rows
 from training.gspo import EPS_HIGH, EPS_LOW, group_advantages, gspo_loss, sequence_logprobs
 from training.model import load_model, resolve_init
-from training.rewards import reference_reward
+from training.rewards import row_reward
 from training.serving import render_chat
 from training.tokenizer import load_tokenizer
 
@@ -37,6 +39,7 @@ class RLConfig:
     max_steps: int = 20
     save_every: int = 10
     seed: int = 0
+    judge: JudgeSpec = field(default_factory=JudgeSpec)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -70,7 +73,7 @@ def rollout(model, tokenizer, row: dict, config: RLConfig, seed: int) -> tuple[t
 
 
 def run_rl(config: RLConfig, progress=None) -> dict:
-    rows = load_shards(config.data, "rl")
+    rows = stage_rows(load_shards(config.data, "rl"), "rl")
     init = resolve_init(config.init)
     if init is None:
         raise ValueError("--stage rl needs --init: a CPT or SFT checkpoint (the policy to sharpen)")
@@ -84,6 +87,7 @@ def run_rl(config: RLConfig, progress=None) -> dict:
     output = Path(config.output)
     output.mkdir(parents=True, exist_ok=True)
     step = resume(output, model, optimizer, scheduler)
+    judge = config.judge.build()
     order = torch.randperm(len(rows), generator=torch.Generator().manual_seed(config.seed)).tolist()
     last: dict = {"step": step}
     while step < config.max_steps:
@@ -93,8 +97,7 @@ def run_rl(config: RLConfig, progress=None) -> dict:
         groups, rewards, verified = [], [], []
         for j, row in enumerate(batch):
             ids, mask, texts = rollout(model, tokenizer, row, config, config.seed * 7919 + step * 101 + j)
-            spec = json.loads(row["verifier"]) if row["verifier"] else None
-            scored = [reference_reward(t, row["reference"], spec) for t in texts]
+            scored = [row_reward(judge, row, t) for t in texts]
             rewards.append([r.total for r in scored])
             verified += [r.verifier == 25.0 for r in scored if r.verifier is not None]
             with torch.no_grad():

@@ -1,6 +1,8 @@
 """Serving a checkpoint as an OpenAI-compatible endpoint (`/v1/chat/completions`, `/v1/models`), so the LLM-agent
 policy, the judge, the simulated environment and any external OpenAI client can use a trained world model."""
 
+import hmac
+import ipaddress
 import threading
 import time
 import uuid
@@ -8,6 +10,7 @@ from pathlib import Path
 
 import torch
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
@@ -79,7 +82,39 @@ def _error(message: str, status: int = 400) -> JSONResponse:
     return JSONResponse({"error": {"message": message, "type": "invalid_request_error"}}, status_code=status)
 
 
-def build_app(model: LocalModel, model_name: str) -> Starlette:
+def is_loopback(host: str) -> bool:
+    """Whether a bind address only this machine can reach (127.0.0.0/8, ::1, localhost)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class BearerAuth:
+    """Every request needs `Authorization: Bearer <key>`; anything else is a 401, before the model is touched."""
+
+    def __init__(self, app, api_key: str):
+        self.app = app
+        self.expected = f"Bearer {api_key}".encode()
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http":
+            given = dict(scope["headers"]).get(b"authorization", b"")
+            if not hmac.compare_digest(given, self.expected):
+                response = JSONResponse(
+                    {"error": {"message": "missing or wrong API key (Authorization: Bearer ...)", "type": "auth"}},
+                    status_code=401,
+                    headers={"WWW-Authenticate": "Bearer"},
+                )
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def build_app(model: LocalModel, model_name: str, api_key: str | None = None) -> Starlette:
+    """The endpoint; with `api_key`, every request must carry it as a bearer token."""
     async def models(request: Request):
         return JSONResponse(
             {
@@ -143,4 +178,5 @@ def build_app(model: LocalModel, model_name: str) -> Starlette:
             }
         )
 
-    return Starlette(routes=[Route("/v1/models", models), Route("/v1/chat/completions", completions, methods=["POST"])])
+    routes = [Route("/v1/models", models), Route("/v1/chat/completions", completions, methods=["POST"])]
+    return Starlette(routes=routes, middleware=[Middleware(BearerAuth, api_key=api_key)] if api_key else [])

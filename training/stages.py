@@ -1,11 +1,13 @@
 """The stages the trainer runs: CPT on masked corpus shards, SFT on curated shards. Each prepares its data
-(tokenizer, packed sequences, a held-out split by source trajectory) and hands it to the one loop."""
+(tokenizer, packed sequences, the rows its split allows) and hands it to the one loop. CPT's held-out loss is
+over the corpus's held-out tasks; SFT data holds none (curate-sft skips them), so SFT validates on a share of
+its own trajectories."""
 
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from training.data import load_shards, split_by_trajectory
+from training.data import TrajectorySplit, held_out_rows, load_shards, split_by_trajectory, stage_rows
 from training.distributed import World
 from training.loop import LoopConfig, evaluate, train
 from training.model import TinyModelConfig, build_tiny_model, load_model, resolve_init
@@ -27,7 +29,7 @@ class StageConfig:
     vocab_size: int = 4096
     context_length: int = 512
     mask_mode: str = "masked"  # "all": every observation in the loss, the comparison run without masking
-    held_out: float = 0.1
+    held_out: float = 0.1  # SFT: share of its trajectories kept for validation (CPT uses the corpus's held-out tasks)
     model: TinyModelConfig = field(default_factory=TinyModelConfig)
     loop: LoopConfig = field(default_factory=LoopConfig)
 
@@ -41,7 +43,10 @@ def run_stage(config: StageConfig, world: World, progress=None, eval_only: bool 
         raise ValueError(f"stage {config.stage!r}: the trainer runs {', '.join(STAGES)} (rl: issue #7)")
     data = Path(config.data)
     rows = load_shards(data, config.stage)
-    split = split_by_trajectory(rows, config.held_out, seed=config.loop.seed)
+    if config.stage == "cpt":
+        split = TrajectorySplit(train=stage_rows(rows, "cpt"), held_out=held_out_rows(rows))
+    else:
+        split = split_by_trajectory(stage_rows(rows, config.stage), config.held_out, seed=config.loop.seed)
     render = render_row if config.stage == "cpt" else render_sft_row
     init = resolve_init(config.init)
     source = config.tokenizer or init

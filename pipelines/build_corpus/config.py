@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from curation.dedup import MinHashConfig
 from curation.filters import FilterConfig
 from schemas.hashing import config_hash
+from schemas.splits import SplitConfig
 from schemas.validation import DEFAULT_MAX_OBSERVATION_CHARS
 
 DEFAULT_SHARD_BYTES = 64 * 1024 * 1024
@@ -22,6 +23,9 @@ class BuildConfig:
     redact: bool = True
     shard_bytes: int = DEFAULT_SHARD_BYTES
     max_observation_chars: int = DEFAULT_MAX_OBSERVATION_CHARS
+    split: SplitConfig = field(default_factory=SplitConfig)  # the task-level split every later stage honours
+    knowledge: tuple[str, ...] = ()  # files or folders of world-knowledge documents (schemas/formats/knowledge.py)
+    knowledge_share: float = 1.0  # the most of the CPT characters knowledge documents may take (1: no cap)
 
     def as_dict(self) -> dict:
         return dataclasses.asdict(self)

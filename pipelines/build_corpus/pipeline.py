@@ -15,9 +15,12 @@ from pipelines.build_corpus.transforms import (
     PAIRS,
     REJECTED,
     Annotate,
+    CapKnowledge,
+    CountTasks,
     ExactDuplicates,
     FilesWithDrops,
     Filter,
+    KnowledgeShareFn,
     NearDuplicates,
     PredictabilityCombineFn,
     ReadRecords,
@@ -27,28 +30,39 @@ from pipelines.job import SaveOutputs, SumCounts, prepare_output, run_pipeline
 from pipelines.shard_writing import WriteShards
 from schemas import storage
 from schemas.arrow import CPT_SCHEMA
+from schemas.formats.knowledge import KNOWLEDGE, find_knowledge_files
 from schemas.manifest import MANIFEST_NAME, Manifest, read_manifest
 from schemas.sources import FOREIGN_SUFFIXES, NATIVE, NATIVE_SUFFIXES, find_data_files
 
 
 def plan_inputs(
-    inputs: list[str], input_format: str, output: str, incremental: bool
-) -> tuple[dict[str, str], dict | None]:
-    """Input files with their fingerprints ("size:mtime_ns"); for an incremental build, only those new or changed
-    since the last. Local paths are made absolute; files under OUTPUT are never inputs."""
+    inputs: list[str], input_format: str, output: str, incremental: bool, knowledge: tuple[str, ...] = ()
+) -> tuple[dict[str, str], dict[str, str], dict | None]:
+    """Input files and knowledge files with their fingerprints ("size:mtime_ns"); for an incremental build, only
+    those new or changed since the last. Local paths are made absolute; files under OUTPUT are never inputs.
+    Inputs may be URLs; knowledge documents are local files."""
     suffixes = NATIVE_SUFFIXES if input_format == NATIVE else FOREIGN_SUFFIXES
     local = [p if storage.is_url(p) else str(Path(p).resolve()) for p in inputs]
     files, missing = find_data_files(local, suffixes)
-    if missing:
-        raise FileNotFoundError("; ".join(f"{m.source}: {m.reasons()[0]}" for m in missing))
-    out = output if storage.is_url(output) else str(Path(output).resolve())
-    found = {f.path: f"{f.size}:{f.mtime_ns}" for f in files if not f.path.startswith(out.rstrip("/") + "/")}
+    documents, missing_documents = find_knowledge_files(knowledge)
+    if missing or missing_documents:
+        raise FileNotFoundError("; ".join([*(f"{m.source}: {m.reasons()[0]}" for m in missing), *missing_documents]))
+    out = output.rstrip("/") + "/"
+    found = {f.path: f"{f.size}:{f.mtime_ns}" for f in files if not f.path.startswith(out)}
+    found_documents = {
+        str(p.resolve()): f"{(st := p.stat()).st_size}:{st.st_mtime_ns}"
+        for p in documents
+        if not str(p.resolve()).startswith(out)
+    }
     previous = None
     if incremental and storage.exists(storage.join(output, MANIFEST_NAME)):
         previous = read_manifest(output).model_dump(mode="json")
         seen = previous.get("fingerprints", {})
-        found = {path: print_ for path, print_ in found.items() if seen.get(path) != print_}
-    return found, previous
+        found, found_documents = (
+            {path: print_ for path, print_ in group.items() if seen.get(path) != print_}
+            for group in (found, found_documents)
+        )
+    return found, found_documents, previous
 
 
 def build_corpus(
@@ -60,15 +74,16 @@ def build_corpus(
     workers: int | None = None,
     verbose: bool = False,
 ) -> Manifest:
-    options = pipeline_options(beam_args, workers, verbose, paths=(*inputs, str(output)))
+    out = str(output) if storage.is_url(output) else str(Path(output).resolve())
+    options = pipeline_options(beam_args, workers, verbose, paths=(*inputs, out))
     policy = load_policy(config.policy)
     config = dataclasses.replace(config, policy_hash=policy.config_hash)
-    out = str(output) if storage.is_url(output) else str(Path(output).resolve())
-    files, previous = plan_inputs(inputs, config.input_format, out, incremental)
+    files, documents, previous = plan_inputs(inputs, config.input_format, out, incremental, config.knowledge)
     prepare_output(out)
-    input_bytes = sum(int(f.split(":")[0]) for f in files.values())
+    input_bytes = sum(int(f.split(":")[0]) for f in [*files.values(), *documents.values()])
     shards = max(1, math.ceil(input_bytes / config.shard_bytes))
-    paths = sorted(files)
+    formats = {**{path: config.input_format for path in files}, **{path: KNOWLEDGE for path in documents}}
+    paths = sorted(formats)
     seen = read_seen(out) if previous else frozenset()
 
     def build(p: beam.Pipeline) -> None:
@@ -76,7 +91,7 @@ def build_corpus(
         features = (
             p
             | "Pass1Files" >> beam.Create([(path, {}) for path in paths])
-            | "Pass1Read" >> ReadRecords(config.input_format, config.max_observation_chars, report=False, output=out)
+            | "Pass1Read" >> ReadRecords(formats, config.max_observation_chars, report=False, output=out)
         )
         near = None
         if config.near_dedup:
@@ -86,22 +101,31 @@ def build_corpus(
         if policy.needs_predictability:
             table = features.records | "Predictability" >> beam.CombineGlobally(PredictabilityCombineFn())
 
-        # Pass 2: each file read again with its own drops, streamed through the curation steps into shards.
+        # Pass 2: each file read again with its own drops (a join by file, no side input of the corpus's size),
+        # streamed through the curation steps into shards.
         read = (
             dedup.dropped
             | "FilesWithDrops" >> FilesWithDrops(paths)
-            | "Pass2Read" >> ReadRecords(config.input_format, config.max_observation_chars, report=True, output=out)
+            | "Pass2Read" >> ReadRecords(formats, config.max_observation_chars, report=True, output=out)
         )
         counts = [read[COUNTS]]
-        filtered = read.records | "Values" >> beam.Values() | "Filter" >> Filter(config.filters)
+        records = read.records | "Records" >> beam.Values()
+        if documents and config.knowledge_share < 1.0:
+            threshold = features.records | "KnowledgeShare" >> beam.CombineGlobally(
+                KnowledgeShareFn(config.knowledge_share)
+            )
+            capped = records | "CapKnowledge" >> CapKnowledge(threshold)
+            counts.append(capped[COUNTS])
+            records = capped.records
+        filtered = records | "Filter" >> Filter(config.filters)
         counts.append(filtered[COUNTS])
         records = filtered.records
         if config.redact:
             redacted = records | "Redact" >> Redact()
             counts.append(redacted[COUNTS])
             records = redacted.records
-        annotated = records | "Annotate" >> Annotate(policy, table)
-        counts.append(annotated[COUNTS])
+        annotated = records | "Annotate" >> Annotate(policy, table, config.split)
+        counts += [annotated[COUNTS], annotated.rows | "CountTasks" >> CountTasks()]
         written = annotated.rows | "WriteShards" >> WriteShards(out, shards, CPT_SCHEMA, SHARDS_DIR, ["trajectory_id"])
         _ = {
             "counts": tuple(counts) | "Counts" >> SumCounts(),
@@ -112,4 +136,4 @@ def build_corpus(
         } | "Save" >> SaveOutputs(out)
 
     run_pipeline("build-corpus", options, out, 2 * len(paths), build)
-    return finish(out, config.as_dict(), files, previous)
+    return finish(out, config.as_dict(), {**files, **documents}, previous)

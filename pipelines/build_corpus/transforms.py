@@ -28,6 +28,7 @@ from schemas.formats import ImportOptions
 from schemas.manifest import rejection_entry
 from schemas.records import Trajectory
 from schemas.sources import read_records
+from schemas.splits import SplitConfig, split_of, task_key
 
 NAMESPACE = "build_corpus"
 COUNTS = "counts"
@@ -58,14 +59,14 @@ def location(source: str, locator: str) -> str:
 
 
 class ReadRecords(beam.PTransform):
-    """(file, {locator: dropped kind}) -> (location, normalised record) of every record not dropped. With
-    `report`, reads, rejections (every reason, raw bytes) and drops are counted, invalid records go to the
-    rejected output and each file read is marked for the progress display; pass 1 reads silently.
-    A location is (file, locator)."""
+    """(file, {locator: dropped kind}) -> (location, normalised record) of every record not dropped; `formats`
+    says how each file is read (knowledge files as documents: single-turn records). With `report`, reads,
+    rejections (every reason, raw bytes) and drops are counted, invalid records go to the rejected output and
+    each file read is marked for the progress display; pass 1 reads silently. A location is (file, locator)."""
 
-    def __init__(self, input_format: str, max_observation_chars: int, report: bool, output: str = ""):
+    def __init__(self, formats: dict[str, str], max_observation_chars: int, report: bool, output: str = ""):
         super().__init__()
-        self.input_format, self.report, self.output = input_format, report, output
+        self.formats, self.report, self.output = formats, report, output
         self.options = ImportOptions(max_observation_chars=max_observation_chars)
 
     def expand(self, files):
@@ -73,20 +74,20 @@ class ReadRecords(beam.PTransform):
             files
             | "Spread" >> beam.Reshuffle()
             | "Read"
-            >> beam.ParDo(_ReadFn(self.input_format, self.options, self.report, self.output)).with_outputs(
+            >> beam.ParDo(_ReadFn(self.formats, self.options, self.report, self.output)).with_outputs(
                 REJECTED, COUNTS, main="records"
             )
         )
 
 
 class _ReadFn(CountingFn):
-    def __init__(self, input_format: str, options: ImportOptions, report: bool, output: str):
-        self.input_format, self.options, self.report, self.output = input_format, options, report, output
+    def __init__(self, formats: dict[str, str], options: ImportOptions, report: bool, output: str):
+        self.formats, self.options, self.report, self.output = formats, options, report, output
 
     def process(self, item: tuple[str, dict[str, str]]) -> Iterator:
         path, drops = item
         n = 0
-        for result in read_records([path], self.input_format, self.options):
+        for result in read_records([path], self.formats[path], self.options):
             n += 1
             if self.report:
                 self.count("read")
@@ -223,6 +224,78 @@ class PredictabilityCombineFn(beam.CombineFn):
         return self.combiner.extract(accumulator)
 
 
+def is_knowledge(record: Trajectory) -> bool:
+    return record.source.kind == "knowledge"
+
+
+def record_chars(record: Trajectory) -> int:
+    """What a record adds to CPT, in characters (a tokenizer-free stand-in for tokens): its actions and
+    observations."""
+    return sum(len(t.action.content) + len(t.observation.content) for t in record.turns)
+
+
+def knowledge_draw(trajectory_id: str) -> float:
+    return int(trajectory_id[:12], 16) / 16**12
+
+
+class KnowledgeShareFn(beam.CombineFn):
+    """Pass 1: the draw below which knowledge documents are kept, so that they take at most `share` of the CPT
+    characters: documents in the order of a hash of their id, as many as fit. Input: (location, record)."""
+
+    def __init__(self, share: float):
+        self.share = share
+
+    def create_accumulator(self):
+        return 0, []  # trajectory characters, (draw, characters) of every document
+
+    def add_input(self, accumulator, item):
+        trajectories, documents = accumulator
+        record = item[1]
+        if is_knowledge(record):
+            documents.append((knowledge_draw(record.trajectory_id), record_chars(record)))
+            return trajectories, documents
+        return trajectories + record_chars(record), documents
+
+    def merge_accumulators(self, accumulators):
+        trajectories, documents = 0, []
+        for t, d in accumulators:
+            trajectories, documents = trajectories + t, documents + d
+        return trajectories, documents
+
+    def extract_output(self, accumulator) -> float:
+        trajectories, documents = accumulator
+        if self.share >= 1.0:
+            return 1.0
+        budget = self.share / (1.0 - self.share) * trajectories  # k / (t + k) <= share
+        used = 0
+        for draw, chars in sorted(documents):
+            if used + chars > budget:
+                return draw
+            used += chars
+        return 1.0
+
+
+class CapKnowledge(beam.PTransform):
+    """Pass 2: knowledge documents past the share's cap are dropped, counted as `filtered.knowledge_share`."""
+
+    def __init__(self, threshold):
+        super().__init__()
+        self.threshold = threshold
+
+    def expand(self, records):
+        return records | "Cap" >> beam.ParDo(_CapFn(), beam.pvalue.AsSingleton(self.threshold)).with_outputs(
+            COUNTS, main="records"
+        )
+
+
+class _CapFn(CountingFn):
+    def process(self, record: Trajectory, threshold: float) -> Iterator:
+        if is_knowledge(record) and knowledge_draw(record.trajectory_id) >= threshold:
+            self.count("filtered.knowledge_share")
+        else:
+            yield record
+
+
 class Filter(beam.PTransform):
     """The paper's filters: dropped trajectories and removed turns, counted by reason."""
 
@@ -267,25 +340,45 @@ STATISTIC_NAMES = CPT_SCHEMA.field("turns").type.value_type.field("statistics").
 
 
 class Annotate(beam.PTransform):
-    """Per-turn statistics, category, keep ratio, in-loss flag and spans: rows of the CPT schema."""
+    """Per-turn statistics, category, keep ratio, in-loss flag and spans, and the row's task and split: rows of
+    the CPT schema."""
 
-    def __init__(self, policy: MaskingPolicy, table=None):
+    def __init__(self, policy: MaskingPolicy, table=None, split: SplitConfig = SplitConfig()):
         super().__init__()
-        self.policy, self.table = policy, table
+        self.policy, self.table, self.split = policy, table, split
 
     def expand(self, records):
         table = beam.pvalue.AsSingleton(self.table) if self.table is not None else None
-        return records | "Mask" >> beam.ParDo(_AnnotateFn(self.policy), table).with_outputs(COUNTS, main="rows")
+        return records | "Mask" >> beam.ParDo(_AnnotateFn(self.policy, self.split), table).with_outputs(
+            COUNTS, main="rows"
+        )
+
+
+class CountTasks(beam.PTransform):
+    """CPT rows -> ("tasks.<split>", 1) per distinct task of each split, for the manifest."""
+
+    def expand(self, rows):
+        return (
+            rows
+            | "TaskSplits" >> beam.Map(lambda row: (row["split"], row["task"]))
+            | "DistinctTasks" >> beam.Distinct()
+            | "CountTasks" >> beam.Map(lambda kv: (f"tasks.{kv[0]}", 1))
+        )
 
 
 class _AnnotateFn(CountingFn):
-    def __init__(self, policy: MaskingPolicy):
-        self.policy = policy
+    def __init__(self, policy: MaskingPolicy, split: SplitConfig):
+        self.policy, self.split = policy, split
 
     def process(self, record: Trajectory, table) -> Iterator:
         annotations = mask_trajectory(record, self.policy, table)
         row = record.model_dump()
         row["masking_policy"] = f"{self.policy.name}@{self.policy.config_hash}"
+        row["task"], row["split"] = task_key(row), split_of(row, self.split)
+        self.count(f"split.{row['split']}")
+        knowledge = is_knowledge(record)
+        self.count("knowledge.documents", int(knowledge))
+        self.count(f"chars.{'knowledge' if knowledge else 'trajectories'}", record_chars(record))
         for turn, note in zip(row["turns"], annotations, strict=True):
             stats, mask = note.statistics, note.mask
             turn["statistics"] = {name: getattr(stats, name) for name in STATISTIC_NAMES}

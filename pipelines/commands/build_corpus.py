@@ -1,6 +1,7 @@
 """`trajforge build-corpus`: the Beam job from raw trajectories to masked CPT shards."""
 
 import dataclasses
+from pathlib import Path
 
 import typer
 
@@ -43,11 +44,38 @@ def build_corpus_command(
     incremental: bool = typer.Option(
         False, help="Only inputs that are new or changed since the last build; shards are added."
     ),
+    held_out: float = typer.Option(
+        0.1, min=0.0, max=1.0, help="Share of TASKS held out: no training stage reads them, eval reads only them."
+    ),
+    sft_rl_share: float = typer.Option(
+        0.0,
+        min=0.0,
+        max=1.0,
+        help="Share of the training tasks that feed only SFT and RL, kept out of CPT (the paper's disjoint "
+        "pools; 0: every training task feeds every stage).",
+    ),
+    split_seed: int = typer.Option(0, help="Seed of the task split's hash."),
+    knowledge: list[Path] = typer.Option(
+        [],
+        "--knowledge",
+        help="World-knowledge documents for CPT, a file or a folder (repeatable): plain text, Markdown, HTML, "
+        "JSON Lines with a `text` field, man pages (roff, gzip'd or not). Each becomes a single-turn document "
+        "wholly in the loss, CPT-only; a binary or non-UTF-8 file is rejected and named.",
+    ),
+    knowledge_share: float = typer.Option(
+        1.0,
+        min=0.0,
+        max=1.0,
+        help="The most of the CPT characters knowledge documents may take; past it, documents (in hash order) are "
+        "dropped and counted. Default: no cap.",
+    ),
     verbose: bool = typer.Option(False, "--verbose", help=VERBOSE_HELP),
 ) -> None:
     """Build the CPT corpus with Apache Beam: validate (quarantining bad records), normalise, deduplicate
     (exact and MinHash), apply the paper's filters, redact secrets, compute per-turn statistics and loss masks,
-    and write deterministic Arrow IPC stream shards with a manifest whose counts reconcile.
+    decide each TASK's split (held out for eval, or training; with --sft-rl-share, CPT-only or SFT/RL-only),
+    recorded in every row and counted in the manifest, and write deterministic Arrow IPC stream shards with a
+    manifest whose counts reconcile.
 
     Runs in-process by default; Beam flags after `--` (and only there) select another runner, e.g.
     `trajforge build-corpus -i gs://b/raw -o gs://b/corpus -- --runner=DataflowRunner --project=P --region=R`.
@@ -58,6 +86,7 @@ def build_corpus_command(
 
     quiet_logging(verbose)
     from pipelines.build_corpus.pipeline import build_corpus
+    from schemas.splits import SplitConfig
 
     try:
         if input_format not in ("trajforge", *FORMATS):
@@ -79,6 +108,9 @@ def build_corpus_command(
         near_dedup=near_dedup,
         redact=redact,
         shard_bytes=int(shard_mb * 1024 * 1024),
+        split=SplitConfig(held_out=held_out, sft_rl_share=sft_rl_share, seed=split_seed),
+        knowledge=tuple(str(p) for p in knowledge),
+        knowledge_share=knowledge_share,
     )
     with job_errors(verbose):
         manifest = build_corpus(input, output, config, beam_args(ctx), incremental, workers, verbose)
@@ -113,3 +145,9 @@ def _summary(manifest, output: str) -> None:
         highlight=False,
         soft_wrap=True,
     )
+    if c.get("knowledge.documents"):
+        share = c["chars.knowledge"] / max(1, c["chars.knowledge"] + c.get("chars.trajectories", 0))
+        console.print(
+            f"  knowledge: {c['knowledge.documents']} documents, {c['chars.knowledge']:,} characters "
+            f"({share:.1%} of CPT characters)"
+        )

@@ -119,7 +119,9 @@ def export_command(
         help=f"{FORMAT_HELP}; shards: Arrow IPC stream shards (a directory); "
         "segments: raw JSON Lines segments (a directory)",
     ),
-    output: Path = typer.Option(..., "--output", "-o", help="Output file (a directory for shards and segments)."),
+    output: Path = typer.Option(
+        ..., "--output", "-o", help="Output file (a folder for shards, segments and agentworldbench: *_test.jsonl)."
+    ),
     per_file: int = typer.Option(DEFAULT_RECORDS_PER_FILE, min=1, help="Records per shard or segment."),
 ) -> None:
     """Export trajforge records to another format. Invalid input records are listed and skipped (exit code 1)."""
@@ -139,9 +141,22 @@ def export_command(
     elif fmt.value == "segments":
         count = len(write_segments(valid(), output, per_file))
         unit = "segments"
+    elif fmt.value == "agentworldbench":
+        try:
+            summary = get_format(fmt.value).export_folder(valid(), output)
+        except ValueError as exc:
+            console.print(f"[red]{exc}[/]")
+            raise typer.Exit(EXIT_USAGE) from exc
+        count, unit = (
+            summary.count,
+            "benchmark lines in "
+            + (", ".join(f"{task}_test.jsonl ({n})" for task, n in sorted(summary.lines.items())) or "no file"),
+        )
+        for domain, n in sorted(summary.skipped.items()):
+            console.print(f"  skipped {n} {domain} trajectories: not an AgentWorldBench task")
     else:
         count = get_format(fmt.value).write(valid(), output)
-        unit = "records" if fmt.value != "agentworldbench" else "benchmark lines"
+        unit = "records"
     console.print(f"[bold]export[/]: {count} {unit} -> {output}; {len(rejected)} input records rejected")
     for result in rejected[:20]:
         console.print(f"  [red]{result.source}:{result.locator}[/] {'; '.join(result.reasons())}")

@@ -6,6 +6,7 @@ import typer
 
 from pipelines.commands import EXIT_OK
 from pipelines.commands.beam_command import VERBOSE_HELP, beam_args, job_errors, quiet_logging
+from pipelines.commands.judge_options import with_judge_options
 from pipelines.console import console
 
 
@@ -19,19 +20,9 @@ def _generator_factory(kind: str, url: str | None, model: str | None, checkpoint
         if checkpoint is None or not (checkpoint / "config.json").exists():
             raise ValueError("--generator checkpoint needs --checkpoint FOLDER (with config.json)")
         return _Factory("training.generators", "CheckpointGenerator", str(checkpoint), max_new_tokens)
-    if kind == "hint":
-        return _Factory("training.generators", "HintTemplateGenerator")
-    raise ValueError(f"unknown --generator {kind!r}: endpoint, checkpoint or hint")
-
-
-def _judge_factory(kind: str, url: str | None, model: str | None):
-    if kind == "endpoint":
-        if not url or not model:
-            raise ValueError("--judge endpoint needs --judge-url and --judge-model")
-        return _Factory("pipelines.curate_sft.transforms", "EndpointJudge", url, model)
-    if kind == "reference":
-        return _Factory("pipelines.curate_sft.transforms", "ReferenceJudge")
-    raise ValueError(f"unknown --judge {kind!r}: reference or endpoint")
+    if kind == "rationalization":
+        return _Factory("training.generators", "RationalizationGenerator")
+    raise ValueError(f"unknown --generator {kind!r}: endpoint, checkpoint or rationalization")
 
 
 class _Factory:
@@ -44,25 +35,29 @@ class _Factory:
         return getattr(importlib.import_module(self.module), self.name)(*self.args)
 
 
+@with_judge_options
 def curate_sft_command(
     ctx: typer.Context,
     input: str = typer.Option("data/corpus", "--input", "-i", help="A build-corpus folder or URL (its cpt/ shards)."),
     output: str = typer.Option("data/sft", "--output", "-o", help="SFT folder or URL: sft/ shards, scores, manifest."),
     generator: str = typer.Option(
-        "hint",
-        help="endpoint (any OpenAI-compatible API), checkpoint (a local model), or "
-        "hint (the embedded template rationaliser, no model).",
+        "rationalization",
+        help="checkpoint (a local model) or endpoint (any OpenAI-compatible API): model rollouts, rejection "
+        "sampling proper; or rationalization (no model: the real observation with reasoning written toward it, "
+        "counted apart).",
     ),
     generator_url: str | None = typer.Option(None, envvar="TRAJFORGE_GENERATOR_URL"),
     generator_model: str | None = typer.Option(None, envvar="TRAJFORGE_GENERATOR_MODEL"),
     checkpoint: Path | None = typer.Option(None, help="Checkpoint folder for --generator checkpoint."),
-    judge: str = typer.Option("reference", help="reference (the embedded judge) or endpoint (an LLM judge)."),
-    judge_url: str | None = typer.Option(None, envvar="TRAJFORGE_JUDGE_URL"),
-    judge_model: str | None = typer.Option(None, envvar="TRAJFORGE_JUDGE_MODEL"),
+    judge_spec=None,
     candidates: int = typer.Option(3, min=1, max=16, help="Candidates per query (best of N)."),
     threshold: float = typer.Option(3.5, min=1.0, max=5.0, help="Queries whose best mean score is lower are dropped."),
     per_trajectory: int = typer.Option(4, min=1, help="Queries (in-loss turns) per trajectory at most."),
-    hint: bool = typer.Option(False, help="Hint-conditioned rationalisation: the generator sees the real observation."),
+    hint: bool = typer.Option(
+        False,
+        help="Hint-conditioned rationalization: a model generator sees the real observation (its samples count "
+        "as rationalized, not as rollouts).",
+    ),
     seed: int = typer.Option(0),
     max_new_tokens: int = typer.Option(512, min=1, help="Longest candidate a model generator may write."),
     workers: int | None = typer.Option(None, min=1),
@@ -78,13 +73,12 @@ def curate_sft_command(
 
     with job_errors(verbose):
         make_generator = _generator_factory(generator, generator_url, generator_model, checkpoint, max_new_tokens)
-        make_judge = _judge_factory(judge, judge_url, judge_model)
         manifest = curate_sft(
             input,
             output,
             make_generator,
-            make_judge,
-            {"generator": generator, "judge": judge},
+            judge_spec,
+            {"generator": generator, **judge_spec.as_config()},
             candidates,
             threshold,
             per_trajectory,
@@ -94,9 +88,18 @@ def curate_sft_command(
             workers=workers,
             verbose=verbose,
         )
-    c = manifest.counts
-    console.print(
-        f"[bold]curate-sft[/]: {c['read']} queries, {c['written']} kept, "
-        f"{c.get('filtered.below_threshold', 0)} below the threshold -> {output}"
-    )
+    console.print(summary_line(manifest.counts, output), highlight=False, soft_wrap=True)
     raise typer.Exit(EXIT_OK)
+
+
+def summary_line(c: dict[str, int], output: str) -> str:
+    """Queries, the acceptance rate, and where the kept samples came from: model rollouts or rationalization."""
+    rate = c["written"] / c["read"] if c["read"] else 0.0
+    skipped = sum(n for k, n in c.items() if k.startswith("rows_skipped."))
+    return (
+        f"[bold]curate-sft[/]: {c['read']} queries, {c['written']} kept (acceptance {rate:.1%}), "
+        f"{c.get('filtered.below_threshold', 0)} below the threshold; kept samples: "
+        f"{c.get('kept.rollout', 0)} sampled from a model, {c.get('kept.rationalization', 0)} rationalized "
+        f"({c.get('kept.verbatim_reference', 0)} of all kept are the verbatim reference observation); "
+        f"{skipped} corpus rows not for SFT (held out or CPT-only) -> {output}"
+    )

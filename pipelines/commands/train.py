@@ -5,9 +5,11 @@ from pathlib import Path
 import typer
 
 from pipelines.commands import EXIT_OK, EXIT_USAGE
+from pipelines.commands.judge_options import with_judge_options
 from pipelines.console import console
 
 
+@with_judge_options
 def train_command(
     stage: str = typer.Option("cpt", help="cpt (masked corpus shards) or sft (curated shards); rl: issue #7."),
     data: str | None = typer.Option(
@@ -45,6 +47,7 @@ def train_command(
     prompts_per_step: int = typer.Option(2, min=1, help="RL: prompts per rollout batch."),
     max_new_tokens: int = typer.Option(128, min=1, help="RL: longest sample."),
     kl_coef: float = typer.Option(0.0, min=0.0, help="RL: weight of the KL to the starting model."),
+    judge_spec=None,
 ) -> None:
     """Train a world model: CPT (masked next-observation prediction over whole trajectories), SFT (reasoning +
     predicted observation targets) or RL (GSPO with the hybrid judge + verifier reward, from --init).
@@ -57,7 +60,18 @@ def train_command(
         raise typer.Exit(EXIT_USAGE)
     if stage == "rl":
         _train_rl(
-            data, output, init, max_steps, seed, save_every, lr, group_size, prompts_per_step, max_new_tokens, kl_coef
+            data,
+            output,
+            init,
+            max_steps,
+            seed,
+            save_every,
+            lr,
+            group_size,
+            prompts_per_step,
+            max_new_tokens,
+            kl_coef,
+            judge_spec,
         )
         return
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
@@ -127,7 +141,7 @@ def train_command(
 
 
 def _train_rl(
-    data, output, init, max_steps, seed, save_every, lr, group_size, prompts_per_step, max_new_tokens, kl_coef
+    data, output, init, max_steps, seed, save_every, lr, group_size, prompts_per_step, max_new_tokens, kl_coef, judge
 ) -> None:
     from training.rl import RLConfig, run_rl
 
@@ -143,6 +157,7 @@ def _train_rl(
         prompts_per_step=prompts_per_step,
         max_new_tokens=max_new_tokens,
         kl_coef=kl_coef,
+        judge=judge,
     )
     try:
         with console.status("train rl (GSPO)"):
@@ -163,19 +178,33 @@ def _train_rl(
 
 def serve_command(
     checkpoint: Path = typer.Argument(..., help="A checkpoint folder (weights, config, tokenizer)."),
-    host: str = typer.Option("127.0.0.1"),
+    host: str = typer.Option("127.0.0.1", help="Bind address. Anything but loopback (e.g. 0.0.0.0) needs --api-key."),
     port: int = typer.Option(8000, min=0, max=65535),
     model_name: str | None = typer.Option(None, help="The model id clients ask for (default: the folder name)."),
+    api_key: str | None = typer.Option(
+        None,
+        envvar="TRAJFORGE_API_KEY",
+        help="Require `Authorization: Bearer KEY` on every request (env TRAJFORGE_API_KEY keeps it out of `ps`).",
+    ),
 ) -> None:
-    """Serve a checkpoint as an OpenAI-compatible endpoint: /v1/chat/completions and /v1/models."""
+    """Serve a checkpoint as an OpenAI-compatible endpoint: /v1/chat/completions and /v1/models.
+
+    Refuses to bind a non-loopback address without an API key: the endpoint would be open to the network."""
     import uvicorn
 
-    from training.serving import LocalModel, build_app
+    from training.serving import LocalModel, build_app, is_loopback
 
+    if not is_loopback(host) and not api_key:
+        console.print(
+            f"[red]refusing to serve on {host} without an API key: anyone who can reach it could use the model. "
+            "Set --api-key (or TRAJFORGE_API_KEY), or bind 127.0.0.1.[/]"
+        )
+        raise typer.Exit(EXIT_USAGE)
     if not (checkpoint / "config.json").exists():
         console.print(f"[red]{checkpoint} is not a checkpoint folder (no config.json)[/]")
         raise typer.Exit(EXIT_USAGE)
     name = model_name or checkpoint.name
-    app = build_app(LocalModel(checkpoint), name)
-    console.print(f"serving {name} on http://{host}:{port}/v1")
+    app = build_app(LocalModel(checkpoint), name, api_key=api_key or None)
+    auth = " (Authorization: Bearer required)" if api_key else ""
+    console.print(f"serving {name} on http://{host}:{port}/v1{auth}")
     uvicorn.run(app, host=host, port=port, log_level="warning")

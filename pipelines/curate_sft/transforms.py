@@ -4,25 +4,21 @@ from collections.abc import Iterator
 
 import apache_beam as beam
 
+from evaluation.extraction import extract_prediction
+from evaluation.scores import Scores
 from pipelines.build_corpus.transforms import COUNTS, CountingFn
+from schemas.splits import readable_by, row_placement
 from schemas.version import SCHEMA_VERSION
-from training.judge import (
-    JUDGE_PROMPT,
-    PAIRWISE_PROMPT,
-    Scores,
-    extract_prediction,
-    judge_reference,
-    parse_judge_answer,
-)
+from training.generators import Candidate, sample_kind
 from training.prompts import Query, build_query
 
 SCORES = "scores"
-PAIRWISE_MARGIN = 0.5  # mean scores this close are compared pairwise when the judge can
 
 
 class MakeQueries(beam.PTransform):
-    """In-loss turns (the ones worth teaching) -> queries with their history, at most `per_trajectory` each,
-    spread evenly over the trajectory."""
+    """In-loss turns (the ones worth teaching) -> (query with its history, its row's task and split), at most
+    `per_trajectory` each, spread evenly over the trajectory. Rows SFT may not read (held out, or in the CPT-only
+    pool) make no query: counted as `rows_skipped.<split>`."""
 
     def __init__(self, per_trajectory: int):
         super().__init__()
@@ -36,18 +32,23 @@ class _QueriesFn(CountingFn):
     def __init__(self, per_trajectory: int):
         self.per_trajectory = per_trajectory
 
-    def process(self, row: dict) -> Iterator[Query]:
+    def process(self, row: dict) -> Iterator[tuple[Query, dict]]:
+        task, split = row_placement(row)
+        if not readable_by(split, "sft"):
+            self.count(f"rows_skipped.{split}")
+            return
         turns = [t["index"] for t in row["turns"] if t["in_loss"]]
         if len(turns) > self.per_trajectory:
             step = len(turns) / self.per_trajectory
             turns = [turns[int(i * step)] for i in range(self.per_trajectory)]
         for index in turns:
             self.count("read")
-            yield build_query(row, index)
+            yield build_query(row, index), {"task": task, "split": split}
 
 
 class Generate(beam.PTransform):
-    """N candidates per query from the generator that `make_generator` builds once per worker."""
+    """N candidates per query from the generator that `make_generator` builds once per worker, each labelled
+    with where it came from (a model rollout, or rationalization toward the known observation)."""
 
     def __init__(self, make_generator, candidates: int, hint: bool, seed: int):
         super().__init__()
@@ -66,9 +67,11 @@ class _GenerateFn(beam.DoFn):
     def setup(self):
         self.generator = self.make_generator()
 
-    def process(self, query: Query) -> Iterator[tuple[Query, list[str], str]]:
+    def process(self, item: tuple[Query, dict]) -> Iterator[tuple[Query, dict, list[Candidate], str]]:
+        query, placement = item
         seed = self.seed + query.turn_index * 1009 + int(query.trajectory_id[:6], 16)
-        yield query, self.generator.generate(query, self.candidates, seed, self.hint), self.generator.name
+        labelled = self.generator.labelled(query, self.candidates, seed, self.hint)
+        yield query, placement, labelled, self.generator.name
 
 
 class JudgeAndPick(beam.PTransform):
@@ -93,15 +96,19 @@ class _JudgeFn(CountingFn):
         self.judge = self.make_judge()
 
     def process(self, item) -> Iterator:
-        query, candidates, generator = item
-        judged = [(self.judge.score(query, candidate), candidate) for candidate in candidates]
-        best_index = max(range(len(judged)), key=lambda i: (judged[i][0].mean, -i))
-        if hasattr(self.judge, "prefer"):  # an LLM judge settles close calls by comparing the two directly
-            ranked = sorted(range(len(judged)), key=lambda i: (-judged[i][0].mean, i))
-            if len(ranked) > 1 and judged[ranked[0]][0].mean - judged[ranked[1]][0].mean <= PAIRWISE_MARGIN:
-                best_index = self.judge.prefer(query, candidates[ranked[0]], candidates[ranked[1]], ranked[:2])
-        best, target = judged[best_index]
-        keep = best.mean >= self.threshold and extract_prediction(target) is not None
+        query, placement, labelled, generator = item
+        candidates = [c.text for c in labelled]
+        predictions = [extract_prediction(candidate) for candidate in candidates]
+        judged = []  # a judge failure (an unparseable answer, a timeout) scores lowest, so best-of-N passes it over
+        for prediction in predictions:
+            judgement = self.judge.judge(query.case(prediction.text))
+            if not judgement.ok:
+                self.count("judge_failures")
+            judged.append((judgement.scores or Scores.lowest(), prediction))
+        best_index = max(range(len(judged)), key=lambda i: (judged[i][1].tagged, judged[i][0].mean, -i))
+        best, prediction = judged[best_index]
+        target = candidates[best_index]
+        keep = best.mean >= self.threshold and prediction.tagged  # SFT teaches the tagged answer format
         yield beam.pvalue.TaggedOutput(
             SCORES,
             {
@@ -109,6 +116,8 @@ class _JudgeFn(CountingFn):
                 "turn_index": query.turn_index,
                 "kept": keep,
                 "best": best_index,
+                "origins": [c.origin for c in labelled],
+                "kept_from": sample_kind(labelled[best_index].origin) if keep else None,
                 "scores": [s.as_dict() for s, _ in judged],
                 "means": [round(s.mean, 4) for s, _ in judged],
             },
@@ -116,7 +125,10 @@ class _JudgeFn(CountingFn):
         if not keep:
             self.count("filtered.below_threshold")
             return
+        origin = labelled[best_index].origin
         self.count("written")
+        self.count(f"kept.{sample_kind(origin)}")
+        self.count("kept.verbatim_reference", int(prediction.text == query.reference))
         yield {
             "schema_version": SCHEMA_VERSION,
             "trajectory_id": query.trajectory_id,
@@ -125,46 +137,13 @@ class _JudgeFn(CountingFn):
             "template": query.template,
             "messages": [{"role": r, "content": c} for r, c in query.messages],
             "target": target,
-            "prediction": extract_prediction(target),
+            "prediction": prediction.text,
             "reference": query.reference,
             "scores": best.as_dict(),
             "score": best.mean,
             "candidates": len(candidates),
             "generator": generator,
             "judge": self.judge.name,
+            "origin": origin,
+            **placement,
         }
-
-
-class ReferenceJudge:
-    name = "reference"
-
-    def score(self, query: Query, candidate: str) -> Scores:
-        return judge_reference(extract_prediction(candidate), query.reference, query.history_text())
-
-
-class EndpointJudge:
-    """An LLM judge behind an OpenAI-compatible endpoint; an answer that does not parse scores 1 everywhere."""
-
-    def __init__(self, base_url: str, model: str):
-        from training.generators import EndpointGenerator
-
-        self.client = EndpointGenerator(base_url, model, temperature=0.0, max_tokens=200)
-        self.name = f"endpoint:{model}"
-
-    def score(self, query: Query, candidate: str) -> Scores:
-        prediction = extract_prediction(candidate)
-        if prediction is None:
-            return Scores(1, 1, 1, 1, 1)
-        prompt = JUDGE_PROMPT.format(
-            history=query.history_text(), action=query.action, reference=query.reference, prediction=prediction
-        )
-        answer = self.client.complete([{"role": "user", "content": prompt}], seed=0)[0]
-        return parse_judge_answer(answer) or Scores(1, 1, 1, 1, 1)
-
-    def prefer(self, query: Query, first: str, second: str, indices: list[int]) -> int:
-        """Pairwise: which of two candidates is closer to the real observation (the first on an unclear answer)."""
-        prompt = PAIRWISE_PROMPT.format(
-            action=query.action, reference=query.reference, a=extract_prediction(first), b=extract_prediction(second)
-        )
-        answer = self.client.complete([{"role": "user", "content": prompt}], seed=0)[0].strip().upper()
-        return indices[1] if answer.startswith("B") else indices[0]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import apache_beam as beam
 
+from evaluation.verifiers import derive_verifier
 from pipelines.beam_runtime import pipeline_options
 from pipelines.build_corpus.transforms import COUNTS, CountingFn
 from pipelines.job import ReadShardRows, SaveOutputs, SumCounts, finish_output, read_outputs, run_pipeline, sum_counts
@@ -15,9 +16,9 @@ from pipelines.shard_writing import WriteShards, cpt_inputs, remove_stale_shards
 from schemas.arrow import RL_SCHEMA
 from schemas.hashing import content_hash
 from schemas.manifest import Manifest
+from schemas.splits import readable_by, row_placement
 from schemas.version import SCHEMA_VERSION
 from training.prompts import build_query
-from training.verifiers import derive_verifier
 
 RL_DIR = "rl"
 CHARS_PER_TOKEN = 4  # the budget's estimate without a tokenizer; --tokenizer counts exactly
@@ -42,6 +43,10 @@ class _PromptFn(CountingFn):
 
     def process(self, row: dict) -> Iterator[dict]:
         self.count("read")
+        task, split = row_placement(row)
+        if not readable_by(split, "rl"):  # held out for eval, or in the CPT-only pool
+            self.count(f"filtered.split_{split}")
+            return
         candidates = [t["index"] for t in row["turns"] if t["in_loss"]] or [t["index"] for t in row["turns"]]
         if not candidates:
             self.count("filtered.no_turns")
@@ -69,6 +74,8 @@ class _PromptFn(CountingFn):
             "reference": query.reference,
             "verifier": json.dumps(spec) if spec is not None else None,
             "prompt_tokens": tokens,
+            "task": task,
+            "split": split,
         }
 
 

@@ -91,3 +91,62 @@ def test_a_page_that_never_loads_is_an_infra_error():
     finally:
         env.close()
         listener.close()
+
+
+@pytest.fixture
+def elsewhere_and_probe(monkeypatch):
+    """Two real local servers: `elsewhere`, another origin that counts every request it gets, and a `probe` app
+    whose page reaches it by a link, a redirect, an <img> and a fetch."""
+    from starlette.applications import Starlette
+    from starlette.responses import HTMLResponse, RedirectResponse, Response
+    from starlette.routing import Route
+
+    import sandboxes.webapps as webapps
+
+    hits: list[str] = []
+
+    async def record(request):
+        hits.append(request.url.path)
+        return Response("<h1>elsewhere</h1>", media_type="text/html")
+
+    apps = {"elsewhere": Starlette(routes=[Route("/{path:path}", record)])}
+    monkeypatch.setattr(webapps, "build_app", apps.__getitem__)
+    elsewhere = webapps.start_app("elsewhere")
+    far = elsewhere.url
+
+    async def home(request):
+        return HTMLResponse(
+            "<!doctype html><html><head><title>Probe</title></head><body>"
+            f'<a href="{far}/clicked">Leave by link</a> <a href="/go">Leave by redirect</a> '
+            '<a href="/gallery">Gallery</a>'
+            f"<button onclick=\"fetch('{far}/fetched').catch(() => 0)\">Fetch</button></body></html>"
+        )
+
+    async def go(request):
+        return RedirectResponse(f"{far}/redirected", status_code=302)
+
+    async def gallery(request):
+        return HTMLResponse(f'<!doctype html><title>Gallery</title><img src="{far}/pixel.png" alt="pixel">')
+
+    apps["probe"] = Starlette(routes=[Route("/", home), Route("/go", go), Route("/gallery", gallery)])
+    env = BrowserEnvironment("probe", timeout=5)
+    env.reset(Task(id="t", instruction="x"))
+    yield env, far, hits
+    env.close()
+    elsewhere.stop()
+
+
+def test_clicks_redirects_and_subresources_to_another_origin_are_blocked(elsewhere_and_probe):
+    env, far, hits = elsewhere_and_probe
+    clicked = act(env, "click", role="link", name="Leave by link")
+    assert clicked.is_error and f"navigation blocked: {far}/clicked" in clicked.content
+    assert meta(clicked)["blocked"] == [f"{far}/clicked"] and meta(clicked)["url"] == "http://probe.local/"
+    redirected = act(env, "click", role="link", name="Leave by redirect")
+    assert redirected.is_error and f"{far}/redirected" in meta(redirected)["blocked"]
+    assert not meta(redirected)["url"].startswith(far)
+    gallery = act(env, "click", role="link", name="Gallery")
+    assert meta(gallery)["url"] == "http://probe.local/gallery" and meta(gallery)["blocked"] == [f"{far}/pixel.png"]
+    act(env, "go_back")
+    fetched = act(env, "click", role="button", name="Fetch")
+    assert fetched.is_error and meta(fetched)["blocked"] == [f"{far}/fetched"]
+    assert hits == []  # the other origin never saw a request

@@ -107,3 +107,15 @@ def test_any_record_survives_segment_and_shard(tmp_path_factory, turns, task):
     write_shards([record], directory / "corpus")
     results = list(read_records([directory]))
     assert [r.record for r in results] == [record, record]
+
+
+def test_a_cpt_shard_from_before_the_split_columns_still_reads(tmp_path, corpus_dir):
+    from schemas.splits import split_of
+    from training.data import load_cpt, row_splits
+
+    table = read_shard_table(next((corpus_dir / "cpt").glob("*.arrow")))
+    old = table.drop_columns(["task", "split"])
+    path = write_shard(old, tmp_path)
+    results = list(read_shard(path))
+    assert len(results) == table.num_rows and all(r.ok for r in results)
+    assert row_splits(load_cpt(path)) == [split_of(row) for row in old.to_pylist()]  # derived, default config

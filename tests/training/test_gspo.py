@@ -78,3 +78,16 @@ def test_kl_to_the_reference():
         kl_coef=0.1,
     )
     assert other.kl > 0 and other.loss.item() > 0
+
+
+def test_the_readme_clip_range_is_the_default():
+    """README: eps_low = 3e-4 and eps_high = 4e-4, written here as literals, not imported from the code under test."""
+    assert (EPS_LOW, EPS_HIGH) == (3e-4, 4e-4)
+    logp_old = torch.zeros(4, 1)
+    # Sequence ratios just inside and just outside each side of [1 - 3e-4, 1 + 4e-4].
+    logp = torch.log(torch.tensor([[1 + 3.5e-4], [1 + 4.5e-4], [1 - 2.5e-4], [1 - 3.5e-4]]))
+    advantages = torch.tensor([1.0, 1.0, -1.0, -1.0])
+    out = gspo_loss(logp, logp_old, torch.ones(4, 1), advantages)
+    assert out.clipped_fraction == 0.5  # the 2nd and the 4th
+    wide = gspo_loss(logp, logp_old, torch.ones(4, 1), advantages, eps_low=0.2, eps_high=0.28)
+    assert wide.clipped_fraction == 0.0

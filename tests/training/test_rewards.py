@@ -1,32 +1,12 @@
 import json
 
-from training.judge import Scores
+from evaluation.embedded import EmbeddedJudge
+from evaluation.scores import Scores
+from evaluation.verifiers import derive_verifier
 from training.prompts import candidate
-from training.rewards import hybrid_reward, reference_reward
-from training.verifiers import derive_verifier, verify
+from training.rewards import hybrid_reward, row_reward
 
-MCP = {
-    "content": json.dumps(
-        {"content": [{"type": "text", "text": json.dumps({"id": "row_0007", "done": True})}], "isError": False}
-    ),
-    "format": "json",
-}
 TERMINAL = {"content": "total 4\n-rw-r--r-- 1 agent agent 14 hello.txt\n", "exit_code": 0}
-WEB = {
-    "content": 'URL: http://shop.local/cart\nTitle: Cart\nFocused: none\n- main:\n  - heading "Cart"',
-    "format": "aria",
-}
-
-
-def test_verifiers_per_domain():
-    mcp, terminal, web = derive_verifier(MCP, "mcp"), derive_verifier(TERMINAL, "terminal"), derive_verifier(WEB, "web")
-    assert verify(mcp, MCP["content"]) and verify(terminal, TERMINAL["content"]) and verify(web, WEB["content"])
-    wrong_type = MCP["content"].replace("true", '\\"yes\\"')
-    assert not verify(mcp, wrong_type)
-    assert not verify(mcp, MCP["content"].replace('"isError": false', '"isError": true'))
-    assert not verify(terminal, "total 4\n-rw-r--r-- 1 agent agent 99 other.txt\n")
-    assert not verify(web, WEB["content"].replace("Title: Cart", "Title: Products"))
-    assert not verify(terminal, None)
 
 
 def test_hybrid_reward_weights():
@@ -39,8 +19,30 @@ def test_hybrid_reward_weights():
     assert (passed.verifier, passed.total) == (25.0, 25.0) and (failed.verifier, failed.total) == (0.0, 22.5)
 
 
+def _row(reference: str, spec: dict | None) -> dict:
+    messages = [{"role": "system", "content": "S"}, {"role": "user", "content": "ls -l"}]
+    return {
+        "domain": "terminal",
+        "messages": messages,
+        "reference": reference,
+        "verifier": json.dumps(spec) if spec else None,
+    }
+
+
 def test_self_praise_earns_nothing():
     reference = TERMINAL["content"]
-    honest = reference_reward(candidate("I think.", reference), reference, derive_verifier(TERMINAL, "terminal"))
-    bragging = reference_reward(f"<think>{reference} is certainly right, 5/5</think> no tags", reference, None)
-    assert honest.total == 25.0 and bragging.total == 0.0
+    row = _row(reference, derive_verifier(TERMINAL, "terminal"))
+    honest = row_reward(EmbeddedJudge(), row, candidate("I think.", reference))
+    bragging = row_reward(EmbeddedJudge(), row, f"<think>{reference} is certainly right, 5/5</think> Success")
+    assert honest.total == 25.0 and bragging.total < 10 and bragging.verifier == 0.0
+
+
+def test_a_judge_failure_earns_no_judge_reward():
+    class Failing(EmbeddedJudge):
+        def judge(self, case):
+            from evaluation.judge import Judgement
+
+            return Judgement(None, "judge timed out")
+
+    reward = row_reward(Failing(), _row("x", None), "x")
+    assert reward.total == 0.0 and reward.judge_failure == "judge timed out"

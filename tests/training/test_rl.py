@@ -1,5 +1,6 @@
 """train --stage rl for real on a tiny checkpoint: rollouts, rewards, GSPO updates, checkpoints, resume."""
 
+import inspect
 import json
 
 import pytest
@@ -9,6 +10,8 @@ from typer.testing import CliRunner
 
 from pipelines.cli import app
 from training import rl
+from training.gspo import sequence_logprobs
+from training.model import load_model
 from training.rewards import Reward
 
 runner = CliRunner()
@@ -29,7 +32,7 @@ def rl_data(tmp_path_factory, corpus_dir):
 def test_gspo_moves_the_policy_toward_rewarded_samples(tmp_path, policy, rl_data, monkeypatch):
     # An untrained model never writes the tags the judge reads, so rewards would all be 0 (no advantage, no update):
     # here the reward is the response length, which an untrained model does vary.
-    monkeypatch.setattr(rl, "reference_reward", lambda text, reference, spec: Reward(len(text), None, len(text)))
+    monkeypatch.setattr(rl, "row_reward", lambda judge, row, text: Reward(len(text), None, len(text)))
     config = rl.RLConfig(
         data=str(rl_data), output=str(tmp_path), init=str(policy), max_steps=2, save_every=1, max_new_tokens=12, lr=1e-3
     )
@@ -70,3 +73,84 @@ def test_cli_runs_rl_with_the_hybrid_reward(tmp_path, policy, rl_data):
     info = json.loads((tmp_path / "checkpoint-1" / "checkpoint.json").read_text())
     assert info["stage"] == "rl" and info["rl"]["kl_coef"] == 0.1
     assert runner.invoke(app, ["train", "--stage", "rl", "--data", str(rl_data)]).exit_code == 2  # needs --init
+
+
+def test_rl_rewards_come_from_the_judge_the_command_names(tmp_path, policy, rl_data):
+    """train --stage rl --judge endpoint: every sample judged by the judge behind a real HTTP server (2 of 5 for
+    these terminal turns), the reward 0.9 x 5 x mean + 0.1 x 25 x verifier where a verifier exists."""
+    from tests.evaluation.judge_server import judge_server
+
+    with judge_server() as (url, requests):
+        result = runner.invoke(
+            app,
+            ["train", "--stage", "rl", "--data", str(rl_data), "-o", str(tmp_path), "--init", str(policy),
+             "--max-steps", "1", "--max-new-tokens", "8", "--judge", "endpoint", "--judge-url", url,
+             "--judge-model", "judge-model"],
+        )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    (metrics,) = [json.loads(x) for x in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    assert len(requests) == 4 * 2  # group size x prompts per step
+    judge_only, with_failed_verifier = 5 * 2.0, 0.9 * 5 * 2.0
+    assert with_failed_verifier <= metrics["reward"] <= judge_only + 0.1 * 25
+
+
+def mean_response_logprob(model, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    with torch.no_grad():
+        logp = sequence_logprobs(model.eval(), ids, mask)
+    return (logp * mask[:, 1:]).sum(-1) / mask[:, 1:].sum(-1)
+
+
+def test_an_update_sharpens_with_snapshot_ratios_and_the_configured_clip(tmp_path, policy, rl_data, monkeypatch):
+    """One real rollout batch, two minibatch passes: what GSPO must do, watched from inside the run."""
+    monkeypatch.setattr(rl, "row_reward", lambda judge, row, text: Reward(len(text), None, len(text)))
+    rollouts, passes = [], []
+    real_rollout, real_loss = rl.rollout, rl.gspo_loss
+
+    def watched_rollout(*args, **kwargs):
+        rollouts.append(real_rollout(*args, **kwargs))
+        return rollouts[-1]
+
+    def watched_loss(*args, **kwargs):
+        call = inspect.signature(real_loss).bind(*args, **kwargs)
+        call.apply_defaults()
+        out = real_loss(*args, **kwargs)
+        passes.append((call.arguments["advantages"].detach(), out))
+        return out
+
+    monkeypatch.setattr(rl, "rollout", watched_rollout)
+    monkeypatch.setattr(rl, "gspo_loss", watched_loss)
+    # eps_high far above any ratio a step reaches: only the low side can clip, so a run that falls back to the
+    # default eps_high (4e-4) clips samples this one must not.
+    eps_low, eps_high = 3e-4, 10.0
+    config = rl.RLConfig(
+        data=str(rl_data),
+        output=str(tmp_path),
+        init=str(policy),
+        max_steps=1,
+        prompts_per_step=1,
+        group_size=4,
+        updates_per_batch=2,
+        max_new_tokens=12,
+        lr=1e-3,
+        eps_low=eps_low,
+        eps_high=eps_high,
+    )
+    rl.run_rl(config)
+    ((ids, mask, texts),) = rollouts
+    assert len({len(t) for t in texts}) > 1  # rewards differ, so the group has advantages
+    (first_advantages, first), (advantages, second) = passes
+    assert torch.equal(first_advantages, advantages)
+    # Pass 1 runs the policy that sampled: every ratio is 1. Pass 2 runs the updated policy against the snapshot.
+    assert torch.allclose(first.ratios, torch.ones(4), atol=1e-5)
+    assert (second.ratios - 1).abs().max() > 1e-3
+    should_clip = ((advantages > 0) & (second.ratios > 1 + eps_high)) | (
+        (advantages < 0) & (second.ratios < 1 - eps_low)
+    )
+    assert should_clip.any(), second.ratios  # clipping engages on the second pass
+    assert ((advantages > 0) & (second.ratios > 1 + 4e-4)).any()  # where the default eps_high would clip too
+    assert second.clipped_fraction == pytest.approx(float(should_clip.float().mean()))
+    # The best sample of the group is more likely under the updated policy.
+    best = int(torch.tensor([len(t) for t in texts]).argmax())
+    before = mean_response_logprob(load_model(policy), ids[best : best + 1], mask[best : best + 1])
+    after = mean_response_logprob(load_model(tmp_path / "checkpoint-1"), ids[best : best + 1], mask[best : best + 1])
+    assert after > before + 1e-3, (before, after)

@@ -57,3 +57,46 @@ def test_clients_use_it(server):
     generator = EndpointGenerator(server, "tiny-world-model", max_tokens=8)
     query = Query("t" * 32, 0, "terminal", 0, (("system", "S"), ("user", "ls")), "a.txt")
     assert len(generator.generate(query, 2, seed=1)) == 2
+
+
+def test_an_api_key_is_checked_on_every_request(tiny_checkpoint):
+    from starlette.testclient import TestClient
+
+    from training.serving import LocalModel, build_app
+
+    client = TestClient(build_app(LocalModel(tiny_checkpoint), "m", api_key="s3cret"))
+    assert client.get("/v1/models").status_code == 401
+    assert client.get("/v1/models", headers={"Authorization": "Bearer wrong"}).status_code == 401
+    chat = {"messages": [{"role": "user", "content": "x"}], "max_tokens": 2}
+    assert client.post("/v1/chat/completions", json=chat).status_code == 401
+    ok = client.get("/v1/models", headers={"Authorization": "Bearer s3cret"})
+    assert ok.status_code == 200 and ok.json()["data"][0]["id"] == "m"
+
+
+@pytest.mark.parametrize(
+    "host,loopback",
+    [
+        ("127.0.0.1", True),
+        ("127.0.0.2", True),
+        ("::1", True),
+        ("localhost", True),
+        ("0.0.0.0", False),
+        ("::", False),
+        ("10.1.2.3", False),
+        ("example.org", False),
+    ],
+)
+def test_loopback_addresses(host, loopback):
+    from training.serving import is_loopback
+
+    assert is_loopback(host) is loopback
+
+
+def test_serve_refuses_an_open_bind_without_a_key(tiny_checkpoint, monkeypatch):
+    from typer.testing import CliRunner
+
+    from pipelines.cli import app
+
+    monkeypatch.delenv("TRAJFORGE_API_KEY", raising=False)
+    result = CliRunner().invoke(app, ["serve", str(tiny_checkpoint), "--host", "0.0.0.0"])
+    assert result.exit_code == 2 and "refusing to serve on 0.0.0.0 without an API key" in result.output

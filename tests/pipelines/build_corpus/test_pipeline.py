@@ -15,6 +15,7 @@ import pytest
 
 from pipelines.build_corpus.config import BuildConfig
 from pipelines.build_corpus.pipeline import build_corpus
+from pipelines.shard_writing import SPILL_DIR
 from schemas.jsonl import record_to_json
 from schemas.shards import read_shard_table
 from tests.conftest import make_trajectory, report_turns
@@ -132,24 +133,50 @@ def test_same_input_same_bytes(built, tmp_path):
     assert (tmp_path / "corpus" / again.outputs[0]).read_bytes() == (root / "corpus" / manifest.outputs[0]).read_bytes()
 
 
-@pytest.mark.slow
-def test_interrupted_build_reruns_to_the_same_output(built, tmp_path):
-    root, manifest, _ = built
-    out = tmp_path / "corpus"
-    stale = out / "cpt" / "shard-0000000000000000.arrow"
-    stale.parent.mkdir(parents=True)
-    stale.write_bytes(b"left by a build that died")
-    argv = [TRAJFORGE, "build-corpus", "-i", str(root / "raw"), "-o", str(out), "--workers", "1"]
+def files_under(folder: Path) -> dict[str, Path]:
+    """Every file under `folder` by relative path; tolerant of folders that vanish while it walks."""
+    found = {}
+    for parent, _, names in os.walk(folder):
+        for name in names:
+            path = Path(parent) / name
+            found[str(path.relative_to(folder))] = path
+    return found
+
+
+def killed_after_first_spill(argv: list[str], out: Path) -> list[str]:
+    """Start the build, SIGKILL it as soon as its first spill file exists; what it left. None: it finished first."""
     first = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    time.sleep(2.0)
-    if first.poll() is None:
-        os.killpg(first.pid, signal.SIGKILL)
+    deadline = time.monotonic() + 300
+    while not any(name.startswith(SPILL_DIR) for name in files_under(out)):
+        if first.poll() is not None:
+            return None
+        assert time.monotonic() < deadline, "no spill file after 300s"
+        time.sleep(0.002)
+    os.killpg(first.pid, signal.SIGKILL)
     first.wait()
-    done = subprocess.run(argv, capture_output=True, text=True)
+    return sorted(files_under(out))
+
+
+@pytest.mark.slow
+def test_a_build_killed_mid_write_reruns_to_a_clean_builds_bytes(built, tmp_path):
+    root, manifest, _ = built
+    argv = [TRAJFORGE, "build-corpus", "-i", str(root / "raw"), "-o", "OUT", "--workers", "1"]
+    for attempt in range(3):  # the spill-to-shard window is ~0.1s: a poll that misses it tries again
+        out = tmp_path / f"corpus-{attempt}"
+        left = killed_after_first_spill([str(out) if a == "OUT" else a for a in argv], out)
+        if left is not None:
+            break
+    assert left is not None, "three builds finished before their first spill file was seen"
+    assert "_manifest.json" not in left and any(name.startswith(SPILL_DIR) for name in left)
+    done = subprocess.run([str(out) if a == "OUT" else a for a in argv], capture_output=True, text=True)
     assert done.returncode == 1, done.stderr  # 1: some records were rejected
-    shards = sorted(p.name for p in (out / "cpt").glob("*.arrow"))
-    assert shards == [Path(s).name for s in manifest.outputs]
-    assert not list(out.rglob("*.tmp"))
+    clean, rerun = files_under(root / "corpus"), files_under(out)
+    assert sorted(rerun) == sorted(clean)  # nothing left over: no spill file, no temporary, no stale shard
+    for name in clean:
+        if name != "_manifest.json":
+            assert rerun[name].read_bytes() == clean[name].read_bytes(), name
+    again = json.loads(rerun["_manifest.json"].read_text())
+    assert again["outputs"] == manifest.outputs and again["counts"] == manifest.counts
 
 
 def test_incremental_build_reads_only_new_files(built, tmp_path):
@@ -168,3 +195,23 @@ def test_incremental_build_reads_only_new_files(built, tmp_path):
     assert two.reconciles() and set(one.outputs) < set(two.outputs)
     three = build_corpus([str(raw)], out, BuildConfig(), incremental=True, workers=1)
     assert three.counts == two.counts and three.outputs == two.outputs
+
+
+def test_every_kind_of_secret_is_redacted_in_the_shards(tmp_path):
+    from collections import Counter
+
+    from tests.curation.test_redaction import SECRETS
+
+    turns = [
+        {"index": i, "action": {"kind": "shell", "content": f"cat config-{i}.env"}, "observation": {"content": text}}
+        for i, (text, _, _) in enumerate(SECRETS)
+    ]
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    (raw / "segment.jsonl").write_bytes(line(make_trajectory(turns=turns, task_description="read the configs")))
+    manifest = build_corpus([str(raw)], tmp_path / "corpus", BuildConfig(), workers=1)
+    assert manifest.counts["written"] == 1
+    found = {k.removeprefix("redacted."): v for k, v in manifest.counts.items() if k.startswith("redacted.")}
+    assert found == Counter(kind for _, kind, _ in SECRETS)
+    (row,) = read_shard_table(tmp_path / "corpus" / manifest.outputs[0]).to_pylist()
+    assert [t["observation"]["content"] for t in row["turns"]] == [expected for _, _, expected in SECRETS]

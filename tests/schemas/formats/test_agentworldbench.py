@@ -1,42 +1,89 @@
 import json
 
+import pytest
+
 from schemas.formats import ImportOptions, agentworldbench
 from tests.conftest import EXAMPLES, make_trajectory
+
+BENCHMARK_TASKS = {"terminal", "swe", "mcp", "search", "web", "os", "android"}
 
 
 def read(path, **options):
     return list(agentworldbench.read(path, ImportOptions(**options)))
 
 
-def test_example_lines_import():
+def benchmark_reader(folder):
+    """Written from the format's description (issue 10), not from the exporter: what the published evaluator does
+    with a folder - every *_test.jsonl, each line's action prompt[turn_idx-1] and truth response[turn_idx-1]."""
+    seen = []
+    for path in sorted(folder.glob("*_test.jsonl")):
+        for text in path.read_text().splitlines():
+            line = json.loads(text)
+            assert isinstance(line["prompt"], list) and all(isinstance(p, str) for p in line["prompt"])
+            assert isinstance(line["response"], list) and all(isinstance(r, str) for r in line["response"])
+            assert isinstance(line["system_str"], str) and isinstance(line["current_prompt"], str)
+            assert isinstance(line["turn_idx"], int) and isinstance(line["total_turns"], int) and "id" in line
+            assert line["task"].split("/")[-1] in BENCHMARK_TASKS and path.name == f"{line['task']}_test.jsonl"
+            t = line["turn_idx"]
+            assert 1 <= t <= line["total_turns"] and len(line["prompt"]) == len(line["response"]) == t
+            action, truth = line["prompt"][t - 1], line["response"][t - 1]
+            assert action == line["current_prompt"]
+            assert truth.startswith("**Environment Observation:**\n")
+            seen.append((line["task"], line["id"], t, action, truth.removeprefix("**Environment Observation:**\n")))
+    return seen
+
+
+def test_example_lines_import_with_their_ground_truth():
     mcp, terminal = (r.record for r in read(EXAMPLES / "agentworldbench.jsonl"))
     assert mcp.domain == "mcp" and terminal.domain == "terminal"
     assert [t.action.name for t in mcp.turns] == ["list_pages", "get_page"]
     assert json.loads(mcp.turns[1].action.content) == {"id": "p1"}
-    assert mcp.turns[1].observation.content.startswith('{"id": "p1"')
+    assert mcp.turns[1].observation.content.startswith('{"id": "p1"')  # the line's ground truth
     assert mcp.simulation_instruction.startswith("You are an MCP server world model")
-    # No reference: the history is the trajectory; the pending action is kept, not dropped.
-    assert [t.action.kind for t in terminal.turns] == ["message", "shell"]
-    assert terminal.turns[1].observation.content == "12 notes.txt"
-    kept = json.loads(terminal.metadata)["agentworldbench"]
-    assert kept["pending_action"] == {"kind": "shell", "content": "head -n 1 notes.txt"}
-    assert kept["turn_idx"] == 3
+    assert [t.action.kind for t in terminal.turns] == ["message", "shell", "shell"]
+    assert terminal.turns[2].observation.content == "# Notes"
+    assert "pending_action" not in terminal.metadata
 
 
-def test_export_one_line_per_turn_and_back(tmp_path):
-    record = make_trajectory(3, domain="terminal", simulation_instruction="Be bash.")
-    assert agentworldbench.write([record], tmp_path / "b.jsonl") == 3
-    lines = [json.loads(x) for x in (tmp_path / "b.jsonl").read_text().splitlines()]
-    assert [line["turn_idx"] for line in lines] == [1, 2, 3]
-    assert [len(line["prompt"]) for line in lines] == [0, 1, 2]
-    assert lines[2]["current_prompt"] == "### Turn 3\n**Action:**\n```bash\necho step 2\n```"
-    assert lines[2]["response"][1] == "**Environment Observation:**\nstep 1\n"
-    assert all(line["total_turns"] == 3 and line["task"] == "terminal" for line in lines)
-    assert len({line["id"] for line in lines}) == 1
-    back = read(tmp_path / "b.jsonl")[2].record
-    assert [(t.action.kind, t.action.content, t.observation.content) for t in back.turns] == [
-        (t.action.kind, t.action.content, t.observation.content) for t in record.turns
+def test_export_reads_as_the_benchmark_reads_it(tmp_path):
+    records = [
+        make_trajectory(3, domain="terminal", task_description="Print the steps."),
+        make_trajectory(2, domain="mcp"),
+        make_trajectory(2, domain="other"),
     ]
+    summary = agentworldbench.export_folder(records, tmp_path)
+    assert dict(summary.lines) == {"terminal": 3, "mcp": 2} and dict(summary.skipped) == {"other": 1}
+    seen = benchmark_reader(tmp_path)
+    assert len(seen) == 5
+    terminal = [s for s in seen if s[0] == "terminal"]
+    assert [(s[2], s[3], s[4]) for s in terminal] == [
+        (t.index + 1, f"### Turn {t.index + 1}\n**Action:**\n```bash\n{t.action.content}\n```", t.observation.content)
+        for t in records[0].turns
+    ]
+    line = json.loads((tmp_path / "terminal_test.jsonl").read_text().splitlines()[0])
+    assert line["system_str"].startswith("You are a world model of a Linux terminal")
+    assert "The agent's task: Print the steps." in line["system_str"]  # part of the initial state
+
+
+def test_round_trip_gives_the_same_lines(tmp_path):
+    agentworldbench.export_folder(
+        [make_trajectory(4, domain="terminal"), make_trajectory(2, domain="mcp")], tmp_path / "a"
+    )
+    back = [r.record for f in sorted((tmp_path / "a").glob("*.jsonl")) for r in read(f)]
+    assert [len(r.turns) for r in back] == [2, 4]  # the lines of one trajectory merge into it
+    agentworldbench.export_folder(back, tmp_path / "b")
+    for name in ("terminal_test.jsonl", "mcp_test.jsonl"):
+        assert (tmp_path / "a" / name).read_text() == (tmp_path / "b" / name).read_text()
+    again = [r.record for f in sorted((tmp_path / "b").glob("*.jsonl")) for r in read(f)]
+    assert [r.trajectory_id for r in again] == [r.trajectory_id for r in back]
+
+
+def test_imported_published_lines_round_trip(tmp_path):
+    (record,) = [r.record for r in read(EXAMPLES / "agentworldbench.jsonl")][1:]
+    agentworldbench.export_folder([record], tmp_path)
+    lines = [json.loads(x) for x in (tmp_path / "terminal_test.jsonl").read_text().splitlines()]
+    original = json.loads((EXAMPLES / "agentworldbench.jsonl").read_text().splitlines()[1])
+    assert lines[-1] == original
 
 
 def test_tool_calls_survive(tmp_path):
@@ -48,20 +95,29 @@ def test_tool_calls_survive(tmp_path):
         }
     ]
     record = make_trajectory(turns=turns, domain="mcp")
-    agentworldbench.write([record], tmp_path / "b.jsonl")
-    (back,) = read(tmp_path / "b.jsonl")
+    agentworldbench.write([record], tmp_path)
+    (back,) = read(tmp_path / "mcp_test.jsonl")
     assert back.record.turns[0].action == record.turns[0].action
 
 
-def test_bad_lines(tmp_path):
-    lines = [
-        {"task": "mcp", "id": 1, "prompt": ["a", "b"], "response": ["x"], "current_prompt": "c", "system_str": ""},
-        {"task": "mcp", "id": 2, "prompt": "a", "response": [], "current_prompt": "c"},
-        {"id": 3, "prompt": [], "response": [], "current_prompt": "c"},
-    ]
-    path = tmp_path / "b.jsonl"
-    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
-    reasons = [r.reasons() for r in read(path)]
-    assert reasons[0] == ["response: 1 entries for 2 prompts"]
-    assert reasons[1] == ["prompt: expected a list of strings"]
-    assert reasons[2] == ["task: missing"]
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        (
+            {"prompt": ["a"], "response": ["x"], "turn_idx": 2},
+            "turn_idx: 2 is beyond its lists (1 prompts, 1 responses)",
+        ),
+        ({"prompt": "a", "response": ["x"], "turn_idx": 1}, "prompt: expected a list, got str"),
+        ({"prompt": ["a", 3], "response": ["x", "y"], "turn_idx": 1}, "prompt: expected a list of strings"),
+        ({"prompt": ["a"], "response": ["x"], "turn_idx": 0}, "turn_idx: expected an integer >= 1, got 0"),
+    ],
+)
+def test_bad_lines_are_named_by_file_and_line(tmp_path, line, reason):
+    path = tmp_path / "b_test.jsonl"
+    good = {"task": "mcp", "id": 1, "prompt": ["a"], "response": ["x"], "current_prompt": "a", "turn_idx": 1}
+    path.write_text(json.dumps(good) + "\n" + json.dumps({"task": "mcp", "id": 2, **line}) + "\n")
+    results = read(path)
+    assert results[0].locator == "line 2" and not results[0].ok and reason in "; ".join(results[0].reasons())
+    assert results[1].ok  # the good line is kept
+    (bad,) = [r for r in agentworldbench.read_lines(tmp_path) if r.line is None]
+    assert bad.where == f"{path}:line 2" and reason in str(bad.problems[0])

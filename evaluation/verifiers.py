@@ -1,19 +1,25 @@
 """Rule verifiers: checks derived from a real observation that a prediction must pass, per domain. Terminal:
 the facts of stdout (first line, numbers, paths); MCP: the JSON result's error flag, field names and types,
-ids; web: the accessibility-tree anchors (URL, title, focused element). Specs are plain JSON, stored with RL
-prompts by prepare-rl."""
+ids; web: the accessibility-tree anchors (URL, title, focused element). Volatile values (timestamps, durations,
+process ids, temporary names, random ids) are never checked: another run of the same action prints others.
+Specs are plain JSON, stored with RL prompts by prepare-rl."""
 
 import json
 
-from training.judge import FACT
+from evaluation.facts import FACT, facts
+from evaluation.volatile import mask, volatile_spans
 
 MAX_FACTS = 8
 
 
 def _facts(text: str) -> list[str]:
+    """Stable facts only: a fact that touches a volatile value is left out."""
+    volatile = volatile_spans(text)
     seen: list[str] = []
-    for fact in FACT.findall(text):
-        fact = fact.strip("\"'")
+    for match in FACT.finditer(text):
+        if any(start < match.end() and match.start() < end for start, end in volatile):
+            continue
+        fact = match.group(0).strip("\"'")
         if len(fact) >= 2 and fact not in seen:
             seen.append(fact)
     return seen[:MAX_FACTS]
@@ -54,14 +60,14 @@ def derive_verifier(observation: dict, domain: str) -> dict | None:
         anchors = {}
         for line in content.splitlines()[:4]:
             for key in ("URL", "Title", "Focused"):
-                if line.startswith(f"{key}: "):
+                if line.startswith(f"{key}: ") and not volatile_spans(line[len(key) + 2 :]):
                     anchors[key] = line[len(key) + 2 :]
         return {"kind": "aria", "anchors": anchors} if anchors else None
     lines = [line for line in content.splitlines() if line.strip()]
     if not lines and observation.get("exit_code") in (0, None):
         return {"kind": "text", "empty": True}
     facts = _facts(content)
-    first = lines[0].strip()[:120] if lines else ""
+    first = mask(lines[0].strip())[:120] if lines else ""
     return {"kind": "text", "first_line": first, "facts": facts} if (first or facts) else None
 
 
@@ -73,10 +79,8 @@ def verify(spec: dict, prediction: str | None) -> bool:
     if kind == "text":
         if spec.get("empty"):
             return not prediction.strip()
-        first = next((line.strip() for line in prediction.splitlines() if line.strip()), "")
-        return first[:120] == spec.get("first_line", first[:120]) and all(
-            f in prediction for f in spec.get("facts", [])
-        )
+        first = mask(next((line.strip() for line in prediction.splitlines() if line.strip()), ""))
+        return first[:120] == spec.get("first_line", first[:120]) and set(spec.get("facts", [])) <= facts(prediction)
     if kind == "aria":
         return all(f"{key}: {value}" in prediction for key, value in spec["anchors"].items())
     if kind == "json":
@@ -86,7 +90,7 @@ def verify(spec: dict, prediction: str | None) -> bool:
             return False
         if isinstance(payload, dict) and bool(payload.get("isError", False)) != spec["is_error"]:
             return False
-        if not all(f in prediction for f in spec.get("facts", [])):
+        if not set(spec.get("facts", [])) <= facts(prediction):
             return False
         inner = payload
         if isinstance(payload, dict) and isinstance(payload.get("content"), list) and payload["content"]:

@@ -1,0 +1,132 @@
+"""Judge calibration: for sampled turns of a corpus, the real observation against adversarial candidates (see
+`adversaries`), judged by any judge; pairwise accuracy (how often the real observation scores higher) per
+adversary kind and overall, and the pairs themselves for inspection."""
+
+import json
+import random
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from evaluation.adversaries import KINDS, Turn, adversaries
+from evaluation.benchmark import sample_turns
+from evaluation.judge import Judge
+
+CURATION_THRESHOLD = 3.5
+
+
+def corpus_turns(rows: Iterable[dict], render_action) -> list[Turn]:
+    """The benchmark's sampled turns of every trajectory, each with the observations of the same kind (domain and
+    format) from other trajectories, for the `other_trajectory` adversary."""
+    picked: list[tuple[str, str, Turn]] = []
+    pool: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)
+    for row in rows:
+        turns = row["turns"]
+        pairs = tuple((render_action(t["action"]), t["observation"]["content"]) for t in turns)
+        for index in sample_turns(len(turns)):
+            kind = (row["domain"], turns[index]["observation"].get("format") or "text")
+            pool[kind].append((row["trajectory_id"], pairs[index][1]))
+            picked.append(
+                (row["trajectory_id"], kind, Turn(row["domain"], pairs[:index], pairs[index][0], pairs[index][1]))
+            )
+    out = []
+    for trajectory_id, kind, turn in picked:
+        others = tuple(dict.fromkeys(o for t, o in pool[kind] if t != trajectory_id))[:50]
+        out.append(Turn(turn.domain, turn.history, turn.action, turn.reference, others))
+    return out
+
+
+@dataclass
+class KindResult:
+    pairs: int = 0
+    correct: int = 0
+    below_threshold: int = 0  # adversaries whose mean score is under the curation threshold
+    adversary_mean: float = 0.0
+    failed: int = 0  # pairs where the judge gave no scores
+
+    @property
+    def accuracy(self) -> float | None:
+        return self.correct / self.pairs if self.pairs else None
+
+
+@dataclass
+class Calibration:
+    judge: str
+    turns: int
+    kinds: dict[str, KindResult] = field(default_factory=dict)
+
+    @property
+    def overall(self) -> KindResult:
+        total = KindResult()
+        for r in self.kinds.values():
+            total.pairs += r.pairs
+            total.correct += r.correct
+            total.below_threshold += r.below_threshold
+            total.failed += r.failed
+            total.adversary_mean += r.adversary_mean * r.pairs
+        total.adversary_mean = total.adversary_mean / total.pairs if total.pairs else 0.0
+        return total
+
+    def as_dict(self) -> dict:
+        def row(r: KindResult) -> dict:
+            return {**r.__dict__, "accuracy": r.accuracy}
+
+        return {
+            "judge": self.judge,
+            "turns": self.turns,
+            "kinds": {k: row(r) for k, r in self.kinds.items()},
+            "overall": row(self.overall),
+        }
+
+
+def calibrate(turns: list[Turn], judge: Judge, seed: int = 0, pairs_out=None, progress=None) -> Calibration:
+    """Judge the real observation and every adversary of each turn; write each pair as a JSON line to
+    `pairs_out` (a text file) when given."""
+    rng = random.Random(seed)
+    result = Calibration(judge.label, len(turns), {kind: KindResult() for kind in KINDS})
+    for turn in progress(turns) if progress else turns:
+        real = judge.judge(turn.case(turn.reference))
+        for kind, candidate in adversaries(turn, rng).items():
+            adversary = judge.judge(turn.case(candidate))
+            r = result.kinds[kind]
+            if not (real.ok and adversary.ok):
+                r.failed += 1
+                continue
+            correct = real.scores.mean > adversary.scores.mean
+            r.adversary_mean = (r.adversary_mean * r.pairs + adversary.scores.mean) / (r.pairs + 1)
+            r.pairs += 1
+            r.correct += correct
+            r.below_threshold += adversary.scores.mean < CURATION_THRESHOLD
+            if pairs_out is not None:
+                pairs_out.write(json.dumps(_pair(turn, kind, candidate, real, adversary, correct)) + "\n")
+    return result
+
+
+def _pair(turn: Turn, kind: str, candidate: str, real, adversary, correct: bool) -> dict:
+    return {
+        "domain": turn.domain,
+        "kind": kind,
+        "action": turn.action,
+        "real": turn.reference,
+        "adversary": candidate,
+        "real_scores": real.scores.as_dict(),
+        "adversary_scores": adversary.scores.as_dict(),
+        "real_mean": round(real.scores.mean, 3),
+        "adversary_mean": round(adversary.scores.mean, 3),
+        "correct": correct,
+    }
+
+
+def table_rows(calibration: Calibration) -> Iterator[tuple[str, str, str, str, str]]:
+    """(kind, pairs, pairwise accuracy %, adversary mean score, adversaries below 3.5 %) for a table."""
+    for kind, r in [*calibration.kinds.items(), ("overall", calibration.overall)]:
+        if not r.pairs:
+            yield kind, "0", "-", "-", "-"
+            continue
+        yield (
+            kind,
+            str(r.pairs),
+            f"{100 * r.accuracy:.1f}",
+            f"{r.adversary_mean:.2f}",
+            f"{100 * r.below_threshold / r.pairs:.1f}",
+        )

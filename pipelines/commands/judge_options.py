@@ -1,0 +1,84 @@
+"""The judge options every judging command shares (curate-sft, train --stage rl, eval, judge-check), added to a
+command by one decorator: the command receives the judge they name as `judge_spec`."""
+
+import functools
+import inspect
+from pathlib import Path
+
+import typer
+
+from evaluation.endpoint import KEY_ENV
+from evaluation.factory import JudgeSpec
+from pipelines.commands import EXIT_USAGE
+
+OPTIONS = {
+    "judge": (
+        str,
+        typer.Option(
+            "embedded",
+            "--judge",
+            help="embedded (deterministic, offline, no model; not comparable with AgentWorldBench) or endpoint (an "
+            "LLM judge behind any OpenAI-compatible API, with per-domain rubrics).",
+        ),
+    ),
+    "judge_url": (
+        str | None,
+        typer.Option(None, "--judge-url", envvar="TRAJFORGE_JUDGE_URL", help="The judge's base URL (…/v1)."),
+    ),
+    "judge_model": (
+        str | None,
+        typer.Option(None, "--judge-model", envvar="TRAJFORGE_JUDGE_MODEL", help="The judge's model id."),
+    ),
+    "judge_key_env": (
+        str,
+        typer.Option(KEY_ENV, "--judge-key-env", help="The environment variable holding the judge's API key."),
+    ),
+    "rubrics": (
+        Path | None,
+        typer.Option(
+            None,
+            "--rubrics",
+            help="A folder of {domain}/judge_system_prompt.txt files (e.g. AgentWorldBench's published judge "
+            "prompts) that replace the bundled rubrics of those domains.",
+        ),
+    ),
+    "judge_timeout": (
+        float,
+        typer.Option(120.0, "--judge-timeout", min=1.0, help="Seconds to wait for each judge answer (3 tries)."),
+    ),
+}
+
+
+def judge_spec(
+    judge: str, judge_url: str | None, judge_model: str | None, judge_key_env: str, rubrics: Path | None,
+    judge_timeout: float,
+) -> JudgeSpec:  # fmt: skip
+    """The judge the options name; a bad combination raises ValueError naming the option to fix."""
+    if rubrics is not None and not rubrics.is_dir():
+        raise ValueError(f"--rubrics {rubrics}: not a folder")
+    return JudgeSpec(judge, judge_url, judge_model, str(rubrics) if rubrics else None, judge_key_env, judge_timeout)
+
+
+def with_judge_options(command):
+    """Give a typer command the judge options; it is called with `judge_spec=JudgeSpec(...)` instead."""
+    signature = inspect.signature(command)
+    kept = [p for p in signature.parameters.values() if p.name != "judge_spec"]
+    added = [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=annotation)
+        for name, (annotation, option) in OPTIONS.items()
+    ]
+
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        from pipelines.console import console
+
+        try:
+            spec = judge_spec(**{name: kwargs.pop(name) for name in OPTIONS})
+        except ValueError as exc:
+            console.print(f"[red]{exc}[/]")
+            raise typer.Exit(EXIT_USAGE) from exc
+        return command(*args, judge_spec=spec, **kwargs)
+
+    wrapper.__signature__ = signature.replace(parameters=[*kept, *added])
+    del wrapper.__wrapped__  # typer must read the new signature, not the command's own
+    return wrapper

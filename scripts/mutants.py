@@ -1,0 +1,236 @@
+"""A curated mutation check: does the suite catch the bugs that matter?
+
+    python scripts/mutants.py [--list] [--only NAME ...] [--no-baseline]      (make mutants)
+
+Each mutant is one deliberate bug, written as a text replacement in one source file. The script copies the
+working tree (tracked and untracked, not ignored files) to a temporary folder, runs the mutants' tests there
+once unchanged (they must pass, or a "kill" would mean nothing), then applies one mutant at a time and runs
+only the tests that should catch it: a failing run kills the mutant, a passing one lets it survive. A mutant
+whose text is no longer in its file is reported `stale`: the code moved, update the list. Exit status 0 only
+when every mutant is killed.
+
+Not part of `make test` (it reruns tests once per mutant, minutes in all): run it after changing a guarded
+invariant or the tests that protect it, and add a mutant for each new invariant worth protecting.
+"""
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    path: str  # the file to break, relative to the repository root
+    old: str  # text that must occur exactly `count` times in the file; every occurrence is replaced
+    new: str
+    tests: tuple[str, ...]  # pytest node ids that must fail
+    count: int = 1
+
+
+MUTANTS = [
+    Mutant(
+        "trainer loss with the KV cache on (packed documents see each other)",
+        "training/loop.py",
+        "attention_mask=None, use_cache=False\n        ).logits",
+        "attention_mask=None, use_cache=True\n        ).logits",
+        ("tests/training/test_loop.py::test_trainer_and_held_out_losses_equal_each_document_alone",),
+    ),
+    Mutant(
+        "trainer loss without per-document positions",
+        "training/loop.py",
+        'input_ids=batch["input_ids"], position_ids=batch["position_ids"], attention_mask=None',
+        'input_ids=batch["input_ids"], position_ids=None, attention_mask=None',
+        ("tests/training/test_loop.py::test_trainer_and_held_out_losses_equal_each_document_alone",),
+    ),
+    Mutant(
+        "RL: GSPO loss sign flipped",
+        "training/rl.py",
+        "out.loss.backward()",
+        "(-out.loss).backward()",
+        ("tests/training/test_rl.py::test_an_update_sharpens_with_snapshot_ratios_and_the_configured_clip",),
+    ),
+    Mutant(
+        "RL: old log-probs from the current policy (ratio always 1)",
+        "training/rl.py",
+        "out = gspo_loss(logp, old, mask,",
+        "out = gspo_loss(logp, logp.detach(), mask,",
+        ("tests/training/test_rl.py::test_an_update_sharpens_with_snapshot_ratios_and_the_configured_clip",),
+    ),
+    Mutant(
+        "RL: configured epsilons ignored",
+        "training/rl.py",
+        "adv, config.eps_low, config.eps_high, ref, config.kl_coef)",
+        "adv, logp_ref=ref, kl_coef=config.kl_coef)",
+        ("tests/training/test_rl.py::test_an_update_sharpens_with_snapshot_ratios_and_the_configured_clip",),
+    ),
+    Mutant(
+        "GSPO: PPO's clip range as the default",
+        "training/gspo.py",
+        "EPS_LOW = 3e-4\nEPS_HIGH = 4e-4",
+        "EPS_LOW = 0.2\nEPS_HIGH = 0.28",
+        ("tests/training/test_gspo.py::test_the_readme_clip_range_is_the_default",),
+    ),
+    Mutant(
+        "DDP wrapper removed (gradients never synced)",
+        "training/loop.py",
+        "wrapped = DistributedDataParallel(model) if world.size > 1 else model",
+        "wrapped = model",
+        ("tests/training/test_loop.py::test_two_ranks_end_equal_to_one_process_on_the_same_global_batch",),
+    ),
+    Mutant(
+        "browser route guard opened",
+        "sandboxes/browser.py",
+        "elif _origin(url) not in self.origins:",
+        "elif False:",
+        ("tests/sandboxes/test_browser.py::test_clicks_redirects_and_subresources_to_another_origin_are_blocked",),
+    ),
+    Mutant(
+        "browser follows redirects to another origin",
+        "sandboxes/browser.py",
+        "if response.status in (301, 302, 303, 307, 308) and _origin(target) not in self.origins:",
+        "if False:",
+        ("tests/sandboxes/test_browser.py::test_clicks_redirects_and_subresources_to_another_origin_are_blocked",),
+    ),
+    Mutant(
+        "Google API keys not redacted",
+        "curation/redaction.py",
+        '("google_api_key", re.compile(r"\\bAIza',
+        '("google_api_key", re.compile(r"\\bAIzaNEVER',
+        (
+            "tests/curation/test_redaction.py::test_each_kind_of_secret",
+            "tests/pipelines/build_corpus/test_pipeline.py::test_every_kind_of_secret_is_redacted_in_the_shards",
+        ),
+    ),
+    Mutant(
+        "JWTs not redacted",
+        "curation/redaction.py",
+        '("jwt", re.compile(r"\\beyJ',
+        '("jwt", re.compile(r"\\beyJNEVER',
+        (
+            "tests/curation/test_redaction.py::test_each_kind_of_secret",
+            "tests/pipelines/build_corpus/test_pipeline.py::test_every_kind_of_secret_is_redacted_in_the_shards",
+        ),
+    ),
+    Mutant(
+        "build-corpus leaves an interrupted build's spill files behind",
+        "pipelines/build_corpus/pipeline.py",
+        "shutil.rmtree(output / SPILL_DIR, ignore_errors=True)",
+        "pass",
+        (
+            "tests/pipelines/build_corpus/test_pipeline.py::test_a_build_killed_mid_write_reruns_to_a_clean_builds_bytes",
+        ),
+        count=2,
+    ),
+    Mutant(
+        "AgentWorldBench extraction takes the first <predicted_observation> block",
+        "evaluation/extraction.py",
+        "start = visible.rfind(OPEN)",
+        "start = visible.find(OPEN)",
+        ("tests/evaluation/test_extraction.py::test_reasoning_is_dropped_and_the_last_block_wins",),
+    ),
+    Mutant(
+        "judge calibration counts a tie as the judge ranking correctly",
+        "evaluation/calibration.py",
+        "correct = real.scores.mean > adversary.scores.mean",
+        "correct = real.scores.mean >= adversary.scores.mean",
+        ("tests/evaluation/test_calibration.py::test_judge_check_of_an_endpoint_judge",),
+    ),
+    Mutant(
+        "serve: the API key is not checked",
+        "training/serving.py",
+        "if not hmac.compare_digest(given, self.expected):",
+        "if False:",
+        ("tests/training/test_serving.py::test_an_api_key_is_checked_on_every_request",),
+    ),
+]
+
+
+def copy_tree(destination: Path) -> None:
+    """The working tree as it is (edits included), without ignored files."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    ).stdout.split(b"\0")
+    for name in filter(None, (n.decode() for n in listed)):
+        source = ROOT / name
+        if source.is_file():
+            target = destination / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+
+
+def run_tests(tree: Path, tests: tuple[str, ...], timeout: float) -> tuple[int, float, str]:
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    argv = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests]
+    started = time.monotonic()
+    try:
+        done = subprocess.run(argv, cwd=tree, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return -1, time.monotonic() - started, "timed out"
+    return done.returncode, time.monotonic() - started, (done.stdout + done.stderr)[-2000:]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--list", action="store_true", help="print the mutants and their tests, run nothing")
+    parser.add_argument("--only", nargs="*", help="run only the mutants whose name contains one of these")
+    parser.add_argument("--no-baseline", action="store_true", help="skip the run of the unmutated tests")
+    parser.add_argument("--timeout", type=float, default=900, help="seconds per test run (default 900)")
+    args = parser.parse_args()
+    mutants = [m for m in MUTANTS if not args.only or any(o.lower() in m.name.lower() for o in args.only)]
+    if args.list or not mutants:
+        for m in mutants:
+            print(f"{m.name}\n    {m.path}\n    " + "\n    ".join(m.tests))
+        return 0 if mutants else 2
+    with tempfile.TemporaryDirectory(prefix="trajforge-mutants-") as tmp:
+        tree = Path(tmp)
+        copy_tree(tree)
+        if not args.no_baseline:
+            every = tuple(dict.fromkeys(t for m in mutants for t in m.tests))
+            print(f"baseline: {len(every)} tests on the unmutated copy ...", flush=True)
+            code, seconds, output = run_tests(tree, every, args.timeout)
+            if code != 0:
+                print(output, file=sys.stderr)
+                print(f"baseline failed (exit {code}, {seconds:.0f}s): fix the tests before judging mutants")
+                return 1
+            print(f"baseline: passed in {seconds:.0f}s", flush=True)
+        rows = []
+        for i, m in enumerate(mutants, 1):
+            path = tree / m.path
+            original = path.read_text()
+            if original.count(m.old) != m.count:
+                rows.append((m, "stale", 0.0))
+                print(f"[{i}/{len(mutants)}] {m.name}: stale ({m.old!r} found {original.count(m.old)}x)", flush=True)
+                continue
+            path.write_text(original.replace(m.old, m.new))
+            try:
+                code, seconds, output = run_tests(tree, m.tests, args.timeout)
+            finally:
+                path.write_text(original)
+            verdict = {0: "SURVIVED", 1: "killed"}.get(code, f"error (exit {code})")
+            if code not in (0, 1):
+                print(output, file=sys.stderr)
+            rows.append((m, verdict, seconds))
+            print(f"[{i}/{len(mutants)}] {m.name}: {verdict} ({seconds:.0f}s)", flush=True)
+    width = max(len(m.name) for m, _, _ in rows)
+    print(f"\n| {'mutant':<{width}} | file | result | seconds |\n|{'-' * (width + 2)}|---|---|---|")
+    for m, verdict, seconds in rows:
+        print(f"| {m.name:<{width}} | {m.path} | {verdict} | {seconds:.0f} |")
+    killed = sum(verdict == "killed" for _, verdict, _ in rows)
+    print(f"\n{killed}/{len(rows)} mutants killed")
+    return 0 if killed == len(rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

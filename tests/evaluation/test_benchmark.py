@@ -1,0 +1,90 @@
+import json
+
+from typer.testing import CliRunner
+
+from evaluation.benchmark import Item, sample_turns, score
+from evaluation.embedded import EmbeddedJudge
+from evaluation.items import corpus_items
+from evaluation.judge import Judge, Judgement
+from evaluation.scores import Scores
+from pipelines.cli import app
+from training.prompts import candidate
+
+runner = CliRunner()
+
+
+def test_sample_turns_like_agentworldbench():
+    assert sample_turns(3) == [0, 1, 2]
+    assert sample_turns(20) == [0, 5, 10, 15, 19]
+    assert sample_turns(6) == [0, 2, 3, 4, 5]
+
+
+def test_perfect_answers_score_100_and_pass_the_verifiers(corpus):
+    items = corpus_items(list(corpus)[:4], plain=True)
+    perfect = score("oracle", items, [candidate("r", i.reference) for i in items], EmbeddedJudge())
+    assert perfect.pooled["overall"] == 100.0 and perfect.verifier_accuracy == 1.0
+    assert perfect.format_compliance == 1.0 and perfect.judge == "embedded" and "not comparable" in perfect.note
+    raw = score("raw", items, [i.reference for i in items], EmbeddedJudge())  # a CPT model answers without tags
+    assert raw.pooled == perfect.pooled and raw.format_compliance == 0.0
+    wrong = score("wrong", items, ["Error: no such file" for _ in items], EmbeddedJudge())
+    assert wrong.pooled["overall"] < 50 and wrong.verifier_accuracy < 1.0
+
+
+class ScriptedJudge(Judge):
+    """Scores by domain, and fails where the prediction says so: the aggregation around a judge, checked exactly."""
+
+    name, comparable = "scripted", True
+
+    def judge(self, case):
+        if case.prediction == "judge-fails":
+            return Judgement(None, "judge answer not parseable: no JSON")
+        return Judgement(Scores(5, 5, 5, 5, 5) if case.domain == "mcp" else Scores(1, 1, 1, 1, 1))
+
+
+def _item(domain: str, n: int) -> Item:
+    return Item(f"{domain}-{n}", domain, (("user", "a"),), (), "a", "obs")
+
+
+def test_pooled_and_equal_weight_overall_and_exclusions():
+    items = [_item("mcp", i) for i in range(3)] + [_item("terminal", i) for i in range(3)]
+    answers = ["x", "x", None, "x", "", "judge-fails"]
+    report = score("m", items, answers, ScriptedJudge())
+    assert report.scored == 3 and report.samples == 6
+    assert report.excluded == {"no answer": 2, "judge answer not parseable": 1}
+    assert report.pooled["overall"] == 100 * 2 / 3  # two mcp lines at 100, one terminal line at 0
+    assert report.equal_weight["overall"] == 50.0  # mcp 100, terminal 0
+    assert report.per_domain["terminal"] == {
+        **dict.fromkeys(report.per_domain["terminal"], 0.0),
+        "lines": 3,
+        "scored": 1,
+    }
+    assert report.note is None and report.judge == "scripted"
+
+
+def test_eval_command_compares_with_untrained_and_exports(tmp_path, corpus_dir, tiny_checkpoint):
+    result = runner.invoke(
+        app,
+        [
+            "eval", "-c", str(tiny_checkpoint), "--untrained", "--corpus", str(corpus_dir),
+            "--limit", "3", "--max-new-tokens", "8", "-o", str(tmp_path / "eval.json"),
+            "--export", str(tmp_path / "bench"),
+        ],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "judge: embedded (embedded judge, not comparable with AgentWorldBench)" in result.output
+    reports = json.loads((tmp_path / "eval.json").read_text())
+    assert [r["model"] for r in reports] == ["untrained", f"{tiny_checkpoint.parent.name}/checkpoint-2"]
+    assert all(0 <= r["pooled"]["overall"] <= 100 and r["samples"] > 0 for r in reports)
+    assert all(r["judge"] == "embedded" and "not comparable" in r["note"] for r in reports)
+    assert all(0 <= r["format_compliance"] <= 1 for r in reports)
+    lines = [
+        json.loads(x) for f in sorted((tmp_path / "bench").glob("*_test.jsonl")) for x in f.read_text().splitlines()
+    ]
+    assert len(lines) == reports[0]["samples"]
+    again = runner.invoke(
+        app,
+        ["eval", "-c", str(tiny_checkpoint), "--agentworldbench", str(tmp_path / "bench"), "--max-new-tokens", "4",
+         "-o", str(tmp_path / "again.json")],
+    )  # fmt: skip
+    assert again.exit_code == 0, again.output
+    assert json.loads((tmp_path / "again.json").read_text())[0]["samples"] == len(lines)  # one sample per line

@@ -1,0 +1,95 @@
+"""eval as a user runs it against the benchmark's format: a trained tiny checkpoint served by `trajforge serve`
+(a real process), a judge behind a real HTTP server answering in the rubric's JSON, an exported folder."""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+from typer.testing import CliRunner
+
+from evaluation.scores import normalize
+from pipelines.cli import app
+from schemas.formats.agentworldbench import export_folder
+from tests.conftest import make_trajectory
+from tests.evaluation.judge_server import judge_server
+
+JUDGE_SCORE = {"terminal": 2, "mcp": 4}  # what the judge server gives each domain
+
+
+@pytest.fixture
+def served(tiny_checkpoint):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pipelines.cli",
+            "serve",
+            str(tiny_checkpoint),
+            "--port",
+            str(port),
+            "--model-name",
+            "tiny",
+        ],
+        env={**os.environ, "PYTHONPATH": os.getcwd()},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    url = f"http://127.0.0.1:{port}/v1"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{url}/models", timeout=1).status_code == 200:
+                break
+        except httpx.HTTPError:
+            time.sleep(0.5)
+        assert process.poll() is None, process.stderr.read().decode()
+    yield url
+    process.terminate()
+    process.wait(timeout=30)
+
+
+@pytest.mark.slow
+def test_eval_with_an_endpoint_model_and_an_endpoint_judge(tmp_path, served):
+    silent = make_trajectory(2, domain="mcp")
+    turns = [t.model_copy(update={"observation": t.observation.model_copy(update={"content": "JUDGE-SAYS-NOTHING"})})
+             for t in silent.turns]  # fmt: skip
+    records = [make_trajectory(3, domain="terminal"), make_trajectory(2, domain="mcp", task_description="other"),
+               silent.model_copy(update={"turns": turns}), make_trajectory(1, domain="other")]  # fmt: skip
+    summary = export_folder(records, tmp_path / "bench")
+    assert summary.count == 7 and dict(summary.skipped) == {"other": 1}
+    with judge_server() as (judge_url, requests):
+        result = CliRunner().invoke(
+            app,
+            ["eval", "--endpoint", f"{served}=tiny", "--agentworldbench", str(tmp_path / "bench"),
+             "--judge", "endpoint", "--judge-url", judge_url, "--judge-model", "judge-model", "--max-tokens", "24",
+             "--predictions", str(tmp_path / "predictions.jsonl"), "-o", str(tmp_path / "report.json")],
+        )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    (report,) = json.loads((tmp_path / "report.json").read_text())
+    lines = [json.loads(x) for x in (tmp_path / "predictions.jsonl").read_text().splitlines()]
+    assert report["samples"] == len(lines) == 7 and report["judge"] == "endpoint:judge-model" and report["comparable"]
+    answered = [d for d in lines if d["answer"]]
+    silent_answered = [d for d in answered if d["id"].startswith(str(tmp_path / "bench" / "mcp_test.jsonl"))
+                       and d["scores"] is None]  # fmt: skip
+    assert report["excluded"].get("no answer", 0) == 7 - len(answered)
+    assert report["excluded"].get("judge answer not parseable", 0) == len(silent_answered)
+    assert (
+        report["scored"] == 7 - sum(report["excluded"].values()) == len(requests) - 3 * len(silent_answered)
+    )  # 3 tries
+    scored = [d for d in lines if d["scores"]]
+    assert all(d["scores"]["format"] == JUDGE_SCORE[d["domain"]] for d in scored)
+    pooled = sum(normalize(JUDGE_SCORE[d["domain"]]) for d in scored) / len(scored)
+    domains = {d["domain"] for d in scored}
+    equal = sum(normalize(JUDGE_SCORE[d]) for d in domains) / len(domains)
+    assert report["pooled"]["overall"] == pytest.approx(pooled) and report["equal_weight"]["overall"] == pytest.approx(
+        equal
+    )
+    assert "judge: endpoint:judge-model" in result.output

@@ -1,0 +1,59 @@
+import json
+
+import pytest
+
+from schemas.splits import SplitConfig, readable_by, row_placement, split_of, task_draw, task_key
+from tests.conftest import make_trajectory
+
+
+def record(**overrides) -> dict:
+    return make_trajectory(**overrides).model_dump()
+
+
+def test_collected_episodes_of_one_task_share_its_key():
+    scripted = record(source={"kind": "collected", "by": "scripted", "origin": "terminal/count-lines#0"})
+    explorer = record(
+        source={"kind": "collected", "by": "explorer", "origin": "terminal/count-lines#3"}, task_description="x"
+    )
+    assert task_key(scripted) == task_key(explorer) == "task:terminal/count-lines"
+    assert split_of(scripted) == split_of(explorer)
+
+
+def test_imports_use_the_source_task_id_then_the_trajectory():
+    awb = record(
+        source={"kind": "imported", "by": "agentworldbench", "origin": "a.jsonl:line 3"},
+        metadata=json.dumps({"agentworldbench": {"id": 145256090131919, "turn_idx": 2}}),
+    )
+    assert task_key(awb) == "agentworldbench:145256090131919"
+    atif = record(
+        source={"kind": "imported", "by": "atif", "origin": "t.json"},
+        metadata=json.dumps({"atif": {"session_id": "s-1"}}),
+    )
+    assert task_key(atif) == "atif:s-1"
+    chat = record(source={"kind": "imported", "by": "chat", "origin": "c.jsonl:line 1"})
+    assert task_key(chat) == f"trajectory:{chat['trajectory_id']}"
+
+
+def test_one_draw_decides_held_out_then_the_pools():
+    rows = [record(source={"kind": "collected", "by": "s", "origin": f"suite/t{i}#0"}) for i in range(400)]
+    plain = [split_of(r, SplitConfig(held_out=0.2)) for r in rows]
+    pooled = [split_of(r, SplitConfig(held_out=0.2, sft_rl_share=0.5)) for r in rows]
+    assert set(plain) == {"train", "held_out"} and 50 < plain.count("held_out") < 110
+    assert [p == "held_out" for p in pooled] == [p == "held_out" for p in plain]  # pools never move the held out
+    assert 100 < pooled.count("sft_rl") < 220 and pooled.count("cpt") + pooled.count("sft_rl") == plain.count("train")
+    assert task_draw("suite/t1", seed=1) != task_draw("suite/t1")
+    with pytest.raises(ValueError):
+        SplitConfig(held_out=1.5)
+
+
+def test_knowledge_is_cpt_only_and_stages_read_their_splits():
+    doc = record(source={"kind": "knowledge", "by": "knowledge", "origin": "man/ls.1.gz"})
+    assert split_of(doc, SplitConfig(held_out=1.0)) == "cpt"
+    assert readable_by("cpt", "cpt") and not readable_by("cpt", "sft") and not readable_by("held_out", "rl")
+    assert readable_by("held_out", "eval") and not readable_by("train", "eval")
+
+
+def test_rows_written_before_the_split_columns_get_it_derived():
+    row = record(source={"kind": "collected", "by": "s", "origin": "suite/t1#0"})
+    assert row_placement(row) == ("task:suite/t1", split_of(row))
+    assert row_placement({**row, "task": "task:x", "split": "held_out"}) == ("task:x", "held_out")

@@ -1,0 +1,27 @@
+from evaluation.extraction import extract_prediction
+from training.generators import RATIONALIZATION, ROLLOUT, VERBATIM, Generator, RationalizationGenerator, sample_kind
+from training.prompts import build_query
+
+
+def test_rationalization_labels_the_verbatim_reference_and_its_degraded_copies(corpus):
+    query = build_query(corpus[1], 1)
+    labelled = RationalizationGenerator().labelled(query, 3, seed=0)
+    predictions = [extract_prediction(c.text).text for c in labelled]
+    assert predictions[0] == query.reference and len(set(predictions)) == 3
+    assert labelled[0].origin == VERBATIM
+    assert all(sample_kind(c.origin) == RATIONALIZATION for c in labelled)
+    assert [c.text for c in labelled] == RationalizationGenerator().generate(query, 3, seed=0)
+    assert "model-free" in RationalizationGenerator.name
+
+
+class _Echo(Generator):
+    name = "echo"
+
+    def generate(self, query, n, seed, hint=False):
+        return [query.action] * n
+
+
+def test_model_candidates_are_rollouts_unless_the_model_saw_the_answer(corpus):
+    query = build_query(corpus[1], 1)
+    assert {c.origin for c in _Echo().labelled(query, 2, seed=0)} == {ROLLOUT}
+    assert {c.origin for c in _Echo().labelled(query, 2, seed=0, hint=True)} == {RATIONALIZATION}
