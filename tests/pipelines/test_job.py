@@ -24,6 +24,7 @@ from pipelines.prepare_rl.pipeline import prepare_rl
 from schemas.manifest import read_manifest
 from schemas.sinks import write_segments
 from tests.corpus_fixtures import corpus_trajectory
+from training.data import load_cpt
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -113,13 +114,15 @@ def local(tmp_path_factory):
     return root
 
 
-def _factories():
-    from pipelines.commands.curate_sft import _generator_factory, _judge_factory
+def _sft_args():
+    from evaluation.factory import JudgeSpec
+    from pipelines.commands.curate_sft import _generator_factory
 
-    return _generator_factory("hint", None, None, None, 64), _judge_factory("reference", None, None)
+    judge = JudgeSpec()
+    return _generator_factory("rationalization", None, None, None, 64), judge, {"generator": "rationalization"}
 
 
-SFT_ARGS = (*_factories(), {"generator": "hint", "judge": "reference"})
+SFT_ARGS = _sft_args()
 
 
 def shard_bytes(folder: Path) -> dict[str, bytes]:
@@ -168,6 +171,9 @@ def test_s3_in_and_out_with_nothing_on_local_disk(local, s3, tmp_path, monkeypat
     ds = datasets.Dataset.from_buffer(first)
     shard = pa.ipc.open_stream(io.BytesIO(first)).read_all()  # noqa: F841 - duckdb reads it by name
     assert duckdb.sql("select count(*) from shard").fetchone()[0] == ds.num_rows > 0
+
+    monkeypatch.setenv("TRAJFORGE_CACHE", str(tmp_path / "cache"))  # what `train --data s3://...` reads
+    assert load_cpt(f"s3://{BUCKET}/corpus").num_rows == manifest.counts["written"]
 
 
 def test_curate_sft_and_prepare_rl_on_pool_workers_with_data_only_in_s3(local, s3, portable, tmp_path, monkeypatch):

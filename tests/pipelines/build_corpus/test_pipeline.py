@@ -15,6 +15,7 @@ import pytest
 
 from pipelines.build_corpus.config import BuildConfig
 from pipelines.build_corpus.pipeline import build_corpus
+from pipelines.job import WORK_DIR
 from pipelines.shard_writing import SPILL_DIR
 from schemas.jsonl import record_to_json
 from schemas.shards import read_shard_table
@@ -143,11 +144,14 @@ def files_under(folder: Path) -> dict[str, Path]:
     return found
 
 
+SPILLS = f"{WORK_DIR}/{SPILL_DIR}/"  # where a build's spill files are, under its output
+
+
 def killed_after_first_spill(argv: list[str], out: Path) -> list[str]:
     """Start the build, SIGKILL it as soon as its first spill file exists; what it left. None: it finished first."""
     first = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 300
-    while not any(name.startswith(SPILL_DIR) for name in files_under(out)):
+    while not any(name.startswith(SPILLS) for name in files_under(out)):
         if first.poll() is not None:
             return None
         assert time.monotonic() < deadline, "no spill file after 300s"
@@ -167,9 +171,11 @@ def test_a_build_killed_mid_write_reruns_to_a_clean_builds_bytes(built, tmp_path
         if left is not None:
             break
     assert left is not None, "three builds finished before their first spill file was seen"
-    assert "_manifest.json" not in left and any(name.startswith(SPILL_DIR) for name in left)
+    assert "_manifest.json" not in left and any(name.startswith(SPILLS) for name in left)
     done = subprocess.run([str(out) if a == "OUT" else a for a in argv], capture_output=True, text=True)
     assert done.returncode == 1, done.stderr  # 1: some records were rejected
+    printed = (done.stdout + done.stderr).splitlines()
+    assert len(printed) < 25 and not any("INFO" in line or "WARNING" in line for line in printed), printed
     clean, rerun = files_under(root / "corpus"), files_under(out)
     assert sorted(rerun) == sorted(clean)  # nothing left over: no spill file, no temporary, no stale shard
     for name in clean:

@@ -68,3 +68,14 @@ def test_an_unreachable_object_store_is_one_line(tmp_path, monkeypatch):
     assert result.exit_code == 2
     (line,) = result.output.strip().splitlines()
     assert line.startswith("s3://nowhere/raw") and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("job", ["prepare-rl", "curate-sft"])
+def test_a_truncated_shard_is_named(job, tmp_path, corpus_dir):
+    shard = sorted((corpus_dir / "cpt").glob("*.arrow"))[0]
+    broken = tmp_path / "corpus" / "cpt" / shard.name
+    broken.parent.mkdir(parents=True)
+    broken.write_bytes(shard.read_bytes()[:200])
+    result = run(job, "-i", tmp_path / "corpus", "-o", tmp_path / "out", "--workers", "1")
+    assert result.exit_code == 2
+    assert str(broken) in result.output and "Traceback" not in result.output
