@@ -70,17 +70,16 @@ def test_decisions_reach_each_file_by_a_join_and_pass_2_drops_them(tmp_path):
     (path,) = write_segments([a, a, b, c], tmp_path, per_file=10)
     other = write_segments([make_trajectory(5)], tmp_path / "other")[0]
     files = [str(path), str(other)]
+    formats = dict.fromkeys(files, "trajforge")
     with TestPipeline() as p:
-        features = (
-            p | "Pass1" >> beam.Create([(f, {}) for f in files]) | "Read1" >> ReadRecords("trajforge", 10**6, False)
-        )
+        features = p | "Pass1" >> beam.Create([(f, {}) for f in files]) | "Read1" >> ReadRecords(formats, 10**6, False)
         near = p | "Near" >> beam.Create([(c.trajectory_id, (b.trajectory_id, 0.9))])
         dedup = features.records | ExactDuplicates(near=near)
         drops = dedup.dropped | FilesWithDrops(files)
         assert_that(
             drops, equal_to([(str(path), {"line 2": "exact", "line 4": "near"}), (str(other), {})]), label="drops"
         )
-        read = drops | "Read2" >> ReadRecords("trajforge", 10**6, True)
+        read = drops | "Read2" >> ReadRecords(formats, 10**6, True)
         assert_that(
             read.records | beam.Map(lambda kv: kv[0][1]), equal_to(["line 1", "line 3", "line 1"]), label="kept"
         )
