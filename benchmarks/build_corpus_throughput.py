@@ -12,6 +12,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -142,42 +143,42 @@ def timed_build(raw: Path, out: Path, workers: int) -> tuple[float, int]:
     return time.perf_counter() - start, peak
 
 
+def row(turns: int, base_s: float, seconds: float, peak: int, target: float) -> str:
+    ratio = base_s / seconds
+    load = os.getloadavg()[0]
+    return (
+        f"| {turns:,} turns | {base_s:.1f} s ({turns / base_s:,.0f} turns/s) | {seconds:.1f} s "
+        f"({turns / seconds:,.0f} turns/s) | {ratio:.2f}x | >= {target}x: {'met' if ratio >= target else 'NOT met'} "
+        f"| {peak / 2**20:,.0f} MiB | {load:.1f} |"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--trajectories", type=int, default=20000)
     parser.add_argument("--turns", type=int, default=10)
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
+    print(f"input: {args.trajectories:,} trajectories x {args.turns} turns, and 10x; workers {args.workers}; ", end="")
+    print(f"{os.cpu_count()} cores", flush=True)
+    print("| input | plain loop | build-corpus (end to end) | ratio | target | peak memory (process tree) | load |")
+    print("|---|---|---|---|---|---|---|", flush=True)
+    peaks = []
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        small, large = root / "raw-1x", root / "raw-10x"
-        turns = synthetic_raw(small, args.trajectories, args.turns)
-        base_s = baseline(small, root / "baseline.arrow")
-        seconds, peak_small = timed_build(small, root / "corpus-1x", args.workers)
-        manifest = json.loads((root / "corpus-1x" / "_manifest.json").read_text())
-        synthetic_raw(large, args.trajectories * 10, args.turns, seed=1)
-        base_large = baseline(large, root / "baseline-10x.arrow")
-        seconds_large, peak_large = timed_build(large, root / "corpus-10x", args.workers)
-    ratio_small, ratio_large, memory = base_s / seconds, base_large / seconds_large, peak_large / peak_small
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    print(f"input: {args.trajectories:,} trajectories x {args.turns} turns = {turns:,} turns (and 10x); ", end="")
-    print(f"workers {args.workers}; {os.cpu_count()} cores; load average {load}")
-    print(f"written at 1x: {manifest['counts']['written']:,} trajectories")
-    print()
-    print("| input | plain loop | build-corpus (end to end) | ratio | target | peak memory (process tree) |")
-    print("|---|---|---|---|---|---|")
-    print(
-        f"| {turns:,} turns | {base_s:.1f} s ({turns / base_s:,.0f} turns/s) | {seconds:.1f} s "
-        f"({turns / seconds:,.0f} turns/s) | {ratio_small:.2f}x | >= 0.6x: "
-        f"{'met' if ratio_small >= 0.6 else 'NOT met'} | {peak_small / 2**20:,.0f} MiB |"
-    )
-    print(
-        f"| {turns * 10:,} turns | {base_large:.1f} s ({turns * 10 / base_large:,.0f} turns/s) | {seconds_large:.1f} s "
-        f"({turns * 10 / seconds_large:,.0f} turns/s) | {ratio_large:.2f}x | >= 0.8x: "
-        f"{'met' if ratio_large >= 0.8 else 'NOT met'} | {peak_large / 2**20:,.0f} MiB |"
-    )
-    print()
-    print(f"peak memory grows {memory:.2f}x for 10x input (target < 1.5x: {'met' if memory < 1.5 else 'NOT met'})")
+        for scale, seed, target in ((1, 0, 0.6), (10, 1, 0.8)):
+            raw = root / f"raw-{scale}x"
+            turns = synthetic_raw(raw, args.trajectories * scale, args.turns, seed=seed)
+            base_s = baseline(raw, root / f"baseline-{scale}x.arrow")
+            seconds, peak = timed_build(raw, root / f"corpus-{scale}x", args.workers)
+            written = json.loads((root / f"corpus-{scale}x" / "_manifest.json").read_text())["counts"]["written"]
+            assert written == args.trajectories * scale, written
+            peaks.append(peak)
+            print(row(turns, base_s, seconds, peak, target), flush=True)
+            for path in root.iterdir():  # the next size needs the disk more than these
+                shutil.rmtree(path) if path.is_dir() else path.unlink()
+    growth = peaks[1] / peaks[0]
+    print(f"\npeak memory grows {growth:.2f}x for 10x input (target < 1.5x: {'met' if growth < 1.5 else 'NOT met'})")
 
 
 if __name__ == "__main__":
