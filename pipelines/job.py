@@ -119,13 +119,14 @@ class ReadShardRows(beam.PTransform):
             pbegin
             | "Files" >> beam.Create(self.files)
             | "Spread" >> beam.Reshuffle()
-            | "Rows" >> beam.FlatMap(_shard_rows, self.output)
+            | "Rows" >> beam.FlatMap(_shard_rows, self.output, storage.current_options())
         )
 
 
-def _shard_rows(path: str, output: str) -> Iterator[dict]:
+def _shard_rows(path: str, output: str, filesystem: dict) -> Iterator[dict]:
     from schemas.shards import read_shard_table
 
+    storage.use_options(filesystem)
     rows = read_shard_table(path).to_pylist()
     yield from rows
     mark_progress(output, "rows", path, len(rows))

@@ -56,6 +56,10 @@ class SpillRowsFn(beam.DoFn):
         flush_bytes: int = 8 * 1024 * 1024,
     ):
         self.output, self.shards, self.schema, self.key, self.flush_bytes = output, shards, schema, key, flush_bytes
+        self.filesystem = storage.current_options()
+
+    def setup(self):
+        storage.use_options(self.filesystem)
 
     def start_bundle(self):
         self.buffers: dict[int, list[dict]] = defaultdict(list)
@@ -85,7 +89,8 @@ class SpillRowsFn(beam.DoFn):
         return path
 
 
-def merge_shard(item, output: str, subdir: str, sort_by: list[str]) -> dict:
+def merge_shard(item, output: str, subdir: str, sort_by: list[str], filesystem: dict) -> dict:
+    storage.use_options(filesystem)
     _, spills = item
     spills = sorted(spills)
     table = pa.concat_tables([read_shard_table(p) for p in spills])
@@ -125,7 +130,7 @@ class WriteShards(beam.PTransform):
             rows
             | "Spill" >> beam.ParDo(SpillRowsFn(self.output, self.shards, self.schema, self.key))
             | "ByShard" >> beam.GroupByKey()
-            | "Merge" >> beam.Map(merge_shard, self.output, self.subdir, self.sort_by)
+            | "Merge" >> beam.Map(merge_shard, self.output, self.subdir, self.sort_by, storage.current_options())
         )
 
 

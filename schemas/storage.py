@@ -42,6 +42,25 @@ def _filesystems():
     return FileSystems
 
 
+def current_options() -> dict:
+    """The filesystem options this process uses (the launcher's: endpoints, regions, credentials flags), for the
+    DoFns to carry to their workers."""
+    options = _filesystems()._pipeline_options
+    if options is None:
+        return {}
+    return {k: v for k, v in options.get_all_options(drop_default=True).items() if isinstance(v, str | bool)}
+
+
+def use_options(options: dict) -> None:
+    """On a worker started without the job's options (a worker pool's workers are), give Beam's FileSystems the
+    launcher's, so that a URL reaches the same store; a worker that has them keeps its own."""
+    fs = _filesystems()
+    if options and fs._pipeline_options is None:
+        from apache_beam.options.pipeline_options import PipelineOptions
+
+        fs.set_options(PipelineOptions.from_dictionary(options))
+
+
 @dataclass(frozen=True)
 class FileInfo:
     path: str

@@ -23,6 +23,7 @@ from curation.redaction import redact
 from masking import MaskingPolicy, PredictabilityCombiner, mask_trajectory
 from masking.information import action_key
 from pipelines.job import mark_progress
+from schemas import storage
 from schemas.arrow import CPT_SCHEMA
 from schemas.formats import ImportOptions
 from schemas.manifest import rejection_entry
@@ -83,6 +84,10 @@ class ReadRecords(beam.PTransform):
 class _ReadFn(CountingFn):
     def __init__(self, formats: dict[str, str], options: ImportOptions, report: bool, output: str):
         self.formats, self.options, self.report, self.output = formats, options, report, output
+        self.filesystem = storage.current_options()
+
+    def setup(self):
+        storage.use_options(self.filesystem)
 
     def process(self, item: tuple[str, dict[str, str]]) -> Iterator:
         path, drops = item
