@@ -13,14 +13,18 @@ class Settings:
     """What the command line decides for every environment of a run."""
 
     run_id: str = "adhoc"
-    image: str | None = None  # the terminal sandbox image
+    image: str | None = None  # the sandbox image: the terminal's, and the isolated MCP servers'
     command_timeout: float = 10.0
     docker_client: object = None
 
 
+MCP_OPTIONS = ("isolation", "network", "mounts", "python_packages")
+
+
 def mcp_server(spec: dict) -> MCPServerConfig:
+    options = {k: tuple(v) if isinstance(v, list) else v for k, v in spec.items() if k in MCP_OPTIONS}
     if spec.get("server"):
-        return bundled_server(spec["server"])
+        return bundled_server(spec["server"], **options)
     name = spec.get("name") or os.path.basename(spec.get("command") or spec.get("url") or "server")
     return MCPServerConfig(
         name=name,
@@ -28,7 +32,15 @@ def mcp_server(spec: dict) -> MCPServerConfig:
         args=tuple(spec.get("args", ())),
         env=dict(spec.get("env", {})),
         url=spec.get("url"),
+        **options,
     )
+
+
+def mcp_isolation(settings: Settings):
+    from sandboxes.mcp_container import Isolation
+
+    extra = {"image": settings.image} if settings.image else {}
+    return Isolation(run_id=settings.run_id, owner=os.getpid(), client=settings.docker_client, **extra)
 
 
 def build_environment(spec: dict, settings: Settings, faults: dict | None = None, seed: int = 0) -> Environment:
@@ -44,7 +56,9 @@ def build_environment(spec: dict, settings: Settings, faults: dict | None = None
             client=settings.docker_client,
         )
     elif kind == "mcp":
-        env = MCPEnvironment(mcp_server(spec), call_timeout=max(settings.command_timeout, 5.0))
+        server = mcp_server(spec)
+        isolation = mcp_isolation(settings) if server.isolated else None
+        env = MCPEnvironment(server, call_timeout=max(settings.command_timeout, 5.0), isolation=isolation)
     elif kind == "simulated":
         from sandboxes.simulated import SimulatedEnvironment
 

@@ -65,7 +65,11 @@ class BrowserCheckSpec(_Spec):
 
 class EnvironmentSpec(_Spec):
     """Where a suite's episodes run. terminal: a Docker sandbox; mcp: a bundled `server`, or any server by
-    `command`/`args`/`env` (stdio) or `url` (streamable HTTP); browser: a bundled web `app`."""
+    `command`/`args`/`env` (stdio) or `url` (streamable HTTP); browser: a bundled web `app`.
+
+    A stdio MCP server runs in a fresh hardened container per episode (`isolation: container`, the default) with
+    no network (`network: none`, the default; `allow` for a server that must reach an API); `isolation: host` runs
+    it on the host, as trajforge's user, and is warned about. A `url` server is not isolated by trajforge."""
 
     kind: Literal["terminal", "mcp", "browser", "simulated"] = "terminal"
     name: str | None = None
@@ -74,6 +78,10 @@ class EnvironmentSpec(_Spec):
     args: list[str] = []
     env: dict[str, str] = {}
     url: str | None = None
+    isolation: Literal["container", "host"] = "container"
+    network: Literal["none", "allow"] = "none"
+    mounts: list[str] = []  # host folders a stdio server needs, mounted read-only at the same path
+    python_packages: list[str] = []  # PyPI requirements of a Python stdio server (installed once, into the cache)
     app: str | None = None
     model: str | None = None  # simulated: the world model's name at `url`
     instruction: str | None = None  # simulated: how the world model should behave

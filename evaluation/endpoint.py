@@ -14,7 +14,6 @@ from evaluation.rubrics import load_rubrics
 from evaluation.scores import DIMENSIONS, Scores
 
 KEY_ENV = "TRAJFORGE_JUDGE_API_KEY"
-OBSERVATION_HEADER = "**Environment Observation:**"
 USER_PROMPT = """{context}# Current Turn:
 
 {action}
@@ -70,8 +69,7 @@ def judge_messages(case: Case, rubric: str) -> list[dict]:
     context = case.history_text()
     if context:
         context = f"# Context (Historical Interactions):\n\n{context}"
-    reference = case.reference.removeprefix(OBSERVATION_HEADER).lstrip("\n")
-    user = USER_PROMPT.format(context=context, action=case.action, prediction=case.prediction, reference=reference)
+    user = USER_PROMPT.format(context=context, action=case.action, prediction=case.prediction, reference=case.reference)
     return [{"role": "system", "content": rubric}, {"role": "user", "content": user.strip()}]
 
 

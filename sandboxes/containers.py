@@ -10,6 +10,7 @@ import docker.errors
 RUN_LABEL = "trajforge.run"
 OWNER_LABEL = "trajforge.owner-pid"
 log = logging.getLogger(__name__)
+NETWORKS = {"none": "none", "allow": "bridge"}  # a suite's `network:` -> Docker's network mode
 
 
 @dataclass(frozen=True)
@@ -21,7 +22,20 @@ class Limits:
     tmp: str = "32m"
 
 
-def start_container(client: docker.DockerClient, image: str, run_id: str, limits: Limits, owner: int):
+def start_container(
+    client: docker.DockerClient,
+    image: str,
+    run_id: str,
+    limits: Limits,
+    owner: int,
+    network: str = "none",
+    read_only_mounts: dict[str, str] | None = None,
+    environment: dict[str, str] | None = None,
+):
+    """A fresh container idling in `sleep`, for `docker exec`. `network`: none, or allow (Docker's default
+    bridge); `read_only_mounts` maps host folders to where the container sees them, read-only."""
+    if network not in NETWORKS:
+        raise ValueError(f"network must be one of {', '.join(NETWORKS)}, got {network!r}")
     return client.containers.run(
         image,
         command=["sleep", "infinity"],
@@ -31,8 +45,15 @@ def start_container(client: docker.DockerClient, image: str, run_id: str, limits
         working_dir="/work",
         hostname="sandbox",  # not the container id: the same episode gives the same screens in every run
         # No .pyc files: an edit within the same second as an import (same size, same mtime) would be ignored.
-        environment={"HOME": "/work", "TERM": "xterm-256color", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"},
-        network_mode="none",
+        environment={
+            "HOME": "/work",
+            "TERM": "xterm-256color",
+            "LANG": "C.UTF-8",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            **(environment or {}),
+        },
+        network_mode=NETWORKS[network],
+        volumes={host: {"bind": target, "mode": "ro"} for host, target in (read_only_mounts or {}).items()},
         cap_drop=["ALL"],
         security_opt=["no-new-privileges"],
         read_only=True,

@@ -37,6 +37,9 @@ PACKAGES = (
     "less",
     "ca-certificates",
 )
+# Installed by apt inside the new root after debootstrap: npm's dependencies name virtual packages, which
+# debootstrap's resolver cannot follow. Stdio MCP servers from npm run with Debian's node and npx.
+APT_PACKAGES = ("nodejs", "npm")
 AGENT_UID = 1000
 DOCKERFILE = Path(__file__).parent / "images" / "Dockerfile"
 
@@ -49,11 +52,14 @@ class ImageBuildError(RuntimeError):
 class ImageRecipe:
     suite: str = "bookworm"
     packages: tuple[str, ...] = PACKAGES
+    apt_packages: tuple[str, ...] = APT_PACKAGES
     extra: dict = field(default_factory=dict)
 
     @property
     def tag(self) -> str:
         recipe = {"suite": self.suite, "packages": sorted(self.packages), "uid": AGENT_UID, **self.extra}
+        if self.apt_packages:
+            recipe["apt_packages"] = sorted(self.apt_packages)
         return f"{REPOSITORY}:{config_hash(recipe)}"
 
 
@@ -92,7 +98,8 @@ def ensure_base_image(
 def _run(cmd: list[str], **kwargs) -> None:
     result = subprocess.run(cmd, capture_output=True, text=True, **kwargs)
     if result.returncode != 0:
-        raise ImageBuildError(f"{' '.join(cmd[:3])} ... failed ({result.returncode}):\n{result.stderr[-2000:]}")
+        tail = (result.stdout[-1500:] + "\n" + result.stderr[-1500:]).strip()
+        raise ImageBuildError(f"{' '.join(cmd[:3])} ... failed ({result.returncode}):\n{tail}")
 
 
 def _build_from_debootstrap(recipe: ImageRecipe, log) -> None:
@@ -111,15 +118,37 @@ def _build_from_debootstrap(recipe: ImageRecipe, log) -> None:
                 MIRROR,
             ]
         )
-        _add_agent_user(root)
-        for junk in ("var/cache/apt/archives", "var/lib/apt/lists"):
-            shutil.rmtree(root / junk, ignore_errors=True)
-        log(f"docker import -> {recipe.tag}")
-        tar = subprocess.Popen(["tar", "-C", str(root), "-c", "."], stdout=subprocess.PIPE)
-        changes = ["USER agent", "WORKDIR /work", "ENV HOME=/work", 'CMD ["bash"]']
-        cmd = ["docker", "import", *[a for c in changes for a in ("--change", c)], "-", recipe.tag]
-        _run(cmd, stdin=tar.stdout)
-        tar.wait()
+        if recipe.apt_packages:
+            log(f"apt-get install {' '.join(recipe.apt_packages)} in the new root (a few minutes)")
+            _run(
+                [
+                    "chroot",
+                    str(root),
+                    "apt-get",
+                    "install",
+                    "-y",
+                    "-q",
+                    "--no-install-recommends",
+                    "-o",
+                    "Dpkg::Options::=--force-unsafe-io",  # a throwaway root: no fsync per file
+                    *recipe.apt_packages,
+                ],
+                env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "DEBIAN_FRONTEND": "noninteractive", "LANG": "C.UTF-8"},
+            )
+        import_rootfs(root, recipe.tag, log)
+
+
+def import_rootfs(root: Path, tag: str, log=print) -> None:
+    """The finished root as an image: the agent user added, apt's caches dropped, `docker import`ed."""
+    _add_agent_user(root)
+    for junk in ("var/cache/apt/archives", "var/lib/apt/lists"):
+        shutil.rmtree(root / junk, ignore_errors=True)
+    log(f"docker import -> {tag}")
+    tar = subprocess.Popen(["tar", "-C", str(root), "-c", "."], stdout=subprocess.PIPE)
+    changes = ["USER agent", "WORKDIR /work", "ENV HOME=/work", 'CMD ["bash"]']
+    cmd = ["docker", "import", *[a for c in changes for a in ("--change", c)], "-", tag]
+    _run(cmd, stdin=tar.stdout)
+    tar.wait()
 
 
 def _add_agent_user(root: Path) -> None:
@@ -137,7 +166,7 @@ def _build_from_dockerfile(recipe: ImageRecipe, log) -> None:
             "docker",
             "build",
             "--build-arg",
-            f"PACKAGES={' '.join(recipe.packages)}",
+            f"PACKAGES={' '.join(recipe.packages + recipe.apt_packages)}",
             "-t",
             recipe.tag,
             str(DOCKERFILE.parent),

@@ -151,6 +151,50 @@ MUTANTS = [
         "if False:",
         ("tests/training/test_serving.py::test_an_api_key_is_checked_on_every_request",),
     ),
+    Mutant(
+        "verifiers check volatile values (timestamps, pids, temp names)",
+        "evaluation/volatile.py",
+        "return VOLATILE.sub(PLACEHOLDER, text)",
+        "return text",
+        (
+            "tests/evaluation/test_verifiers.py::test_volatile_values_are_masked",
+            "tests/evaluation/test_verifiers.py::test_two_real_runs_pass_each_others_verifier",
+        ),
+    ),
+    Mutant(
+        "the split by trajectory instead of by task (a held-out task's other episodes train)",
+        "schemas/splits.py",
+        "return f\"task:{origin.split('#', 1)[0]}\"",
+        "return f\"trajectory:{record['trajectory_id']}\"",
+        (
+            "tests/schemas/test_splits.py::test_collected_episodes_of_one_task_share_its_key",
+            "tests/pipelines/test_split_flow.py::test_the_split_is_by_task_and_recorded",
+        ),
+    ),
+    Mutant(
+        "SFT reads held-out tasks",
+        "schemas/splits.py",
+        '"sft": ("train", "sft_rl"),',
+        '"sft": ("train", "sft_rl", "held_out"),',
+        ("tests/pipelines/test_split_flow.py::test_no_held_out_task_reaches_any_stage",),
+    ),
+    Mutant(
+        "RL reads held-out tasks",
+        "schemas/splits.py",
+        '"rl": ("train", "sft_rl"),',
+        '"rl": ("train", "sft_rl", "held_out"),',
+        ("tests/pipelines/test_split_flow.py::test_no_held_out_task_reaches_any_stage",),
+    ),
+    Mutant(
+        "MCP server containers on the host's network",
+        "sandboxes/containers.py",
+        "network_mode=NETWORKS[network],",
+        'network_mode="host",',
+        (
+            "tests/sandboxes/test_mcp_container.py::"
+            "test_a_hostile_server_driven_by_the_explorer_changes_nothing_on_the_host",
+        ),
+    ),
 ]
 
 

@@ -84,6 +84,14 @@ def sandbox_image(docker_client) -> str:
 
 
 @pytest.fixture
+def mcp_isolation(docker_client, sandbox_image):
+    """How an isolated stdio MCP server runs in tests: the real sandbox image on the real daemon."""
+    from sandboxes.mcp_container import Isolation
+
+    return Isolation(image=sandbox_image, run_id="pytest", client=docker_client)
+
+
+@pytest.fixture
 def terminal(docker_client, sandbox_image):
     from sandboxes.terminal import DockerTerminal
 

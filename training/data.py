@@ -9,7 +9,6 @@ is a hash of (seed, trajectory_id), so it is stable when the corpus grows or is 
 
 import os
 from collections.abc import Sequence
-from hashlib import blake2b
 from pathlib import Path
 from typing import NamedTuple
 
@@ -17,7 +16,7 @@ import datasets
 
 from schemas import storage
 from schemas.shards import SHARD_SUFFIX, ShardError
-from schemas.splits import STAGE_SPLITS, row_placement, split_of
+from schemas.splits import STAGE_SPLITS, row_placement, split_of, task_draw
 
 CPT_FOLDER = "cpt"
 
@@ -115,9 +114,8 @@ def held_out_rows(dataset: datasets.Dataset) -> datasets.Dataset:
 
 
 def held_out_draw(trajectory_id: str, seed: int = 0) -> float:
-    """A uniform draw in [0, 1) that depends only on the trajectory id and the seed."""
-    digest = blake2b(f"{seed}\x1f{trajectory_id}".encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "big") / 2**64
+    """A uniform draw in [0, 1) that depends only on the trajectory id and the seed (the task split's hash)."""
+    return task_draw(trajectory_id, seed)
 
 
 class TrajectorySplit(NamedTuple):

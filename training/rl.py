@@ -94,12 +94,13 @@ def run_rl(config: RLConfig, progress=None) -> dict:
         started = time.perf_counter()
         batch = [rows[order[(step * config.prompts_per_step + i) % len(rows)]] for i in range(config.prompts_per_step)]
         model.eval()
-        groups, rewards, verified = [], [], []
+        groups, rewards, verified, judge_failures = [], [], [], 0
         for j, row in enumerate(batch):
             ids, mask, texts = rollout(model, tokenizer, row, config, config.seed * 7919 + step * 101 + j)
             scored = [row_reward(judge, row, t) for t in texts]
             rewards.append([r.total for r in scored])
             verified += [r.verifier == 25.0 for r in scored if r.verifier is not None]
+            judge_failures += sum(r.judge_failure is not None for r in scored)  # rewarded 0 by the judge
             with torch.no_grad():
                 old = sequence_logprobs(model, ids, mask)
                 ref = sequence_logprobs(reference, ids, mask) if reference is not None else None
@@ -124,6 +125,7 @@ def run_rl(config: RLConfig, progress=None) -> dict:
             "reward": sum(flat) / len(flat),
             "reward_max": max(flat),
             "verifier_pass": sum(verified) / len(verified) if verified else None,
+            "judge_failures": judge_failures,
             "loss": sum(float(s.loss.detach()) for s in stats) / len(stats),
             "clipped": sum(s.clipped_fraction for s in stats) / len(stats),
             "kl": sum(s.kl for s in stats) / len(stats),

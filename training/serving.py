@@ -115,6 +115,7 @@ class BearerAuth:
 
 def build_app(model: LocalModel, model_name: str, api_key: str | None = None) -> Starlette:
     """The endpoint; with `api_key`, every request must carry it as a bearer token."""
+
     async def models(request: Request):
         return JSONResponse(
             {

@@ -112,7 +112,7 @@ def build_corpus(
         records = read.records | "Records" >> beam.Values()
         if documents and config.knowledge_share < 1.0:
             threshold = features.records | "KnowledgeShare" >> beam.CombineGlobally(
-                KnowledgeShareFn(config.knowledge_share)
+                KnowledgeShareFn(config.knowledge_share, config.filters)
             )
             capped = records | "CapKnowledge" >> CapKnowledge(threshold)
             counts.append(capped[COUNTS])

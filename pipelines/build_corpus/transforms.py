@@ -245,10 +245,12 @@ def knowledge_draw(trajectory_id: str) -> float:
 
 class KnowledgeShareFn(beam.CombineFn):
     """Pass 1: the draw below which knowledge documents are kept, so that they take at most `share` of the CPT
-    characters: documents in the order of a hash of their id, as many as fit. Input: (location, record)."""
+    characters: documents in the order of a hash of their id, as many as fit. Trajectories count as the filters
+    leave them; deduplication, decided later, can still shrink them a little (the manifest has the real share).
+    Input: (location, record)."""
 
-    def __init__(self, share: float):
-        self.share = share
+    def __init__(self, share: float, filters: FilterConfig):
+        self.share, self.filters = share, filters
 
     def create_accumulator(self):
         return 0, []  # trajectory characters, (draw, characters) of every document
@@ -259,7 +261,8 @@ class KnowledgeShareFn(beam.CombineFn):
         if is_knowledge(record):
             documents.append((knowledge_draw(record.trajectory_id), record_chars(record)))
             return trajectories, documents
-        return trajectories + record_chars(record), documents
+        kept = apply_filters(record, self.filters).record
+        return trajectories + (record_chars(kept) if kept is not None else 0), documents
 
     def merge_accumulators(self, accumulators):
         trajectories, documents = 0, []

@@ -29,15 +29,29 @@ def _docker():
 
 def sandbox_image_command(
     dockerfile: bool = typer.Option(False, "--dockerfile", help="Build FROM debian:bookworm-slim (needs a registry)."),
+    server_packages: bool = typer.Option(
+        True,
+        help="Also install the bundled MCP suites' server packages (npm, PyPI) into the host cache that isolated "
+        "servers mount read-only (TRAJFORGE_SERVER_CACHE, default ~/.cache/trajforge/servers).",
+    ),
 ) -> None:
-    """Build the sandbox base image (debootstrap rootfs + docker import), or reuse it when it exists."""
+    """Build the sandbox base image (debootstrap rootfs + docker import), or reuse it when it exists, and fill the
+    package cache of the bundled MCP servers (episodes have no network, so this is where npx finds them)."""
     from sandboxes.image import ImageBuildError, ensure_base_image
 
+    client = _docker()
     try:
-        tag = ensure_base_image(_docker(), use_dockerfile=dockerfile, log=console.print)
+        tag = ensure_base_image(client, use_dockerfile=dockerfile, log=console.print)
     except ImageBuildError as exc:
         console.print(f"[red]{exc}[/]")
         raise typer.Exit(EXIT_REJECTED) from exc
+    if server_packages:
+        from collectors.environments import Settings
+        from collectors.tasks import SUITES_DIR, load_suite
+
+        suites = [load_suite(p.stem) for p in sorted(SUITES_DIR.glob("*.yaml"))]
+        if not _prepare_mcp_packages(suites, Settings(run_id="sandbox-image", image=tag, docker_client=client)):
+            raise typer.Exit(EXIT_REJECTED)
     typer.echo(tag)
 
 
@@ -84,6 +98,10 @@ def collect_command(
     ),
 ) -> None:
     """Run task suites in sandboxes (Docker, MCP servers, Chromium) and record every episode as a raw trajectory.
+
+    A stdio MCP server runs in a fresh, hardened container per episode (no network, no capabilities, non-root,
+    read-only root) unless its suite says `isolation: host`. trajforge does NOT isolate an HTTP MCP server (`url:`):
+    it acts wherever it runs; the manifest records its host.
 
     Output: OUTPUT/<run-id>/segment-*.jsonl and _manifest.json. Interrupted (even with kill -9)? Run the same
     command again: finished episodes are kept and skipped. Exit code 1 if some episodes ended with an
@@ -140,8 +158,18 @@ def collect_command(
         "faults": {s.name: s.faults for s in suites if s.faults},
         "simulate": simulate,
     }
+    mcp_policies = {s.name: mcp_policy(s.environment) for s in suites if s.environment["kind"] == "mcp"}
+    if mcp_policies:
+        config["mcp"] = mcp_policies
+    on_host = sorted(name for name, p in mcp_policies.items() if p.get("isolation") == "host")
+    if on_host:
+        console.print(
+            f"[yellow]warning: MCP suite(s) {', '.join(on_host)} run their server on this machine, not in a "
+            "sandbox (`isolation: host`): every tool call acts with your user's files and network.[/]"
+        )
     client = None
-    if any(s.environment["kind"] == "terminal" for s in suites):  # only Docker suites need the daemon
+    isolated_mcp = any(p.get("isolation") == "container" for p in mcp_policies.values())
+    if isolated_mcp or any(s.environment["kind"] == "terminal" for s in suites):  # Docker suites need the daemon
         from sandboxes.containers import reap_stale
         from sandboxes.image import ensure_base_image, image_digest
 
@@ -156,6 +184,8 @@ def collect_command(
     )
     run_dir = output / run_id
     settings = Settings(run_id=run_id, image=image, command_timeout=command_timeout, docker_client=client)
+    if isolated_mcp:
+        _prepare_mcp_packages(suites, settings)
     writer = RunWriter(run_dir, flush_every=flush_every)
     episodes = plan_episodes(suites, repeats, shard_index, seed)
     result = run_collection(
@@ -194,3 +224,38 @@ def _policy_args(name: str, explorer_steps: int, llm_url: str | None, llm_model:
             raise ValueError("--policy llm needs --llm-url and --llm-model (or TRAJFORGE_LLM_URL/TRAJFORGE_LLM_MODEL)")
         return {"base_url": llm_url, "model": llm_model}
     return {}
+
+
+def mcp_policy(environment: dict) -> dict:
+    """What the manifest records of an MCP suite's isolation: stdio servers' isolation and network, HTTP servers'
+    host (trajforge cannot isolate a remote server)."""
+    from urllib.parse import urlsplit
+
+    from collectors.environments import mcp_server
+
+    server = mcp_server(environment)
+    if server.url:
+        return {"transport": "http", "isolation": "none (remote)", "url_host": urlsplit(server.url).hostname}
+    return {"transport": "stdio", "isolation": server.isolation, "network": server.network}
+
+
+def _prepare_mcp_packages(suites, settings) -> bool:
+    """Install the isolated servers' npm/PyPI packages into the host cache before the first episode; False if one
+    could not be installed (its episodes will then end as infra_error, saying why)."""
+    from collectors.environments import mcp_isolation, mcp_server
+    from sandboxes.base import InfraError
+    from sandboxes.mcp_container import ServerContainer
+
+    isolation = mcp_isolation(settings)
+    ok = True
+    for suite in suites:
+        if suite.environment["kind"] != "mcp":
+            continue
+        server = mcp_server(suite.environment)
+        if server.isolated:
+            try:
+                ServerContainer(server, isolation).prepare(list(server.args), log=console.print)
+            except InfraError as exc:  # its episodes will fail as infra_error, with this reason; the others run
+                console.print(f"[red]{suite.name}: {exc}[/]")
+                ok = False
+    return ok

@@ -81,10 +81,14 @@ def test_eval_command_compares_with_untrained_and_exports(tmp_path, corpus_dir, 
         json.loads(x) for f in sorted((tmp_path / "bench").glob("*_test.jsonl")) for x in f.read_text().splitlines()
     ]
     assert len(lines) == reports[0]["samples"]
+    bad = tmp_path / "bench" / "bad_test.jsonl"
+    bad.write_text(json.dumps({**lines[0], "turn_idx": len(lines[0]["prompt"]) + 1}) + "\n")
     again = runner.invoke(
         app,
         ["eval", "-c", str(tiny_checkpoint), "--agentworldbench", str(tmp_path / "bench"), "--max-new-tokens", "4",
          "-o", str(tmp_path / "again.json")],
     )  # fmt: skip
-    assert again.exit_code == 0, again.output
-    assert json.loads((tmp_path / "again.json").read_text())[0]["samples"] == len(lines)  # one sample per line
+    assert again.exit_code == 1, again.output  # a line was rejected: named, listed, and the rest evaluated
+    assert f"{bad}:line 1" in again.output and "is beyond its lists" in again.output
+    report = json.loads((tmp_path / "again.json").read_text())[0]
+    assert report["samples"] == len(lines) and report["rejected_lines"][0]["where"] == f"{bad}:line 1"

@@ -21,36 +21,39 @@ from tests.evaluation.judge_server import judge_server
 JUDGE_SCORE = {"terminal": 2, "mcp": 4}  # what the judge server gives each domain
 
 
-@pytest.fixture
-def served(tiny_checkpoint):
+def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+        return probe.getsockname()[1]
+
+
+def _start_serving(checkpoint) -> tuple[subprocess.Popen, str] | None:
+    """`trajforge serve` on a free port; None when it died (another process took the port first)."""
+    port = _free_port()
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "pipelines.cli",
-            "serve",
-            str(tiny_checkpoint),
-            "--port",
-            str(port),
-            "--model-name",
-            "tiny",
-        ],
+        [sys.executable, "-m", "pipelines.cli", "serve", str(checkpoint), "--port", str(port), "--model-name", "tiny"],
         env={**os.environ, "PYTHONPATH": os.getcwd()},
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
     )
     url = f"http://127.0.0.1:{port}/v1"
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{url}/models", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
+    while time.monotonic() < deadline and process.poll() is None:
+        try:  # our server, not whatever else may listen there: it serves the model named "tiny"
+            if any(m["id"] == "tiny" for m in httpx.get(f"{url}/models", timeout=1).json()["data"]):
+                return process, url
+        except (httpx.HTTPError, ValueError, KeyError):
             time.sleep(0.5)
-        assert process.poll() is None, process.stderr.read().decode()
+    process.kill()
+    process.wait()
+    return None
+
+
+@pytest.fixture
+def served(tiny_checkpoint):
+    started = next(filter(None, (_start_serving(tiny_checkpoint) for _ in range(3))), None)
+    assert started is not None, "trajforge serve did not come up"
+    process, url = started
     yield url
     process.terminate()
     process.wait(timeout=30)
@@ -85,6 +88,7 @@ def test_eval_with_an_endpoint_model_and_an_endpoint_judge(tmp_path, served):
         report["scored"] == 7 - sum(report["excluded"].values()) == len(requests) - 3 * len(silent_answered)
     )  # 3 tries
     scored = [d for d in lines if d["scores"]]
+    assert scored, (result.output, lines)
     assert all(d["scores"]["format"] == JUDGE_SCORE[d["domain"]] for d in scored)
     pooled = sum(normalize(JUDGE_SCORE[d["domain"]]) for d in scored) / len(scored)
     domains = {d["domain"] for d in scored}

@@ -6,7 +6,7 @@ from evaluation.rubrics import load_rubrics
 from evaluation.scores import Scores
 from tests.evaluation.judge_server import judge_server
 
-CASE = Case("terminal", (("ls", "a.txt"),), "cat a.txt", "**Environment Observation:**\nhello", "hello")
+CASE = Case("terminal", (("ls", "a.txt"),), "cat a.txt", "hello", "hello")
 
 
 def test_answers_are_read_from_the_final_evaluation_block():
@@ -28,7 +28,10 @@ def test_the_judge_is_asked_as_the_benchmark_asks():
     assert user["content"].startswith(
         "# Context (Historical Interactions):\n\nls\na.txt\n\n# Current Turn:\n\ncat a.txt"
     )
-    assert "**Ground Truth (Real Output):**\n```\nhello\n```" in user["content"]  # the header marker cleaned
+    assert (
+        "**World Model Output (Simulated):**\n```\nhello\n```\n\n**Ground Truth (Real Output):**\n```\nhello\n```"
+        in user["content"]
+    )
 
 
 def test_rubrics_per_domain_and_a_users_folder(tmp_path):

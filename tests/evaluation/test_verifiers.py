@@ -24,7 +24,7 @@ WEB = {
 COMMANDS = (
     "echo report ready; wc -c notes/todo.txt; mktemp; date; date -Iseconds; date +%s; "
     "cat /proc/sys/kernel/random/uuid; sleep 30 & echo started pid $!; "
-    "python3 -c \"import time; t = time.perf_counter(); sum(range(10**5)); "
+    'python3 -c "import time; t = time.perf_counter(); sum(range(10**5)); '
     "print(f'took {time.perf_counter() - t:.6f}s')\""
 )
 

@@ -113,8 +113,9 @@ def test_bad_config_is_rejected():
         FaultInjector(ListServer(), {"teleport": 0.1})
 
 
-def test_real_server_behind_faults():
-    env = FaultInjector(MCPEnvironment(bundled_server("workspace")), {"pagination": {"page_size": 2}}, seed=5)
+def test_real_server_behind_faults(mcp_isolation):
+    server = MCPEnvironment(bundled_server("workspace"), isolation=mcp_isolation)
+    env = FaultInjector(server, {"pagination": {"page_size": 2}}, seed=5)
     with env:
         env.reset(TASK)
         first = env.step(Action(kind="tool_call", name="search", content="{}"))

@@ -30,8 +30,8 @@ def text(result: dict) -> str:
     return result["content"][0]["text"]
 
 
-def test_workspace_keeps_relations_straight():
-    with MCPEnvironment(bundled_server("workspace")) as env:
+def test_workspace_keeps_relations_straight(mcp_isolation):
+    with MCPEnvironment(bundled_server("workspace"), isolation=mcp_isolation) as env:
         first = env.reset(TASK)
         assert "query_database" in first.content
         tools = {t["name"]: t for t in env.action_space()}
@@ -48,11 +48,16 @@ def test_workspace_keeps_relations_straight():
         _, page3 = call(env, "query_database", database_id="db_0002", page_size=3, cursor="cur_6")
         assert json.loads(text(page3))["has_more"] is False
         assert observation.format == "json"
-        assert env.describe() == {"name": "mcp:workspace", "version": "1.0", "backend": "mcp-stdio"}
+        assert env.describe() == {
+            "name": "mcp:workspace",
+            "version": "1.0",
+            "backend": "mcp-stdio",
+            "image_digest": env._container.image_digest(),
+        }
 
 
-def test_each_episode_starts_from_the_seed_state():
-    with MCPEnvironment(bundled_server("kvstore")) as env:
+def test_each_episode_starts_from_the_seed_state(mcp_isolation):
+    with MCPEnvironment(bundled_server("kvstore"), isolation=mcp_isolation) as env:
         env.reset(TASK)
         call(env, "set", key="app/name", value="changed")
         env.reset(TASK)
@@ -60,8 +65,8 @@ def test_each_episode_starts_from_the_seed_state():
         assert json.loads(text(result))["value"] == "trajforge"
 
 
-def test_search_ranks_and_extracts():
-    with MCPEnvironment(bundled_server("search")) as env:
+def test_search_ranks_and_extracts(mcp_isolation):
+    with MCPEnvironment(bundled_server("search"), isolation=mcp_isolation) as env:
         env.reset(TASK)
         _, result = call(env, "web_search", query="deepest lake in the world", top_k=3)
         hits = json.loads(text(result))["results"]
@@ -70,8 +75,8 @@ def test_search_ranks_and_extracts():
         assert observation.is_error and "404" in text(result)
 
 
-def test_bad_arguments_are_observations_not_crashes():
-    with MCPEnvironment(bundled_server("issues")) as env:
+def test_bad_arguments_are_observations_not_crashes(mcp_isolation):
+    with MCPEnvironment(bundled_server("issues"), isolation=mcp_isolation) as env:
         env.reset(TASK)
         wrong_type, result = call(env, "get_issue", number="three")
         assert wrong_type.is_error and "number" in text(result)
@@ -82,16 +87,16 @@ def test_bad_arguments_are_observations_not_crashes():
 
 
 @pytest.mark.parametrize("mode", ["crash", "hang", "garbage"])
-def test_misbehaving_server_is_an_infra_error(mode):
+def test_misbehaving_server_is_an_infra_error(mode, mcp_isolation):
     server = MCPServerConfig(name=mode, command=sys.executable, args=(MISBEHAVING, mode))
-    with MCPEnvironment(server, call_timeout=3) as env:
+    with MCPEnvironment(server, call_timeout=3, isolation=mcp_isolation) as env:
         env.reset(TASK)
         assert text(call(env, "poke")[1]) == "ok"
         with pytest.raises(InfraError, match=f"MCP server {mode} failed during tools/call poke"):
             call(env, "poke")
 
 
-def test_runner_records_what_came_before_and_carries_on(tmp_path):
+def test_runner_records_what_came_before_and_carries_on(tmp_path, docker_client, sandbox_image):
     task = Task(
         id="poke",
         instruction="poke twice",
@@ -116,7 +121,7 @@ def test_runner_records_what_came_before_and_carries_on(tmp_path):
     ]
     from collectors.environments import build_environment
 
-    settings = Settings(command_timeout=3)
+    settings = Settings(image=sandbox_image, command_timeout=3, docker_client=docker_client)
     result = run_collection(
         specs,
         RunWriter(tmp_path),
@@ -140,9 +145,12 @@ def test_runner_records_what_came_before_and_carries_on(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("npx") is None, reason="needs node and npx")
-def test_third_party_filesystem_server_from_npm():
+def test_third_party_filesystem_server_on_the_host_when_opted_out():
     server = MCPServerConfig(
-        name="filesystem", command="npx", args=("-y", "@modelcontextprotocol/server-filesystem", "{workdir}")
+        name="filesystem",
+        command="npx",
+        args=("-y", "@modelcontextprotocol/server-filesystem", "{workdir}"),
+        isolation="host",
     )
     with MCPEnvironment(server, call_timeout=120) as env:
         env.reset(TASK)
