@@ -1,7 +1,9 @@
 """The raw writer of a collection run: finished episodes go to atomic, content-named JSON Lines segments.
 
 A run folder always holds whole episodes only. Episodes are flushed in small batches, so `kill -9` loses at most
-the unflushed ones, and a resumed run finds every finished episode by its key (`source.origin`).
+the unflushed ones, and a resumed run finds every finished episode by its key (`source.origin`). The run folder
+may be a URL (`s3://bucket/raw/run`): every read, list and write goes through `schemas.storage`, so each machine
+of a `--shard i/n` run writes its own segments into the same store.
 """
 
 import threading
@@ -9,26 +11,30 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from schemas import storage
 from schemas.jsonl import SEGMENT_SUFFIXES
 from schemas.manifest import Manifest
 from schemas.records import Trajectory
 from schemas.sinks import write_segments
-from schemas.sources import find_files, read_records
+from schemas.sources import find_data_files, read_records
 
 
 class RunWriter:
-    def __init__(self, run_dir: Path, flush_every: int = 8, flush_seconds: float = 30.0):
-        self.run_dir = Path(run_dir)
-        self.run_dir.mkdir(parents=True, exist_ok=True)
+    def __init__(self, run_dir: str | Path, flush_every: int = 8, flush_seconds: float = 30.0):
+        self.run_dir = run_dir if storage.is_url(run_dir) else Path(run_dir)
+        storage.make_dirs(self.run_dir)
         self.flush_every, self.flush_seconds = flush_every, flush_seconds
         self._buffer: list[Trajectory] = []
         self._lock = threading.Lock()
         self._last_flush = time.monotonic()
         self.done = self._finished_keys()
 
+    def _segments(self) -> list[str]:
+        files, _ = find_data_files([self.run_dir], SEGMENT_SUFFIXES)  # an empty or new run folder has none
+        return [f.path for f in files]
+
     def _finished_keys(self) -> set[str]:
-        files, _ = find_files([self.run_dir], SEGMENT_SUFFIXES)
-        return {r.record.source.origin for r in read_records(files) if r.ok}
+        return {r.record.source.origin for r in read_records(self._segments()) if r.ok}
 
     def add(self, trajectory: Trajectory) -> None:
         with self._lock:
@@ -51,12 +57,13 @@ class RunWriter:
     def write_manifest(self, config: dict, planned: int, timings: dict) -> Manifest:
         """Counts over everything the run folder holds, including episodes from earlier, interrupted runs."""
         self.flush()
-        records = [r.record for r in read_records(find_files([self.run_dir], SEGMENT_SUFFIXES)[0]) if r.ok]
+        segments = self._segments()
+        records = [r.record for r in read_records(segments) if r.ok]
         outcomes = Counter(r.outcome.status for r in records)
         manifest = Manifest(
             stage="collect",
             config=config,
-            outputs=sorted(p.name for p in self.run_dir.glob("segment-*.jsonl")),
+            outputs=sorted(storage.name(p) for p in segments if storage.name(p).startswith("segment-")),
             counts={
                 "planned": planned,
                 "read": len(records),

@@ -10,6 +10,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from schemas import storage
 from schemas.manifest import REJECTIONS_NAME, read_manifest
 from schemas.shards import read_shard_table
 
@@ -84,9 +85,10 @@ def _sample(row: dict, max_chars: int = 600) -> str:
     return f'<section class="sample"><h3>{escape(title)}</h3><p>{task}</p>{"".join(turns)}</section>'
 
 
-def build_report(corpus: Path, samples: int = 3) -> str:
+def build_report(corpus: str | Path, samples: int = 3) -> str:
+    """CORPUS is a local folder or a URL; shards and rejections are read through schemas.storage."""
     manifest = read_manifest(corpus)
-    tables = [read_shard_table(corpus / shard) for shard in manifest.outputs]
+    tables = [read_shard_table(storage.join(corpus, shard)) for shard in manifest.outputs]
     table = pa.concat_tables(tables) if tables else None
     per_domain: Counter = Counter()
     stats: dict[str, list[float]] = {name: [] for name in STATISTICS}
@@ -114,13 +116,13 @@ def build_report(corpus: Path, samples: int = 3) -> str:
         ["domain", "category", "turns in loss", "turns masked"],
         [[d, cat, a, b] for (d, cat), (a, b) in sorted(domain_rows.items())],
     )
-    rejections_path = corpus / REJECTIONS_NAME
+    rejections_path = storage.join(corpus, REJECTIONS_NAME)
     examples: dict[str, str] = {}
-    if rejections_path.exists():
-        for line in rejections_path.read_text(encoding="utf-8").splitlines():
+    if storage.exists(rejections_path):
+        for line in storage.read_text(rejections_path).splitlines():
             entry = json.loads(line)
             for reason in entry["reasons"]:
-                examples.setdefault(reason.split(" (")[0], f"{Path(entry['source']).name}:{entry['locator']}")
+                examples.setdefault(reason.split(" (")[0], f"{storage.name(entry['source'])}:{entry['locator']}")
     reasons = _table(
         ["reason", "records", "first seen"],
         [[r, n, examples.get(r, "")] for r, n in sorted(manifest.rejection_reasons.items(), key=lambda kv: -kv[1])],

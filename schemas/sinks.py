@@ -4,8 +4,8 @@ from collections.abc import Iterable, Iterator
 from itertools import islice
 from pathlib import Path
 
+from schemas import storage
 from schemas.arrow import records_to_table
-from schemas.atomic import write_bytes_atomic
 from schemas.hashing import content_hash
 from schemas.jsonl import record_to_json
 from schemas.records import Trajectory
@@ -22,11 +22,13 @@ def _chunks(records: Iterable[Trajectory], size: int) -> Iterator[list[Trajector
 
 def write_segments(
     records: Iterable[Trajectory], directory: str | Path, per_file: int = DEFAULT_RECORDS_PER_FILE
-) -> list[Path]:
-    paths = []
+) -> list[Path | str]:
+    """Atomic, content-named segments in DIRECTORY (a folder or a URL); local ones come back as Paths."""
+    paths: list[Path | str] = []
     for chunk in _chunks(records, per_file):
         data = "".join(record_to_json(r) + "\n" for r in chunk).encode("utf-8")
-        paths.append(write_bytes_atomic(Path(directory) / f"segment-{content_hash(data, 16)}.jsonl", data))
+        written = storage.write_bytes(storage.join(directory, f"segment-{content_hash(data, 16)}.jsonl"), data)
+        paths.append(written if storage.is_url(written) else Path(written))
     return paths
 
 

@@ -36,9 +36,21 @@ def name(path: str | Path) -> str:
     return posixpath.basename(str(path).rstrip("/"))
 
 
+_defaulted = False  # this process gave FileSystems empty options itself (no Beam job set any)
+
+
 def _filesystems():
+    """Beam's FileSystems. Outside a Beam job (collect, inspect, report, eval, train) nothing has set its options,
+    and Beam's S3 filesystem refuses to work without any: it gets empty ones, so the store's settings come from
+    the AWS environment (AWS_ENDPOINT_URL_S3, AWS_ACCESS_KEY_ID, AWS_DEFAULT_REGION, ...) through boto3."""
+    global _defaulted
     from apache_beam.io.filesystems import FileSystems
 
+    if FileSystems._pipeline_options is None:
+        from apache_beam.options.pipeline_options import PipelineOptions
+
+        FileSystems.set_options(PipelineOptions([]))
+        _defaulted = True
     return FileSystems
 
 
@@ -54,11 +66,14 @@ def current_options() -> dict:
 def use_options(options: dict) -> None:
     """On a worker started without the job's options (a worker pool's workers are), give Beam's FileSystems the
     launcher's, so that a URL reaches the same store; a worker that has them keeps its own."""
-    fs = _filesystems()
-    if options and fs._pipeline_options is None:
+    global _defaulted
+    from apache_beam.io.filesystems import FileSystems
+
+    if options and (FileSystems._pipeline_options is None or _defaulted):
         from apache_beam.options.pipeline_options import PipelineOptions
 
-        fs.set_options(PipelineOptions.from_dictionary(options))
+        FileSystems.set_options(PipelineOptions.from_dictionary(options))
+        _defaulted = False
 
 
 @dataclass(frozen=True)

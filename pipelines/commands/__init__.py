@@ -7,13 +7,18 @@ EXIT_USAGE = 2  # bad arguments (typer's own code for usage errors)
 
 
 def require_inputs(inputs, suffixes: tuple[str, ...]) -> list:
-    """The data files under INPUTS; a path that does not exist or is of the wrong kind is a usage error."""
+    """The data files under INPUTS (folders, files or URLs): local ones as Paths, URLs as strings; a path that does
+    not exist or is of the wrong kind is a usage error."""
+    from pathlib import Path
+
     import typer
 
     from pipelines.console import console
-    from schemas.sources import find_files
+    from schemas import storage
+    from schemas.sources import find_data_files
 
-    files, missing = find_files(inputs, suffixes)
+    found, missing = find_data_files(inputs, suffixes)
+    files = [f.path if storage.is_url(f.path) else Path(f.path) for f in found]
     for result in missing:
         console.print(f"[red]{result.source}[/]: {'; '.join(result.reasons())}")
     if missing:

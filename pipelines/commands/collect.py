@@ -2,13 +2,13 @@
 
 import dataclasses
 from enum import Enum
-from pathlib import Path
 
 import typer
 from rich.table import Table
 
 from pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
 from pipelines.console import console, progress
+from schemas import storage
 from schemas.hashing import config_hash
 
 POLICY_NAMES = ("scripted", "explorer", "llm")  # collectors.policies.POLICIES, without importing every policy
@@ -64,7 +64,13 @@ def collect_command(
         help="scripted: replay the task's actions; explorer: sample commands from a grammar; "
         "llm: an OpenAI-compatible model.",
     ),
-    output: Path = typer.Option(Path("data/raw"), "--output", "-o", help="Runs go to OUTPUT/<run-id>/."),
+    output: str = typer.Option(
+        "data/raw",
+        "--output",
+        "-o",
+        help="Runs go to OUTPUT/<run-id>/: a folder or a URL (s3://bucket/raw; S3 settings from the AWS "
+        "environment, e.g. AWS_ENDPOINT_URL_S3).",
+    ),
     run_id: str | None = typer.Option(
         None, help="Default: derived from the configuration, so rerunning the same command resumes."
     ),
@@ -182,7 +188,7 @@ def collect_command(
     run_id = run_id or f"{'+'.join(config['suites'])}-{policy.value}-{config_hash(config)[:8]}" + (
         f"-shard{shard.replace('/', 'of')}" if shard != "0/1" else ""
     )
-    run_dir = output / run_id
+    run_dir = storage.join(output, run_id)
     settings = Settings(run_id=run_id, image=image, command_timeout=command_timeout, docker_client=client)
     if isolated_mcp:
         _prepare_mcp_packages(suites, settings)

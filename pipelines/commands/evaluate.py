@@ -6,10 +6,12 @@ from pathlib import Path
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
 from pipelines.commands.judge_options import with_judge_options
 from pipelines.console import console, out, progress
+from schemas.storage import StorageError
 
 BENCHMARK_TEMPERATURE = 0.6  # the published evaluator's defaults
 BENCHMARK_MAX_TOKENS = 32768
@@ -31,7 +33,7 @@ def _benchmark_items(path: Path, limit: int | None):
     return items, rejected
 
 
-def _corpus_rows(corpus: Path, limit: int | None):
+def _corpus_rows(corpus: str, limit: int | None):
     """The held-out tasks' trajectories, as build-corpus split them: nothing a training stage read."""
     from training.data import held_out_rows, load_cpt
 
@@ -57,7 +59,11 @@ def _export(rows, folder: Path) -> None:
 def eval_command(
     checkpoint: list[Path] = typer.Option([], "--checkpoint", "-c", help="A checkpoint folder to score (repeatable)."),
     endpoint: list[str] = typer.Option([], help="URL=MODEL of an OpenAI-compatible endpoint to score (repeatable)."),
-    corpus: Path = typer.Option(Path("data/corpus"), help="A build-corpus folder: its held-out tasks."),
+    corpus: str = typer.Option(
+        "data/corpus",
+        help="A build-corpus folder or URL (s3://bucket/corpus, staged to a local cache; S3 settings from the AWS "
+        "environment, e.g. AWS_ENDPOINT_URL_S3): its held-out tasks.",
+    ),
     agentworldbench: Path | None = typer.Option(
         None,
         help="Evaluate on AgentWorldBench lines instead: a .jsonl file, or a folder of *_test.jsonl files. Each "
@@ -103,8 +109,8 @@ def eval_command(
         else:
             rows = _corpus_rows(corpus, limit)
             items = corpus_items(rows, plain)
-    except (FileNotFoundError, ValueError) as exc:
-        console.print(f"[red]{exc}[/]")
+    except (FileNotFoundError, ValueError, StorageError) as exc:  # ShardError (a damaged shard) is a ValueError
+        console.print(Text(str(exc), style="red"), soft_wrap=True)  # Text: brackets in paths are not markup
         raise typer.Exit(EXIT_USAGE) from exc
     if not items:
         console.print("[red]nothing to evaluate: no held-out trajectories or valid benchmark lines[/]")

@@ -9,12 +9,14 @@ import pyarrow as pa
 import typer
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
-from pipelines.commands import EXIT_OK, EXIT_REJECTED, require_inputs
+from pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, require_inputs
 from pipelines.console import console, out, progress
+from schemas import storage
 from schemas.arrow import records_to_table, schema_kind
 from schemas.records import Trajectory
-from schemas.shards import SHARD_SUFFIX, read_shard_table
+from schemas.shards import SHARD_SUFFIX, ShardError, read_shard_table
 from schemas.sources import NATIVE_SUFFIXES, read_records
 from schemas.validation import ReadResult
 
@@ -30,7 +32,11 @@ from (select trajectory_id, domain, unnest(turns) as t from trajectories)
 
 
 def inspect_command(
-    paths: list[Path] = typer.Argument(..., help="Raw segments (.jsonl), shards (.arrow), or directories of them."),
+    paths: list[str] = typer.Argument(
+        ...,
+        help="Raw segments (.jsonl), shards (.arrow), or directories of them; local or URLs (s3://bucket/corpus; "
+        "S3 settings from the AWS environment, e.g. AWS_ENDPOINT_URL_S3).",
+    ),
     sql: str | None = typer.Option(
         None,
         help="Run SQL with duckdb over table `trajectories` (one row a record) and view `turns` "
@@ -48,7 +54,7 @@ def inspect_command(
     if sql is not None:
         _run_sql(files, sql)
         return
-    derived = [f for f in files if f.name.endswith(SHARD_SUFFIX) and shard_kind(f) in ("sft", "rl")]
+    derived = [f for f in files if _is_derived(f)]
     if derived:
         _summarise_derived(derived)
         files = [f for f in files if f not in derived]
@@ -84,12 +90,24 @@ def inspect_command(
     raise typer.Exit(EXIT_REJECTED if invalid else EXIT_OK)
 
 
-def shard_kind(path: Path) -> str:
-    with pa.memory_map(str(path), "r") as source:
-        return schema_kind(pa.ipc.open_stream(source).schema)
+def shard_kind(path: str | Path) -> str:
+    """From the stream's schema alone (the first bytes of the file); a file that is not a shard names itself."""
+    try:
+        with storage.open_read(path) as source:
+            return schema_kind(pa.ipc.open_stream(source).schema)
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise ShardError(f"{path}: not a readable Arrow IPC stream shard (truncated or corrupt?): {exc}") from exc
 
 
-def _summarise_derived(files: list[Path]) -> None:
+def _is_derived(path: str | Path) -> bool:
+    """An SFT or RL shard; an unreadable one is left to read_records, which lists it as invalid."""
+    try:
+        return storage.name(path).endswith(SHARD_SUFFIX) and shard_kind(path) in ("sft", "rl")
+    except ShardError:
+        return False
+
+
+def _summarise_derived(files: list[str | Path]) -> None:
     """SFT and RL shards: rows per kind and domain (their rows are training samples, not trajectories)."""
     counts: Counter = Counter()
     for path in files:
@@ -121,10 +139,14 @@ def _clip(text: str, width: int) -> str:
     return escape(text if len(text) <= width else text[: width - 1] + "…")
 
 
-def _run_sql(files: list[Path], sql: str) -> None:
+def _run_sql(files: list[str | Path], sql: str) -> None:
     """Shards are read as Arrow tables (with every column a later stage added); segments are validated first."""
-    tables = [read_shard_table(f) for f in files if f.name.endswith(SHARD_SUFFIX)]
-    segments = [f for f in files if not f.name.endswith(SHARD_SUFFIX)]
+    try:
+        tables = [read_shard_table(f) for f in files if storage.name(f).endswith(SHARD_SUFFIX)]
+    except ShardError as exc:
+        console.print(Text(str(exc), style="red"), soft_wrap=True)  # Text: brackets in paths are not markup
+        raise typer.Exit(EXIT_USAGE) from exc
+    segments = [f for f in files if not storage.name(f).endswith(SHARD_SUFFIX)]
     if segments:
         records = [r.record for r in read_records(segments) if r.ok]
         tables.append(records_to_table(records))
@@ -137,7 +159,7 @@ def _run_sql(files: list[Path], sql: str) -> None:
         result = con.execute(sql)
     except duckdb.Error as exc:
         console.print(f"[red]SQL error:[/] {exc}")
-        raise typer.Exit(2) from exc
+        raise typer.Exit(EXIT_USAGE) from exc
     columns = [d[0] for d in result.description]
     grid = Table(*columns)
     for row in result.fetchall():

@@ -1,29 +1,38 @@
 """`trajforge report`: an HTML page about a built corpus."""
 
-from pathlib import Path
-
 import typer
+from rich.text import Text
 
 from pipelines.commands import EXIT_OK, EXIT_USAGE
 from pipelines.console import console
-from schemas.atomic import atomic_write
+from schemas import storage
 from schemas.manifest import MANIFEST_NAME
+from schemas.shards import ShardError
 
 
 def report_command(
-    corpus: Path = typer.Argument(Path("data/corpus"), help="A folder written by build-corpus."),
-    output: Path | None = typer.Option(None, "--output", "-o", help="HTML file (default: CORPUS/report.html)."),
+    corpus: str = typer.Argument(
+        "data/corpus",
+        help="A folder written by build-corpus, local or a URL (s3://bucket/corpus; S3 settings from the AWS "
+        "environment, e.g. AWS_ENDPOINT_URL_S3).",
+    ),
+    output: str | None = typer.Option(
+        None, "--output", "-o", help="HTML file, local or a URL (default: CORPUS/report.html)."
+    ),
     samples: int = typer.Option(3, min=0, help="Sample trajectories to show."),
 ) -> None:
     """Write one HTML page: counts per domain and category, a histogram per statistic, rejection reasons, and
     sample trajectories with in-loss and masked turns highlighted."""
     from pipelines.report import build_report
 
-    if not (corpus / MANIFEST_NAME).exists():
-        console.print(f"[red]{corpus} has no {MANIFEST_NAME}: run build-corpus first[/]")
-        raise typer.Exit(EXIT_USAGE)
-    output = output or corpus / "report.html"
-    with atomic_write(output, "w") as f:
-        f.write(build_report(corpus, samples))
+    try:
+        if not storage.exists(storage.join(corpus, MANIFEST_NAME)):
+            console.print(Text(f"{corpus} has no {MANIFEST_NAME}: run build-corpus first", style="red"))
+            raise typer.Exit(EXIT_USAGE)
+        output = output or storage.join(corpus, "report.html")
+        storage.write_text(output, build_report(corpus, samples))
+    except (storage.StorageError, ShardError) as exc:
+        console.print(Text(str(exc), style="red"), soft_wrap=True)
+        raise typer.Exit(EXIT_USAGE) from exc
     console.print(f"report: {output}")
     raise typer.Exit(EXIT_OK)
