@@ -68,7 +68,7 @@ def curate_sft_command(
 
     try:
         make_generator = _generator_factory(generator, generator_url, generator_model, checkpoint, max_new_tokens)
-        with console.status("running the curate-sft pipeline (Beam)"):
+        with console.status(f"running the curate-sft pipeline (Beam), judge: {judge_spec.describe()}"):
             manifest = curate_sft(
                 input,
                 output,

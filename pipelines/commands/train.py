@@ -158,7 +158,7 @@ def _train_rl(
         judge=judge,
     )
     try:
-        with console.status("train rl (GSPO)"):
+        with console.status(f"train rl (GSPO), judge: {judge.describe()}"):
             last = run_rl(
                 config,
                 lambda m: console.print(
@@ -169,7 +169,8 @@ def _train_rl(
         console.print(f"[red]{exc}[/]")
         raise typer.Exit(EXIT_USAGE) from exc
     console.print(
-        f"[bold]train rl[/]: step {last['step']}, reward {last.get('reward', float('nan')):.2f} -> {config.output}"
+        f"[bold]train rl[/]: step {last['step']}, reward {last.get('reward', float('nan')):.2f} "
+        f"(judge: {judge.describe()}) -> {config.output}"
     )
     raise typer.Exit(EXIT_OK)
 
