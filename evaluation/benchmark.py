@@ -53,6 +53,7 @@ class Report:
     heldout_loss: float | None = None  # next-observation loss per token, teacher-forced (checkpoints only)
     note: str | None = None
     rejected_lines: list[dict] = field(default_factory=list)  # benchmark lines that could not be read, and why
+    line_overall: list[float] = field(default_factory=list)  # each scored line's overall, in order (for noise)
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -134,4 +135,5 @@ def score(
         format_compliance=tagged / answered if answered else None,
         verifier_accuracy=sum(verified) / len(verified) if verified else None,
         note=None if judge.comparable else NOT_COMPARABLE,
+        line_overall=[sum(r[d] for d in DIMENSIONS) / len(DIMENSIONS) for r in pooled_rows],
     )

@@ -1,8 +1,9 @@
 """Where character loss flags become token labels: the only place (DESIGN.md, "Loss masking").
 
-A rendered document is tokenized piece by piece: each template marker becomes its special token, and the text between
-markers is tokenized with special-token matching off, so an observation that happens to contain "<|end|>" stays
-text and can never fake the end of a turn. Offsets come from the fast tokenizer, in characters.
+A rendered document is tokenized piece by piece: the chat template's own text with special-token matching on (its
+markers become their special tokens), the contents between with it off, so an observation that happens to contain
+"<|end|>" or "<|im_end|>" stays text and can never fake the end of a turn. Offsets come from the fast tokenizer, in
+characters.
 
 A token is in the loss when any character of its offsets is (a token that straddles a span boundary counts: spans
 are line-aligned, so this is at most a newline's worth). Its label is then its own id (the model shifts labels, as
@@ -21,7 +22,7 @@ from typing import Literal
 import numpy as np
 from transformers import PreTrainedTokenizerBase
 
-from training.render import CHAT_MARKERS, RenderedDocument
+from training.chat_format import RenderedDocument
 
 IGNORE_INDEX = -100
 Overflow = Literal["split", "truncate"]
@@ -40,45 +41,39 @@ class TokenizedDocument:
         return int((self.labels != IGNORE_INDEX).sum())
 
 
-def _marker_ids(tokenizer: PreTrainedTokenizerBase) -> dict[str, int]:
-    vocab = tokenizer.get_vocab()
-    missing = [m for m in CHAT_MARKERS if m not in vocab]
-    if missing:
-        raise ValueError(f"the tokenizer lacks the chat markers {missing}: load it with training.tokenizer")
-    return {m: vocab[m] for m in CHAT_MARKERS}
-
-
 def label_documents(
     documents: Sequence[RenderedDocument], tokenizer: PreTrainedTokenizerBase
 ) -> list[TokenizedDocument]:
-    """Token ids and labels of each document; the text between markers of all documents is tokenized in one batch."""
-    marker_ids = _marker_ids(tokenizer)
+    """Token ids and labels of each document; the template pieces of all documents are tokenized in one batch, their
+    contents in another."""
     pieces = [list(doc.pieces()) for doc in documents]
-    texts = [doc.text[s:e] for doc, runs in zip(documents, pieces, strict=True) for s, e, marker in runs if not marker]
-    encodings = iter(_encode(texts, tokenizer))
+    encoded = {}
+    for kind in (True, False):
+        texts = [doc.text[s:e] for doc, runs in zip(documents, pieces, strict=True) for s, e, t in runs if t is kind]
+        encoded[kind] = iter(_encode(texts, tokenizer, match_special=kind))
     out = []
     for doc, runs in zip(documents, pieces, strict=True):
         ids: list[int] = []
         offsets: list[tuple[int, int]] = []
-        for start, end, is_marker in runs:
-            if is_marker:
-                ids.append(marker_ids[doc.text[start:end]])
-                offsets.append((start, end))
-            else:
-                piece_ids, piece_offsets = next(encodings)
-                ids.extend(piece_ids)
-                offsets.extend((start + s, start + e) for s, e in piece_offsets)
+        for start, _, is_template in runs:
+            piece_ids, piece_offsets = next(encoded[is_template])
+            ids.extend(piece_ids)
+            offsets.extend((start + s, start + e) for s, e in piece_offsets)
         out.append(_with_labels(np.asarray(ids, dtype=np.int64), np.asarray(offsets, dtype=np.int64), doc.loss_flags))
     return out
 
 
-def _encode(texts: list[str], tokenizer: PreTrainedTokenizerBase) -> list[tuple[list[int], list[tuple[int, int]]]]:
+def _encode(
+    texts: list[str], tokenizer: PreTrainedTokenizerBase, match_special: bool
+) -> list[tuple[list[int], list[tuple[int, int]]]]:
     if not texts:  # the tokenizer rejects an empty batch
         return []
     backend = tokenizer.backend_tokenizer
     matching_off = backend.encode_special_tokens
     try:
-        batch = tokenizer(texts, add_special_tokens=False, split_special_tokens=True, return_offsets_mapping=True)
+        batch = tokenizer(
+            texts, add_special_tokens=False, split_special_tokens=not match_special, return_offsets_mapping=True
+        )
     finally:  # transformers leaves the backend's switch as the last call set it; its direct users expect markers
         backend.encode_special_tokens = matching_off
     return list(zip(batch["input_ids"], batch["offset_mapping"], strict=True))

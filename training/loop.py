@@ -11,7 +11,7 @@ import contextlib
 import json
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import torch
@@ -20,6 +20,7 @@ from torch.nn.parallel import DistributedDataParallel
 
 from training.checkpoint import resume, save_checkpoint
 from training.distributed import World, all_reduce_sum
+from training.model import default_lr
 from training.packing import PackedSequences
 from training.schedule import warmup_cosine
 
@@ -28,7 +29,7 @@ from training.schedule import warmup_cosine
 class LoopConfig:
     batch_size: int = 4  # sequences per micro-batch, per process
     grad_accum: int = 1
-    lr: float = 1e-3
+    lr: float | None = None  # None: default_lr(model), by the model's size
     warmup_steps: int = 10
     max_steps: int = 100
     weight_decay: float = 0.01
@@ -111,6 +112,8 @@ def train(
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     model.to(world.device)
+    if config.lr is None:
+        config = replace(config, lr=default_lr(model))
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay, betas=(0.9, 0.95))
     scheduler = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda s: warmup_cosine(s, config.warmup_steps, config.max_steps)

@@ -44,6 +44,16 @@ def build_tiny_model(config: TinyModelConfig, tokenizer, seed: int = 0) -> Llama
     return LlamaForCausalLM(llama)
 
 
+PRETRAINED_PARAMETERS = 20_000_000  # the tiny default has ~1-3M; SmolLM2-135M is the smallest real model we start from
+
+
+def default_lr(model) -> float:
+    """1e-3 for the tiny model (trained from scratch, or its checkpoints); 3e-5 for a real pretrained model, which a
+    from-scratch learning rate would knock out of its minimum (a loss spike in the first steps)."""
+    parameters = sum(p.numel() for p in model.parameters())
+    return 1e-3 if parameters < PRETRAINED_PARAMETERS else 3e-5
+
+
 def load_model(path: str | Path) -> PreTrainedModel:
     """A local checkpoint folder (config.json + safetensors); never the Hub."""
     return AutoModelForCausalLM.from_pretrained(str(path), local_files_only=True, attn_implementation="sdpa")

@@ -2,7 +2,12 @@
 reward (the configured judge - embedded or an LLM endpoint - on the predicted observation, 9:1 with the rule
 verifier where there is one); group-normalised advantages; several minibatch updates per rollout batch on the
 clipped sequence-level objective; optional KL to the starting model. Checkpoints resume like the other stages.
-One process."""
+One process.
+
+Each step reports what decides whether RL can learn at all: the share of degenerate groups (all G rewards equal:
+their advantages are zero, so they give no gradient) and format compliance (the share of samples with a
+<predicted_observation> block, the only text the reward reads). A run where nearly every group is degenerate warns:
+start from a policy that already writes the answer format (a longer SFT), or sample more (G, temperature)."""
 
 import copy
 import json
@@ -12,13 +17,15 @@ from pathlib import Path
 
 import torch
 
+from evaluation.extraction import extract_prediction
 from evaluation.factory import JudgeSpec
+from training.chat_format import ChatFormat
 from training.checkpoint import resume, save_checkpoint
 from training.data import load_shards, stage_rows
 from training.gspo import EPS_HIGH, EPS_LOW, group_advantages, gspo_loss, sequence_logprobs
 from training.model import load_model, resolve_init
 from training.rewards import row_reward
-from training.serving import render_chat
+from training.serving import prompt_ids, stop_ids
 from training.tokenizer import load_tokenizer
 
 
@@ -40,16 +47,19 @@ class RLConfig:
     save_every: int = 10
     seed: int = 0
     judge: JudgeSpec = field(default_factory=JudgeSpec)
+    degenerate_warning: float = 0.9  # warn when at least this share of a step's groups is degenerate
 
     def as_dict(self) -> dict:
         return asdict(self)
 
 
 @torch.no_grad()
-def rollout(model, tokenizer, row: dict, config: RLConfig, seed: int) -> tuple[torch.Tensor, torch.Tensor, list[str]]:
+def rollout(
+    model, tokenizer, chat: ChatFormat, row: dict, config: RLConfig, seed: int
+) -> tuple[torch.Tensor, torch.Tensor, list[str]]:
     """G samples for one prompt: the token ids (prompt + response), the response mask, the decoded responses."""
-    prompt = tokenizer(render_chat(row["messages"]), return_tensors="pt", add_special_tokens=False).input_ids
-    end_id = tokenizer.eos_token_id
+    prompt = torch.tensor([prompt_ids(row["messages"], tokenizer, chat)])
+    stops = stop_ids(tokenizer, chat)
     torch.manual_seed(seed)
     room = model.config.max_position_embeddings - prompt.shape[1]
     output = model.generate(
@@ -58,14 +68,14 @@ def rollout(model, tokenizer, row: dict, config: RLConfig, seed: int) -> tuple[t
         do_sample=True,
         temperature=config.temperature,
         max_new_tokens=max(1, min(config.max_new_tokens, room)),
-        eos_token_id=end_id,
+        eos_token_id=stops,
         pad_token_id=tokenizer.pad_token_id,
     )
     response = output[:, prompt.shape[1] :]
     mask = torch.zeros_like(output, dtype=torch.float32)
     texts = []
     for i in range(config.group_size):
-        ends = (response[i] == end_id).nonzero()
+        ends = torch.isin(response[i], torch.tensor(stops)).nonzero()
         length = int(ends[0]) + 1 if len(ends) else response.shape[1]
         mask[i, prompt.shape[1] : prompt.shape[1] + length] = 1
         texts.append(tokenizer.decode(response[i, :length], skip_special_tokens=True))
@@ -78,6 +88,7 @@ def run_rl(config: RLConfig, progress=None) -> dict:
     if init is None:
         raise ValueError("--stage rl needs --init: a CPT or SFT checkpoint (the policy to sharpen)")
     tokenizer = load_tokenizer(init)
+    chat = ChatFormat.of(tokenizer)
     model = load_model(init)
     if model.get_input_embeddings().num_embeddings < len(tokenizer):
         model.resize_token_embeddings(len(tokenizer))
@@ -94,10 +105,11 @@ def run_rl(config: RLConfig, progress=None) -> dict:
         started = time.perf_counter()
         batch = [rows[order[(step * config.prompts_per_step + i) % len(rows)]] for i in range(config.prompts_per_step)]
         model.eval()
-        groups, rewards, verified, judge_failures = [], [], [], 0
+        groups, rewards, verified, formatted, judge_failures = [], [], [], [], 0
         for j, row in enumerate(batch):
-            ids, mask, texts = rollout(model, tokenizer, row, config, config.seed * 7919 + step * 101 + j)
+            ids, mask, texts = rollout(model, tokenizer, chat, row, config, config.seed * 7919 + step * 101 + j)
             scored = [row_reward(judge, row, t) for t in texts]
+            formatted += [extract_prediction(t).tagged for t in texts]
             rewards.append([r.total for r in scored])
             verified += [r.verifier == 25.0 for r in scored if r.verifier is not None]
             judge_failures += sum(r.judge_failure is not None for r in scored)  # rewarded 0 by the judge
@@ -120,17 +132,29 @@ def run_rl(config: RLConfig, progress=None) -> dict:
                 stats.append(out)
         step += 1
         flat = [r for group in rewards for r in group]
+        degenerate = sum(len(set(group)) == 1 for group in rewards) / len(rewards)
+        sampled = int(sum(float(mask.sum()) for _, mask, _, _ in groups))
+        seconds = time.perf_counter() - started
         last = {
             "step": step,
             "reward": sum(flat) / len(flat),
             "reward_max": max(flat),
+            "degenerate_groups": degenerate,
+            "format_compliance": sum(formatted) / len(formatted),
             "verifier_pass": sum(verified) / len(verified) if verified else None,
             "judge_failures": judge_failures,
             "loss": sum(float(s.loss.detach()) for s in stats) / len(stats),
             "clipped": sum(s.clipped_fraction for s in stats) / len(stats),
             "kl": sum(s.kl for s in stats) / len(stats),
-            "seconds": time.perf_counter() - started,
+            "sampled_tokens": sampled,
+            "tokens_per_s": sampled / max(seconds, 1e-9),  # sampled tokens per second of the whole step
+            "seconds": seconds,
         }
+        if degenerate >= config.degenerate_warning:
+            last["warning"] = (
+                f"{degenerate:.0%} of groups have equal rewards (no gradient); format compliance "
+                f"{last['format_compliance']:.0%}: train SFT longer, or raise --group-size"
+            )
         with open(output / "metrics.jsonl", "a") as f:
             f.write(json.dumps(last) + "\n")
         if progress is not None:
@@ -142,7 +166,21 @@ def run_rl(config: RLConfig, progress=None) -> dict:
                 optimizer,
                 scheduler,
                 step,
-                {"stage": "rl", "init": init, "rl": config.as_dict(), "metrics": last},
+                {"stage": "rl", "init": init, "chat_format": chat.name, "rl": config.as_dict(), "metrics": last},
                 tokenizer,
             )
-    return last
+    return {**last, **reward_trend(output / "metrics.jsonl")}
+
+
+def reward_trend(metrics: Path) -> dict:
+    """Mean reward over the first and the last quarter of the run's steps (at least one step each)."""
+    steps = [json.loads(line) for line in metrics.read_text().splitlines() if line.strip()] if metrics.exists() else []
+    if not steps:
+        return {}
+    k = max(1, len(steps) // 4)
+    first, final = steps[:k], steps[-k:]
+    return {
+        "reward_first": sum(s["reward"] for s in first) / k,
+        "reward_last": sum(s["reward"] for s in final) / k,
+        "trend_steps": k,
+    }

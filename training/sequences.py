@@ -1,10 +1,12 @@
-"""From CPT rows to packed training sequences: render, label, fit to the context, pack."""
+"""From CPT rows to packed training sequences: render (in the tokenizer's chat format), label, fit to the context,
+pack."""
 
 from collections.abc import Iterable, Iterator, Mapping
 from itertools import islice
 
 from transformers import PreTrainedTokenizerBase
 
+from training.chat_format import ChatFormat
 from training.labels import Overflow, TokenizedDocument, fit_to_context, label_documents
 from training.packing import PackedSequences, pack
 from training.render import MaskMode, render_row
@@ -27,10 +29,11 @@ def tokenized_documents(
     render=render_row,
 ) -> list[TokenizedDocument]:
     """Every row as labelled documents of at most context_length tokens, in row order."""
+    chat = ChatFormat.of(tokenizer)
     out: list[TokenizedDocument] = []
     iterator = iter(rows)
     while batch := list(islice(iterator, ROWS_PER_BATCH)):
-        for doc in label_documents([render(row, mask_mode) for row in batch], tokenizer):
+        for doc in label_documents([render(row, mask_mode, chat) for row in batch], tokenizer):
             out.extend(fit_to_context(doc, context_length, overflow))
     return out
 

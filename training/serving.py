@@ -15,19 +15,24 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from training.chat_format import ROLES, ChatFormat, Message
+from training.labels import label_document
 from training.model import load_model
-from training.render import ASSISTANT, BEGIN, END, ROLE_MARKERS, SEPARATOR
 from training.tokenizer import load_tokenizer
 
 MAX_NEW_TOKENS = 4096
 
 
-def render_chat(messages: list[dict]) -> str:
-    """Messages in trajforge's chat template, ending where the assistant's answer starts."""
-    parts = [BEGIN]
-    for message in messages:
-        parts.append(f"{ROLE_MARKERS[message['role']]}{message['content']}{END}{SEPARATOR}")
-    return "".join(parts) + ASSISTANT
+def prompt_ids(messages: list[dict], tokenizer, chat: ChatFormat) -> list[int]:
+    """Messages in the model's chat format, up to where the assistant's answer starts, tokenized as in training."""
+    prompt = chat.prompt([Message(m["role"], m["content"]) for m in messages])
+    return label_document(prompt, tokenizer).input_ids.tolist()
+
+
+def stop_ids(tokenizer, chat: ChatFormat) -> list[int]:
+    """Generation stops at the end of turn (and at the eos token, where that is another one)."""
+    ids = [tokenizer.convert_tokens_to_ids(chat.end_of_turn), tokenizer.eos_token_id]
+    return list(dict.fromkeys(i for i in ids if i is not None))
 
 
 class LocalModel:
@@ -39,7 +44,8 @@ class LocalModel:
         self.model = load_model(self.folder).eval()
         if self.model.get_input_embeddings().num_embeddings < len(self.tokenizer):
             self.model.resize_token_embeddings(len(self.tokenizer))
-        self.end_id = self.tokenizer.convert_tokens_to_ids(END)
+        self.chat_format = ChatFormat.of(self.tokenizer)
+        self.stop_ids = stop_ids(self.tokenizer, self.chat_format)
         self.lock = threading.Lock()
 
     @torch.no_grad()
@@ -52,7 +58,7 @@ class LocalModel:
         top_p: float = 1.0,
     ) -> tuple[str, str, int, int]:
         """(text, finish reason, prompt tokens, completion tokens)."""
-        ids = self.tokenizer(render_chat(messages), add_special_tokens=False).input_ids
+        ids = prompt_ids(messages, self.tokenizer, self.chat_format)
         window = self.model.config.max_position_embeddings
         budget = window - min(max_new_tokens, window // 2)
         if len(ids) > budget:  # too long: keep the start (the system prompt) and the most recent history
@@ -69,11 +75,11 @@ class LocalModel:
                 do_sample=temperature > 0,
                 temperature=temperature if temperature > 0 else None,
                 top_p=top_p if temperature > 0 else None,
-                eos_token_id=self.end_id,
+                eos_token_id=self.stop_ids,
                 pad_token_id=self.tokenizer.pad_token_id,
             )
         completion = output[0, len(ids) :].tolist()
-        finished = bool(completion) and completion[-1] == self.end_id
+        finished = bool(completion) and completion[-1] in self.stop_ids
         text = self.tokenizer.decode(completion, skip_special_tokens=True)
         return text, "stop" if finished else "length", len(ids), len(completion)
 
@@ -134,7 +140,7 @@ def build_app(model: LocalModel, model_name: str, api_key: str | None = None) ->
             not isinstance(messages, list)
             or not messages
             or not all(
-                isinstance(m, dict) and m.get("role") in ROLE_MARKERS and isinstance(m.get("content"), str)
+                isinstance(m, dict) and m.get("role") in ROLES and isinstance(m.get("content"), str)
                 for m in messages
             )
         ):

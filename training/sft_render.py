@@ -2,21 +2,15 @@
 
 from collections.abc import Mapping
 
-from training.render import ASSISTANT, BEGIN, END, ROLE_MARKERS, SEPARATOR, DocumentBuilder, RenderedDocument
+from training.chat_format import MARKERS, ChatFormat, Message, RenderedDocument
 
 
-def render_sft_row(row: Mapping, mask_mode: str = "masked") -> RenderedDocument:
-    """`mask_mode` is accepted for symmetry with render_row; an SFT target is always the only thing learned."""
-    doc = DocumentBuilder()
-    doc.marker(BEGIN)
-    for message in row["messages"]:
-        doc.marker(ROLE_MARKERS[message["role"]])
-        doc.text(message["content"])
-        doc.marker(END)
-        doc.text(SEPARATOR)
+def sft_conversation(row: Mapping) -> list[Message]:
     target = row["target"]
-    doc.marker(ASSISTANT)
-    doc.text(target, [(0, len(target))])
-    doc.marker(END, in_loss=True)
-    doc.text(SEPARATOR)
-    return doc.build()
+    context = [Message(m["role"], m["content"]) for m in row["messages"]]
+    return [*context, Message("assistant", target, ((0, len(target)),), end_in_loss=True)]
+
+
+def render_sft_row(row: Mapping, mask_mode: str = "masked", chat: ChatFormat = MARKERS) -> RenderedDocument:
+    """`mask_mode` is accepted for symmetry with render_row; an SFT target is always the only thing learned."""
+    return chat.document(sft_conversation(row))

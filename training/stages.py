@@ -7,6 +7,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from training.chat_format import ChatFormat
 from training.data import TrajectorySplit, held_out_rows, load_shards, split_by_trajectory, stage_rows
 from training.distributed import World
 from training.loop import LoopConfig, evaluate, train
@@ -60,6 +61,7 @@ def run_stage(config: StageConfig, world: World, progress=None, eval_only: bool 
             model.resize_token_embeddings(len(tokenizer))
     else:
         model = build_tiny_model(config.model, tokenizer, seed=config.loop.seed)
+    chat = ChatFormat.of(tokenizer)
     if config.context_length > model.config.max_position_embeddings:
         raise ValueError(f"context_length {config.context_length} > the model's {model.config.max_position_embeddings}")
     # Held-out loss is over every observation token, so runs with and without masking compare.
@@ -93,6 +95,8 @@ def run_stage(config: StageConfig, world: World, progress=None, eval_only: bool 
         "data": str(data),
         "init": init,
         "mask_mode": config.mask_mode,
+        "chat_format": chat.name,
+        "vocab_size": len(tokenizer),
         "world_size": world.size,
         "packing_efficiency": train_sequences.efficiency,
     }

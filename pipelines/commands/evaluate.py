@@ -136,6 +136,7 @@ def eval_command(
             report.heldout_loss = _heldout_loss(model, rows)
         reports.append(report)
     _table(reports, the_judge.label)
+    _stage_effects(reports, models, the_judge.label)
     if output is not None:
         output.write_text(json.dumps([r.as_dict() for r in reports], indent=2))
     if predictions is not None:
@@ -180,6 +181,23 @@ def _untrained_like(folder: Path):
     torch.manual_seed(0)
     untrained.model = AutoModelForCausalLM.from_config(untrained.model.config).eval()
     return untrained
+
+
+def _stage_effects(reports, models, judge_label: str) -> None:
+    """With checkpoints of at least two pipeline stages: a row per model and what each stage did, in plain words."""
+    from training.serving import LocalModel
+    from training.stage_effects import reading, stage_of, stage_table
+
+    stages = [
+        "untrained" if name == "untrained" else stage_of(model.folder) if isinstance(model, LocalModel) else None
+        for name, model in models
+    ]
+    if len({s for s in stages if s}) < 2:
+        return
+    rl_run = next((model.folder.parent for (_, model), s in zip(models, stages, strict=True) if s == "rl"), None)
+    out.print(stage_table(reports, stages, judge_label))
+    for line in reading(reports, stages, rl_run):
+        out.print(f"  {line}")
 
 
 def _figure(value: float | None, scale: float = 1.0) -> str:

@@ -27,7 +27,12 @@ def train_command(
     context_length: int = typer.Option(512, min=16),
     batch_size: int = typer.Option(4, min=1, help="Sequences per micro-batch and process."),
     grad_accum: int = typer.Option(1, min=1),
-    lr: float = typer.Option(1e-3, min=0.0),
+    lr: float | None = typer.Option(
+        None,
+        min=0.0,
+        help="Peak learning rate (default: cpt/sft 1e-3 for the tiny model and 3e-5 for a pretrained one such as "
+        "smollm2; rl 1e-5).",
+    ),
     warmup_steps: int = typer.Option(10, min=0),
     max_steps: int = typer.Option(100, min=1),
     seed: int = typer.Option(0),
@@ -150,7 +155,7 @@ def _train_rl(
         max_steps=max_steps,
         seed=seed,
         save_every=save_every,
-        lr=lr if lr != 1e-3 else 1e-5,
+        lr=lr if lr is not None else 1e-5,
         group_size=group_size,
         prompts_per_step=prompts_per_step,
         max_new_tokens=max_new_tokens,
@@ -159,20 +164,29 @@ def _train_rl(
     )
     try:
         with console.status(f"train rl (GSPO), judge: {judge.describe()}"):
-            last = run_rl(
-                config,
-                lambda m: console.print(
-                    f"  step {m['step']}: reward {m['reward']:.2f} (max {m['reward_max']:.2f}), loss {m['loss']:.4f}"
-                ),
-            )
+            last = run_rl(config, _print_rl_step)
     except (FileNotFoundError, ValueError) as exc:
         console.print(f"[red]{exc}[/]")
         raise typer.Exit(EXIT_USAGE) from exc
+    trend = (
+        f", mean reward first {last['trend_steps']} steps {last['reward_first']:.2f} -> last {last['reward_last']:.2f}"
+        if "reward_first" in last
+        else ""
+    )
     console.print(
-        f"[bold]train rl[/]: step {last['step']}, reward {last.get('reward', float('nan')):.2f} "
+        f"[bold]train rl[/]: step {last['step']}, reward {last.get('reward', float('nan')):.2f}{trend} "
         f"(judge: {judge.describe()}) -> {config.output}"
     )
     raise typer.Exit(EXIT_OK)
+
+
+def _print_rl_step(m: dict) -> None:
+    console.print(
+        f"  step {m['step']}: reward {m['reward']:.2f} (max {m['reward_max']:.2f}), "
+        f"format {m['format_compliance']:.0%}, degenerate groups {m['degenerate_groups']:.0%}, loss {m['loss']:.4f}"
+    )
+    if "warning" in m:
+        console.print(f"  [yellow]warning[/]: {m['warning']}")
 
 
 def serve_command(

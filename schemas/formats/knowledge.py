@@ -3,7 +3,10 @@ with a `text` field, and manual pages (roff, gzip'd or not), each becoming a sin
 schema. The document is the observation, wholly in the loss (loss_weight 1); the action names it (`ls(1)`,
 `README.md`), so the model sees what it is reading about.
 
-A file that is binary or not UTF-8 is one rejected result that names it, with its bytes; nothing else is lost."""
+A long document is cut into parts of at most MAX_DOCUMENT_CHARS at paragraph (else line) boundaries, each its
+own row (`grep(1), part 2/5`): training splits long rows at its context anyway, and a share cap can then take
+as much of a page as fits. A file that is binary or not UTF-8 is one rejected result that names it, with its
+bytes; nothing else is lost."""
 
 import gzip
 import json
@@ -17,6 +20,7 @@ from schemas.records import new_trajectory
 from schemas.validation import Problem, ReadResult
 
 KNOWLEDGE = "knowledge"  # the input "format" name read_records dispatches on
+MAX_DOCUMENT_CHARS = 8000
 MAN_PAGE = re.compile(r"\.[1-9][a-z0-9]*$")  # ls.1, tar.1, CA.pl.1ssl
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 SKIPPED_BLOCKS = ("script", "style", "head", "nav", "noscript")
@@ -134,13 +138,36 @@ def read(path: Path, options=None) -> Iterator[ReadResult]:
         title = f"{page}({section})"
     else:
         body, title, kind = text, name, "markdown" if name.endswith((".md", ".markdown")) else "text"
-    yield _one(source, "file", body, title, kind, source, raw)
+    yield from _parts(source, "file", body, title, kind, source, raw)
 
 
-def _one(source: str, locator: str, body: str, title: str, kind: str, origin: str, raw: bytes) -> ReadResult:
+def split_document(text: str, limit: int = MAX_DOCUMENT_CHARS) -> list[str]:
+    """Consecutive parts of at most `limit` characters that join back to the text, cut after a blank line where
+    one is near enough, else after a line, else anywhere."""
+    parts = []
+    while len(text) > limit:
+        window = text[:limit]
+        cut = window.rfind("\n\n") + 2
+        if cut < limit // 2:
+            cut = window.rfind("\n") + 1
+        if cut < limit // 2:
+            cut = limit
+        parts.append(text[:cut])
+        text = text[cut:]
+    return [*parts, text] if text else parts
+
+
+def _parts(source: str, locator: str, body: str, title: str, kind: str, origin: str, raw: bytes):
     if not body.strip():
-        return ReadResult(source, locator, None, [Problem("", "empty document: no text")], raw)
-    return ReadResult(source, locator, document_record(body, title, kind, origin), [])
+        yield ReadResult(source, locator, None, [Problem("", "empty document: no text")], raw)
+        return
+    parts = split_document(body)
+    for i, part in enumerate(parts, 1):
+        if len(parts) == 1:
+            yield ReadResult(source, locator, document_record(part, title, kind, origin), [])
+        else:
+            name, where = f"{title}, part {i}/{len(parts)}", f"{locator} part {i}"
+            yield ReadResult(source, where, document_record(part, name, kind, f"{origin}#part{i}"), [])
 
 
 def _json_lines(path: Path, text: str) -> Iterator[ReadResult]:
@@ -158,4 +185,4 @@ def _json_lines(path: Path, text: str) -> Iterator[ReadResult]:
             yield ReadResult(str(path), locator, None, [Problem("text", "missing, or not a string")], raw)
             continue
         title = value.get("title") if isinstance(value.get("title"), str) else f"{path.name}:{number}"
-        yield _one(str(path), locator, body, title, "jsonl", f"{path}:{locator}", raw)
+        yield from _parts(str(path), locator, body, title, "jsonl", f"{path}:{locator}", raw)

@@ -1,6 +1,7 @@
 """Stdio MCP servers inside their episode container, against the real Docker daemon and the real sandbox image:
 a hostile server driven by the explorer, the npm reference servers with no network, a server that cannot start."""
 
+import dataclasses
 import json
 import os
 import socket
@@ -147,9 +148,15 @@ def test_isolated_containers_are_removed_after_the_episode(mcp_isolation, docker
 
     label = {"label": "trajforge.run=pytest-removal"}
     isolated = Isolation(image=mcp_isolation.image, run_id="pytest-removal", client=docker_client)
-    with MCPEnvironment(bundled_server("kvstore"), isolation=isolated) as env:
-        env.reset(TASK)
+    server = dataclasses.replace(bundled_server("kvstore"), env={"API_TOKEN": "tok-5ecret"})
+    with MCPEnvironment(server, isolation=isolated) as env:
+        initial = env.reset(TASK)
         (container,) = docker_client.containers.list(filters=label)
+        execs = [docker_client.api.exec_inspect(i)["ProcessConfig"] for i in container.attrs["ExecIDs"] or []]
+        assert execs and all("tok-5ecret" not in json.dumps(e) for e in execs)  # `-e API_TOKEN`, no value in argv
+        assert "tok-5ecret" not in initial.content + json.dumps(env.describe())
+        environ = container.exec_run(["sh", "-c", "cat /proc/[0-9]*/environ | tr '\\0' '\\n'"]).output.decode()
+        assert "API_TOKEN=tok-5ecret" in environ  # ... and the server got it
         attrs = container.attrs["HostConfig"]
         assert attrs["NetworkMode"] == "none" and attrs["ReadonlyRootfs"] and attrs["CapDrop"] == ["ALL"]
         assert container.attrs["Config"]["User"] == "1000:1000"
@@ -211,3 +218,14 @@ def test_an_unknown_isolation_is_refused():
         ServerContainer(MCPServerConfig(name="x", command="npx", args=("/",)), Isolation(client=object())).start(
             ["/"], {}
         )
+
+
+def test_network_allow_gives_the_server_dockers_bridge(mcp_isolation, docker_client):
+    from sandboxes.servers import bundled_server
+
+    isolated = Isolation(image=mcp_isolation.image, run_id="pytest-network", client=docker_client)
+    with MCPEnvironment(bundled_server("kvstore", network="allow"), isolation=isolated) as env:
+        env.reset(TASK)
+        (container,) = docker_client.containers.list(filters={"label": "trajforge.run=pytest-network"})
+        assert container.attrs["HostConfig"]["NetworkMode"] == "bridge"
+        assert container.attrs["HostConfig"]["ReadonlyRootfs"] and container.attrs["HostConfig"]["CapDrop"] == ["ALL"]

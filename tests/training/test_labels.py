@@ -3,8 +3,10 @@ import pytest
 from tokenizers import Tokenizer, models
 from transformers import PreTrainedTokenizerFast
 
+from training.chat_format import ASSISTANT, BEGIN, END, SYSTEM, USER
 from training.labels import IGNORE_INDEX, TokenizedDocument, fit_to_context, label_document, label_documents
-from training.render import ASSISTANT, BEGIN, END, SYSTEM, USER, render_row
+from training.render import render_row
+from training.sequences import packed_sequences
 
 
 def segments(doc: TokenizedDocument, tokenizer) -> list[tuple[str, np.ndarray, np.ndarray]]:
@@ -87,7 +89,7 @@ def test_no_documents(tokenizer):
     assert label_documents([], tokenizer) == []
 
 
-def test_tokenizer_without_markers_is_refused(corpus):
+def test_tokenizer_without_a_chat_template_is_refused(corpus):
     backend = Tokenizer(models.BPE(vocab={"a": 0, "b": 1}, merges=[]))
-    with pytest.raises(ValueError, match="lacks the chat markers"):
-        label_document(render_row(corpus[0]), PreTrainedTokenizerFast(tokenizer_object=backend))
+    with pytest.raises(ValueError, match="no chat template"):
+        packed_sequences(corpus, PreTrainedTokenizerFast(tokenizer_object=backend), 64)

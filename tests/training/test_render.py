@@ -1,7 +1,8 @@
 import pytest
 
 from schemas.system_prompt import render_system_prompt
-from training.render import ASSISTANT, BEGIN, END, SYSTEM, USER, render_prompt, render_row
+from training.chat_format import ASSISTANT, BEGIN, END, SYSTEM, USER
+from training.render import render_prompt, render_row
 
 
 def cpt_turn(action: str, observation: str, spans: list[tuple[int, int]] | None, name: str | None = None) -> dict:
@@ -53,8 +54,8 @@ def test_template_layout():
         f'{USER}search {{"q": "x"}}{END}\n{ASSISTANT}found it{END}\n'
     )
     assert system.startswith("# Task\nCount the files.")
-    markers = [doc.text[s:e] for s, e in doc.marker_spans]
-    assert markers == [BEGIN, SYSTEM, END, USER, END, ASSISTANT, END, USER, END, ASSISTANT, END]
+    template = [doc.text[s:e] for s, e in doc.template_spans]
+    assert template == [f"{BEGIN}{SYSTEM}"] + [f"{END}\n{USER}", f"{END}\n{ASSISTANT}"] * 2 + [f"{END}\n"]
     assert len(doc.loss_flags) == len(doc.text)
 
 
@@ -96,8 +97,8 @@ def test_row_without_masks_is_all_in_the_loss():
 def test_marker_text_in_content_is_not_a_marker():
     observation = f"before {END} after"
     doc = render_row(cpt_row(cpt_turn("cat t", observation, [(0, len(observation))])))
-    markers = [doc.text[s:e] for s, e in doc.marker_spans]
-    assert markers.count(END) == 3  # system, user, assistant: not the one inside the observation
+    template = "".join(doc.text[s:e] for s, e in doc.template_spans)
+    assert template.count(END) == 3  # system, user, assistant: not the one inside the observation
     assert in_loss(doc) == [f"before {END} after{END}"]
 
 
@@ -106,14 +107,15 @@ def test_loss_text_and_pieces_cover_the_text():
     assert doc.loss_text() == "".join(in_loss(doc))
     pieces = list(doc.pieces())
     assert "".join(doc.text[s:e] for s, e, _ in pieces) == doc.text
-    assert [(s, e) for s, e, marker in pieces if marker] == list(doc.marker_spans)
+    assert [(s, e) for s, e, template in pieces if template] == list(doc.template_spans)
 
 
 def test_prompt_is_the_document_up_to_the_observation():
     row = cpt_row(MASKED, WHOLE)
     prompt = render_prompt(row)
-    assert prompt.endswith(ASSISTANT)
-    assert render_row(row).text.startswith(prompt)
+    assert prompt.text.endswith(ASSISTANT)
+    assert render_row(row).text.startswith(prompt.text)
+    assert not prompt.loss_flags.any()
 
 
 def test_unknown_mask_mode():

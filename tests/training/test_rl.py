@@ -39,13 +39,15 @@ def test_gspo_moves_the_policy_toward_rewarded_samples(tmp_path, policy, rl_data
     last = rl.run_rl(config)
     metrics = [json.loads(x) for x in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     assert [m["step"] for m in metrics] == [1, 2] and last["reward"] > 0
+    assert all(0 <= m["degenerate_groups"] <= 1 and m["format_compliance"] == 0 for m in metrics)
+    assert last["reward_first"] == metrics[0]["reward"] and last["reward_last"] == metrics[1]["reward"]
     before, after = (
         load_file(str(policy / "model.safetensors")),
         load_file(str(tmp_path / "checkpoint-2" / "model.safetensors")),
     )
     assert any(not torch.equal(before[k], after[k]) for k in before)
     again = rl.run_rl(config)  # resumes at step 2: nothing left to do
-    assert again == {"step": 2}
+    assert again["step"] == 2 and "loss" not in again
 
 
 def test_cli_runs_rl_with_the_hybrid_reward(tmp_path, policy, rl_data):
@@ -72,7 +74,25 @@ def test_cli_runs_rl_with_the_hybrid_reward(tmp_path, policy, rl_data):
     assert result.exit_code == 0, result.output
     info = json.loads((tmp_path / "checkpoint-1" / "checkpoint.json").read_text())
     assert info["stage"] == "rl" and info["rl"]["kl_coef"] == 0.1
+    assert "format 0%, degenerate groups" in result.output  # an untrained policy never writes the answer format
+    assert info["metrics"]["format_compliance"] == 0.0
     assert runner.invoke(app, ["train", "--stage", "rl", "--data", str(rl_data)]).exit_code == 2  # needs --init
+
+
+def test_a_run_of_degenerate_groups_warns(tmp_path, policy, rl_data, monkeypatch):
+    monkeypatch.setattr(rl, "row_reward", lambda judge, row, text: Reward(0.0, None, 0.0))  # no answer is better
+    config = rl.RLConfig(data=str(rl_data), output=str(tmp_path), init=str(policy), max_steps=1, max_new_tokens=4)
+    last = rl.run_rl(config)
+    assert last["degenerate_groups"] == 1.0 and "no gradient" in last["warning"]
+
+
+def test_reward_trend_compares_the_first_and_last_quarter(tmp_path):
+    metrics = tmp_path / "metrics.jsonl"
+    metrics.write_text(
+        "".join(json.dumps({"step": i + 1, "reward": r}) + "\n" for i, r in enumerate([1, 3, 2, 4, 6, 8, 7, 9]))
+    )
+    assert rl.reward_trend(metrics) == {"reward_first": 2.0, "reward_last": 8.0, "trend_steps": 2}
+    assert rl.reward_trend(tmp_path / "none.jsonl") == {}
 
 
 def test_rl_rewards_come_from_the_judge_the_command_names(tmp_path, policy, rl_data):

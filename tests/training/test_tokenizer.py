@@ -2,8 +2,8 @@ import pytest
 from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import PreTrainedTokenizerFast
 
-from training.render import CHAT_MARKERS, END, PAD, SPECIAL_TOKENS
-from training.tokenizer import ensure_chat_tokens, load_tokenizer, save_tokenizer, train_tokenizer
+from training.chat_format import CHAT_MARKERS, END, MARKER_TEMPLATE, PAD, SPECIAL_TOKENS
+from training.tokenizer import ensure_chat_format, ensure_chat_tokens, load_tokenizer, save_tokenizer, train_tokenizer
 
 TEXT = 'ls -la /work\n  total 12\tdrwx  é ü 日本 🙂\n\n{"k": [1, 2]}'
 
@@ -36,6 +36,7 @@ def test_save_and_load(tokenizer, tmp_path):
     text = f"{CHAT_MARKERS[1]}{TEXT}{END}"
     assert loaded(text).input_ids == tokenizer(text).input_ids
     assert (loaded.eos_token_id, loaded.pad_token_id) == (tokenizer.eos_token_id, tokenizer.pad_token_id)
+    assert loaded.chat_template == MARKER_TEMPLATE
 
 
 def foreign_tokenizer(folder):
@@ -44,9 +45,11 @@ def foreign_tokenizer(folder):
     PreTrainedTokenizerFast(tokenizer_object=backend, eos_token="<eos>").save_pretrained(str(folder))
 
 
-def test_foreign_tokenizer_gets_the_chat_markers(tmp_path):
+def test_foreign_tokenizer_without_a_template_falls_back_to_the_markers(tmp_path):
     foreign_tokenizer(tmp_path)
-    tokenizer = load_tokenizer(tmp_path)
+    with pytest.warns(UserWarning, match="no chat template; falling back to trajforge's markers"):
+        tokenizer = load_tokenizer(tmp_path)
+    assert tokenizer.chat_template == MARKER_TEMPLATE
     vocab = tokenizer.get_vocab()
     assert all(m in vocab for m in CHAT_MARKERS)
     assert tokenizer.pad_token == PAD
@@ -66,4 +69,4 @@ def test_slow_tokenizer_is_refused():
         is_fast = False
 
     with pytest.raises(TypeError, match="offsets"):
-        ensure_chat_tokens(Slow())
+        ensure_chat_format(Slow())

@@ -47,3 +47,18 @@ def test_binary_and_non_utf8_files_are_rejected_by_name_with_their_bytes(tmp_pat
 def test_html_blocks_become_lines():
     title, text = html_to_text("<title> T </title><h1>Head</h1><ul><li>one</li><li>two</li></ul>")
     assert title == "T" and text == "Head\n\none\n\ntwo\n"
+
+
+def test_a_long_document_is_cut_into_parts_at_paragraphs(tmp_path):
+    from schemas.formats.knowledge import MAX_DOCUMENT_CHARS, split_document
+
+    text = "".join(f"Paragraph {i}: " + "word " * 150 + "\n\n" for i in range(40))
+    parts = split_document(text)
+    assert "".join(parts) == text and all(len(p) <= MAX_DOCUMENT_CHARS for p in parts) and len(parts) > 2
+    assert all(p.endswith("\n\n") for p in parts[:-1])  # cut between paragraphs
+    (tmp_path / "long.md").write_text(text)
+    results = list(read(tmp_path / "long.md"))
+    assert [r.locator for r in results] == [f"file part {i}" for i in range(1, len(parts) + 1)]
+    assert results[1].record.turns[0].action.content == f"long.md, part 2/{len(parts)}"
+    assert "".join(r.record.turns[0].observation.content for r in results) == text
+    assert split_document("x" * 20_000) == ["x" * 8000, "x" * 8000, "x" * 4000]

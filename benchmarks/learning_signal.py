@@ -1,0 +1,114 @@
+"""Does each stage do its job on a real model? CPT, CPT without masking, SFT and RL from a starting model, then one
+evaluation table over the held-out tasks (the demo's table), and the throughput of every stage.
+
+    .venv/bin/python benchmarks/learning_signal.py --init smollm2 --steps 4            # CPU: a small N
+    .venv/bin/python benchmarks/learning_signal.py --init smollm2 --steps 300 \\
+        --context-length 1024 --batch-size 8 --eval-limit 40 --max-new-tokens 256      # one GPU: minutes
+
+It reads the data that `make demo` leaves under data/demo (corpus, sft, rl; `--data` for another folder) and runs
+the same `trajforge` commands as the demo's train and eval lines, scaled by the options. The rows: the starting
+model as it is ("untrained" when it is trained from scratch), CPT, CPT with every observation in the loss
+(`--no-mask`, same steps), SFT from CPT, RL from SFT. It prints the evaluation table, the RL reward of the first
+and last steps, and tokens/s per stage (CPT/SFT: tokens through forward and backward; RL: sampled tokens per
+second of whole steps; eval: answers per minute).
+"""
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def trajforge(*args: str) -> float:
+    """Run one CLI command in this interpreter's environment; its wall time in seconds."""
+    started = time.perf_counter()
+    command = [sys.executable, "-m", "pipelines.cli", *args]
+    print("+ trajforge " + " ".join(args), flush=True)
+    subprocess.run(command, check=True)
+    return time.perf_counter() - started
+
+
+def metrics(run: Path) -> list[dict]:
+    path = run / "metrics.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+
+
+def mean_throughput(run: Path) -> float | None:
+    """Mean tokens/s over the run's steps, the first one left out when there are others (warm-up)."""
+    figures = [m["tokens_per_s"] for m in metrics(run) if "tokens_per_s" in m]
+    figures = figures[1:] if len(figures) > 1 else figures
+    return sum(figures) / len(figures) if figures else None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--init", default="smollm2", help="smollm2, a model folder, or `tiny` (the demo's model)")
+    parser.add_argument("--steps", type=int, default=4, help="CPT and SFT steps (RL: a quarter, at least 2)")
+    parser.add_argument("--rl-steps", type=int, help="RL steps (default: steps / 4, at least 2)")
+    parser.add_argument("--data", default="data/demo", help="a folder with corpus/, sft/ and rl/ (make demo's)")
+    parser.add_argument("--output", default="runs/learning-signal")
+    parser.add_argument("--context-length", type=int, default=256)
+    parser.add_argument("--batch-size", type=int, default=1)
+    parser.add_argument("--lr", type=float, help="CPT/SFT peak learning rate (default: by model size)")
+    parser.add_argument("--rl-lr", type=float, default=1e-5)
+    parser.add_argument("--group-size", type=int, default=4)
+    parser.add_argument("--max-new-tokens", type=int, default=96, help="RL samples and eval answers")
+    parser.add_argument("--eval-limit", type=int, default=2, help="held-out trajectories to evaluate on")
+    args = parser.parse_args()
+
+    data, out = Path(args.data), Path(args.output)
+    for part in ("corpus", "sft", "rl"):
+        if not (data / part).is_dir():
+            sys.exit(f"{data / part} is missing: run `make demo` first, or give --data")
+    steps, rl_steps = args.steps, args.rl_steps or max(2, args.steps // 4)
+    init = [] if args.init == "tiny" else ["--init", args.init]
+    shape = ["--context-length", str(args.context_length), "--batch-size", str(args.batch_size)]
+    shape += ["--lr", str(args.lr)] if args.lr is not None else []
+    common = ["--max-steps", str(steps), "--eval-every", str(steps), "--save-every", str(steps), *shape]
+    seconds = {}
+    seconds["cpt"] = trajforge("train", "--stage", "cpt", "--data", str(data / "corpus"), "-o", str(out / "cpt"),
+                               *init, *common)
+    seconds["cpt --no-mask"] = trajforge("train", "--stage", "cpt", "--data", str(data / "corpus"), "--no-mask",
+                                         "-o", str(out / "cpt-nomask"), *init, *common)
+    seconds["sft"] = trajforge("train", "--stage", "sft", "--data", str(data / "sft"), "-o", str(out / "sft"),
+                               "--init", str(out / f"cpt/checkpoint-{steps}"), *common)
+    seconds["rl"] = trajforge(
+        "train", "--stage", "rl", "--data", str(data / "rl"), "-o", str(out / "rl"),
+        "--init", str(out / f"sft/checkpoint-{steps}"), "--max-steps", str(rl_steps), "--save-every", str(rl_steps),
+        "--lr", str(args.rl_lr), "--group-size", str(args.group_size), "--max-new-tokens", str(args.max_new_tokens),
+    )  # fmt: skip
+    start = ["--untrained"] if args.init == "tiny" else ["-c", _starting_folder(args.init)]
+    checkpoints = [out / f"cpt/checkpoint-{steps}", out / f"cpt-nomask/checkpoint-{steps}",
+                   out / f"sft/checkpoint-{steps}", out / f"rl/checkpoint-{rl_steps}"]  # fmt: skip
+    seconds["eval"] = trajforge(
+        "eval", "--corpus", str(data / "corpus"), "--no-plain", "--limit", str(args.eval_limit),
+        "--max-new-tokens", str(args.max_new_tokens), *start, *(x for c in checkpoints for x in ("-c", str(c))),
+        "--output", str(out / "eval.json"),
+    )  # fmt: skip
+
+    rl = metrics(out / "rl")
+    print(f"\nlearning signal from {args.init}: {steps} CPT/SFT steps, {rl_steps} RL steps")
+    if rl:
+        k = max(1, len(rl) // 4)
+        first, last = (sum(m["reward"] for m in part) / k for part in (rl[:k], rl[-k:]))
+        print(f"RL mean reward on its prompts: first {k} steps {first:.2f} -> last {k} steps {last:.2f}")
+    reports = json.loads((out / "eval.json").read_text()) if (out / "eval.json").exists() else []
+    answers = sum(r.get("samples", 0) for r in reports)
+    print("stage            wall s   tokens/s")
+    for stage, run in (("cpt", "cpt"), ("cpt --no-mask", "cpt-nomask"), ("sft", "sft"), ("rl", "rl")):
+        rate = mean_throughput(out / run)
+        print(f"{stage:<15} {seconds[stage]:>7.0f}   {rate:>8.1f}" if rate else f"{stage:<15} {seconds[stage]:>7.0f}")
+    per_minute = f"   {60 * answers / seconds['eval']:.1f} answers/min" if answers else ""
+    print(f"{'eval':<15} {seconds['eval']:>7.0f}{per_minute}")
+
+
+def _starting_folder(init: str) -> str:
+    from training.model import resolve_init
+
+    return str(resolve_init(init))
+
+
+if __name__ == "__main__":
+    main()
