@@ -5,7 +5,6 @@ Shingles are windows of k bytes of the lowercased text, hashed in numpy; the sig
 MinHash (one pass over the shingles): cheap enough for every trajectory of a large corpus.
 """
 
-import hashlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -69,14 +68,6 @@ def signature(record: Trajectory, config: MinHashConfig) -> np.ndarray:
     return sig
 
 
-def band_keys(sig: np.ndarray, config: MinHashConfig) -> list[str]:
-    rows = config.permutations // config.bands
-    return [
-        f"{band}:{hashlib.blake2b(sig[band * rows : (band + 1) * rows].tobytes(), digest_size=8).hexdigest()}"
-        for band in range(config.bands)
-    ]
-
-
 def similarity(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.mean(a == b))
 
@@ -90,3 +81,75 @@ def duplicates_in_bucket(members: list[tuple[str, np.ndarray]], threshold: float
             if score >= threshold:
                 yield ident, other, score
                 break
+
+
+class SignatureTable:
+    """Ids and MinHash signatures of a whole corpus in numpy arrays (about 4 bytes a permutation and the id's
+    bytes per record), appended in blocks: what LSH needs, without a Python object per band or signature."""
+
+    BLOCK = 4096
+
+    def __init__(self, permutations: int):
+        self.permutations = permutations
+        self.ids: list[bytes] = []
+        self.sigs: list[np.ndarray] = []
+        self.blocks: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def add(self, ident: str, sig: np.ndarray) -> None:
+        self.ids.append(ident.encode("ascii"))
+        self.sigs.append(sig)
+        if len(self.ids) >= self.BLOCK:
+            self._seal()
+
+    def _seal(self) -> None:
+        if self.ids:
+            self.blocks.append((np.array(self.ids, dtype=bytes), np.stack(self.sigs)))
+            self.ids, self.sigs = [], []
+
+    def merge(self, others) -> "SignatureTable":
+        for other in others:
+            other._seal()
+            self.blocks.extend(other.blocks)
+        return self
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """Distinct ids, sorted, and their signatures (exact duplicates share an id and a signature)."""
+        self._seal()
+        if not self.blocks:
+            return np.array([], dtype=bytes), np.zeros((0, self.permutations), dtype=np.uint32)
+        ids = np.concatenate([b[0] for b in self.blocks])
+        sigs = np.concatenate([b[1] for b in self.blocks])
+        ids, first = np.unique(ids, return_index=True)
+        return ids, sigs[first]
+
+    def __getstate__(self):
+        self._seal()
+        return {"permutations": self.permutations, "blocks": self.blocks}
+
+    def __setstate__(self, state):
+        self.permutations, self.blocks = state["permutations"], state["blocks"]
+        self.ids, self.sigs = [], []
+
+
+def near_duplicate_pairs(table: SignatureTable, config: MinHashConfig) -> list[tuple[str, tuple[str, float]]]:
+    """LSH over the table: records whose signatures agree on all rows of some band are candidates, each paired
+    with its bucket's smallest id; a candidate whose estimated Jaccard reaches the threshold is dropped in
+    favour of the smallest such id. (dropped id, (kept id, similarity)), sorted."""
+    ids, sigs = table.arrays()
+    rows = config.permutations // config.bands
+    candidates: set[tuple[int, int]] = set()
+    for band in range(config.bands):
+        part = sigs[:, band * rows : (band + 1) * rows]
+        order = np.lexsort(part.T[::-1])
+        ordered = part[order]
+        starts = np.flatnonzero(np.r_[True, np.any(ordered[1:] != ordered[:-1], axis=1)])
+        sizes = np.diff(np.r_[starts, len(order)])
+        for start, size in zip(starts[sizes > 1], sizes[sizes > 1], strict=True):
+            members = np.sort(order[start : start + size])  # ids are sorted, so the smallest index is the smallest id
+            candidates.update((int(m), int(members[0])) for m in members[1:])
+    best: dict[int, tuple[int, float]] = {}
+    for larger, smaller in candidates:
+        score = similarity(sigs[larger], sigs[smaller])
+        if score >= config.threshold and (larger not in best or smaller < best[larger][0]):
+            best[larger] = (smaller, round(score, 4))
+    return sorted((ids[d].decode(), (ids[k].decode(), score)) for d, (k, score) in best.items())

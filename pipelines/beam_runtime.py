@@ -1,38 +1,147 @@
 """Pipeline options for every trajforge Beam job: an in-process runner by default, any runner on request.
 
 Beam 2.77's DirectRunner first tries to download the Prism binary; here the default is the in-process
-FnApiRunner, with one worker per core. Pass Beam's own flags after `--` to run the same job elsewhere, e.g.
-`trajforge build-corpus ... -- --runner=FlinkRunner --flink_master=host:8081 --environment_type=LOOPBACK`
-or `-- --runner=DataflowRunner --project=P --region=R --temp_location=gs://bucket/tmp`.
+FnApiRunner, with one worker per core. Beam's own flags come after `--` and are checked before the job starts
+(an unknown flag, an unknown runner or an unreachable job service is one line and exit code 2), e.g.
+`trajforge build-corpus ... -- --runner=PortableRunner --job_endpoint=localhost:8099 --environment_type=EXTERNAL
+--environment_config=localhost:50000` (how Flink and Spark job servers are driven) or
+`-- --runner=DataflowRunner --project=P --region=R --temp_location=gs://bucket/tmp`.
 """
 
-import logging
+import difflib
 import os
+import sys
 
-from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
+from apache_beam.options.pipeline_options import (
+    DirectOptions,
+    PipelineOptions,
+    PortableOptions,
+    StandardOptions,
+    _BeamArgumentParser,
+)
 from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 
-# The in-process job service relays each worker's start-up warnings (a missing semi-persistent directory,
-# which the local runner never has); a run's own errors still come through.
-logging.getLogger("apache_beam.runners.portability.local_job_service").setLevel(logging.ERROR)
+from pipelines.beam_worker import VERBOSE_ENV
 
 
-def pipeline_options(beam_args: list[str] | None = None, workers: int | None = None) -> PipelineOptions:
+class BeamOptionsError(ValueError):
+    """A Beam flag that Beam does not know, a runner that does not exist, a job service that does not answer."""
+
+
+def check_beam_args(beam_args: list[str]) -> None:
+    """Every flag after `--` must be one of Beam's options (the closest is suggested), and the runner must exist."""
+    parser = _BeamArgumentParser(allow_abbrev=False)
+    for cls in {str(c): c for c in PipelineOptions.__subclasses__()}.values():
+        cls._add_argparse_args(parser)  # noqa: SLF001 - how Beam itself collects its options
+    _, unknown = parser.parse_known_args(beam_args)
+    flags = [a for a in unknown if a.startswith("-")]
+    if flags or unknown:
+        flag = (flags or unknown)[0].split("=", 1)[0]
+        known = [s for action in parser._actions for s in action.option_strings]  # noqa: SLF001
+        close = difflib.get_close_matches(flag, known, n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        raise BeamOptionsError(f"unknown Beam option {flag}{hint}")
+    runner = PipelineOptions(beam_args).view_as(StandardOptions).runner
+    if runner is not None:
+        from apache_beam.runners.runner import create_runner
+
+        try:
+            create_runner(runner)
+        except (ValueError, ImportError) as exc:
+            raise BeamOptionsError(f"--runner={runner}: {str(exc).splitlines()[0]}") from exc
+
+
+def check_job_endpoint(options: PipelineOptions, timeout: float = 5.0) -> None:
+    """A portable runner's job service must answer before the job is built: one line if it does not."""
+    endpoint = options.view_as(PortableOptions).job_endpoint
+    runner = options.view_as(StandardOptions).runner or ""
+    if not endpoint or endpoint == "embed" or "Portable" not in runner:
+        return
+    import grpc
+
+    channel = grpc.insecure_channel(endpoint)
+    try:
+        grpc.channel_ready_future(channel).result(timeout=timeout)
+    except grpc.FutureTimeoutError as exc:
+        raise BeamOptionsError(f"no Beam job service answers at --job_endpoint={endpoint} ({timeout:.0f} s)") from exc
+    finally:
+        channel.close()
+
+
+def check_object_stores(paths: list[str], options: PipelineOptions, timeout: float = 5.0) -> None:
+    """Each s3:// bucket the job reads or writes must answer before the job starts (Beam's S3 client would retry
+    an unreachable endpoint for minutes): one line naming the path if it does not."""
+    buckets = {str(p).split("/")[2]: str(p) for p in paths if str(p).startswith("s3://")}
+    if not buckets:
+        return
+    import boto3
+    import botocore.config
+    import botocore.exceptions
+    from apache_beam.options.pipeline_options import S3Options
+
+    s3 = options.view_as(S3Options)
+    client = boto3.client(
+        "s3",
+        endpoint_url=s3.s3_endpoint_url,
+        aws_access_key_id=s3.s3_access_key_id,
+        aws_secret_access_key=s3.s3_secret_access_key,
+        aws_session_token=s3.s3_session_token,
+        region_name=s3.s3_region_name,
+        config=botocore.config.Config(
+            connect_timeout=timeout, read_timeout=timeout, retries={"max_attempts": 1, "mode": "standard"}
+        ),
+    )
+    for bucket, path in buckets.items():
+        try:
+            client.head_bucket(Bucket=bucket)
+        except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as exc:
+            raise BeamOptionsError(f"{path}: the object store does not answer for bucket {bucket!r} ({exc})") from exc
+
+
+def pipeline_options(
+    beam_args: list[str] | None = None, workers: int | None = None, verbose: bool = False, paths: tuple[str, ...] = ()
+) -> PipelineOptions:
+    """Checked options for a job that reads and writes `paths`: Beam flags, runner, job service, object stores."""
     beam_args = list(beam_args or [])
+    check_beam_args(beam_args)
+    if not any(a.startswith("--default_sdk_harness_log_level") for a in beam_args):
+        # Worker processes log every channel they open at INFO: only with --verbose.
+        beam_args.append(f"--default_sdk_harness_log_level={'INFO' if verbose else 'ERROR'}")
+    os.environ[VERBOSE_ENV] = "1" if verbose else "0"  # read by the in-process runner's worker processes
     options = PipelineOptions(beam_args)
     direct = options.view_as(DirectOptions)
     if not any(a.startswith("--direct_num_workers") for a in beam_args):
         direct.direct_num_workers = workers or min(4, os.cpu_count() or 1)
-    if direct.direct_num_workers > 1 and not any(a.startswith("--direct_running_mode") for a in beam_args):
-        direct.direct_running_mode = "multi_processing"
-    if not any(a.startswith("--default_sdk_harness_log_level") for a in beam_args):
-        # Worker processes log every channel they open at INFO: keep a run's output to what matters.
-        options = PipelineOptions([*beam_args, "--default_sdk_harness_log_level=WARNING"])
-        options.view_as(DirectOptions).direct_num_workers = direct.direct_num_workers
-        options.view_as(DirectOptions).direct_running_mode = direct.direct_running_mode
+    check_job_endpoint(options)
+    check_object_stores(list(paths), options)
+    from apache_beam.io.filesystems import FileSystems
+
+    FileSystems.set_options(options)  # the launcher lists inputs and writes the manifest before any pipeline exists
     return options
 
 
 def runner_for(options: PipelineOptions):
-    """An explicit runner object for the default; a named runner (Flink, Spark, Dataflow) is left to Beam."""
-    return FnApiRunner() if options.view_as(StandardOptions).runner is None else None
+    """An explicit runner object for the default; a named runner (Flink, Spark, Dataflow) is left to Beam.
+
+    With more than one worker, the in-process runner starts worker processes (Beam's own SDK worker, through
+    pipelines.beam_worker so that they are quiet) and hands them the job's options, as a cluster's job service
+    would: without them a worker would not know, say, the object store's endpoint."""
+    if options.view_as(StandardOptions).runner is not None:
+        return None
+    direct = options.view_as(DirectOptions)
+    if direct.direct_num_workers == 1 or direct.direct_running_mode != "in_memory":
+        return FnApiRunner()
+    from apache_beam.portability.api import beam_provision_api_pb2
+    from apache_beam.runners.job.utils import dict_to_struct
+    from apache_beam.runners.portability.fn_api_runner.fn_runner import ExtendedProvisionInfo
+    from apache_beam.transforms.environments import SubprocessSDKEnvironment
+
+    worker = SubprocessSDKEnvironment.from_command_string(f"{sys.executable} -m pipelines.beam_worker")
+    provision = beam_provision_api_pb2.ProvisionInfo(
+        retrieval_token="unused-retrieval-token",
+        # A protobuf Struct turns ints into floats ("2.0"), which the worker's own parser rejects: they stay out.
+        pipeline_options=dict_to_struct(
+            {k: v for k, v in options.get_all_options(drop_default=True).items() if isinstance(v, str | bool | list)}
+        ),
+    )
+    return FnApiRunner(default_environment=worker, provision_info=ExtendedProvisionInfo(provision))

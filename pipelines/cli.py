@@ -14,6 +14,7 @@ from pipelines.commands import (
     report,
     train,
 )
+from pipelines.commands.beam_command import BeamCommand
 
 app = typer.Typer(
     name="trajforge",
@@ -26,11 +27,9 @@ app = typer.Typer(
 )
 
 app.command("collect")(collect.collect_command)
-app.command("build-corpus", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(
-    build_corpus.build_corpus_command
-)
-app.command("curate-sft")(curate_sft.curate_sft_command)
-app.command("prepare-rl")(prepare_rl.prepare_rl_command)
+app.command("build-corpus", cls=BeamCommand)(build_corpus.build_corpus_command)
+app.command("curate-sft", cls=BeamCommand)(curate_sft.curate_sft_command)
+app.command("prepare-rl", cls=BeamCommand)(prepare_rl.prepare_rl_command)
 app.command("eval")(evaluate.eval_command)
 app.command("judge-check")(judge_check.judge_check_command)
 app.command("report")(report.report_command)

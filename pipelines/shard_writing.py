@@ -1,24 +1,24 @@
 """Writing shards from a Beam job with bounded memory: rows go to spill files per shard as they come, and one
-last step per shard sorts them into a content-named Arrow IPC stream file. Same rows, same bytes."""
+last step per shard sorts them into a content-named Arrow IPC stream file. Same rows, same bytes, on any
+filesystem Beam supports (spill files, shards, temporary names and renames all go through schemas.storage)."""
 
 import math
-import os
-import shutil
 import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterator
-from pathlib import Path
+from dataclasses import dataclass
 
 import apache_beam as beam
 import pyarrow as pa
 from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.windowed_value import WindowedValue
 
-from schemas.atomic import remove_stale_temporaries
-from schemas.shards import read_shard_table, write_shard
-from schemas.sources import find_files
+from pipelines.job import prepare_output, work_dir
+from schemas import storage
+from schemas.shards import SHARD_SUFFIX, read_shard_table, shard_name, table_to_stream_bytes
+from schemas.sources import find_data_files
 
-SPILL_DIR = ".spill"
+SPILL_DIR = "spill"  # under OUTPUT/_work
 
 
 def shard_of(key: str, shards: int) -> int:
@@ -43,8 +43,9 @@ def text_bytes(row: dict) -> int:
 
 
 class SpillRowsFn(beam.DoFn):
-    """Rows -> Arrow files per shard under OUTPUT/.spill. All buffers are flushed once they hold `flush_bytes`
-    together, so memory stays bounded whatever the input size and the shard count. Emits (shard, spill file)."""
+    """Rows -> Arrow files per shard under OUTPUT/_work/spill (any filesystem Beam supports, so that a worker on
+    another machine can merge them). All buffers are flushed once they hold `flush_bytes` together, so memory
+    stays bounded whatever the input size and the shard count. Emits (shard, spill file)."""
 
     def __init__(
         self,
@@ -55,6 +56,10 @@ class SpillRowsFn(beam.DoFn):
         flush_bytes: int = 8 * 1024 * 1024,
     ):
         self.output, self.shards, self.schema, self.key, self.flush_bytes = output, shards, schema, key, flush_bytes
+        self.filesystem = storage.current_options()
+
+    def setup(self):
+        storage.use_options(self.filesystem)
 
     def start_bundle(self):
         self.buffers: dict[int, list[dict]] = defaultdict(list)
@@ -78,27 +83,28 @@ class SpillRowsFn(beam.DoFn):
 
     def _flush(self, shard: int) -> str:
         table = pa.Table.from_pylist(self.buffers[shard], schema=self.schema)
-        folder = Path(self.output) / SPILL_DIR / str(shard)
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"{uuid.uuid4().hex}.arrow"
-        with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_stream(sink, self.schema) as writer:
-            writer.write_table(table)
-        return str(path)
+        path = storage.join(work_dir(self.output), SPILL_DIR, str(shard), f"{uuid.uuid4().hex}.arrow")
+        with storage.create(path) as f:
+            f.write(table_to_stream_bytes(table, max_chunksize=1 << 20))
+        return path
 
 
-def merge_shard(item, output: str, subdir: str, sort_by: list[str]) -> dict:
+def merge_shard(item, output: str, subdir: str, sort_by: list[str], filesystem: dict) -> dict:
+    storage.use_options(filesystem)
     _, spills = item
     spills = sorted(spills)
     table = pa.concat_tables([read_shard_table(p) for p in spills])
     table = table.sort_by([(column, "ascending") for column in sort_by]).combine_chunks()
-    path = write_shard(table, Path(output) / subdir)
-    for spill in spills:
-        os.unlink(spill)
-    return {"file": f"{subdir}/{path.name}", "rows": table.num_rows, "bytes": path.stat().st_size}
+    data = table_to_stream_bytes(table)
+    name = shard_name(data)
+    storage.write_bytes(storage.join(output, subdir, name), data)
+    storage.delete(spills)
+    return {"file": f"{subdir}/{name}", "rows": table.num_rows, "bytes": len(data)}
 
 
 class WriteShards(beam.PTransform):
-    """Rows -> shards under OUTPUT/SUBDIR, each sorted by `sort_by`: deterministic names and bytes."""
+    """Rows -> shards under OUTPUT/SUBDIR, each sorted by `sort_by`: deterministic names and bytes. Emits one
+    {"file", "rows", "bytes"} per shard, for the job to save for the launcher."""
 
     def __init__(
         self,
@@ -124,36 +130,38 @@ class WriteShards(beam.PTransform):
             rows
             | "Spill" >> beam.ParDo(SpillRowsFn(self.output, self.shards, self.schema, self.key))
             | "ByShard" >> beam.GroupByKey()
-            | "Merge" >> beam.Map(merge_shard, self.output, self.subdir, self.sort_by)
+            | "Merge" >> beam.Map(merge_shard, self.output, self.subdir, self.sort_by, storage.current_options())
         )
 
 
-def remove_stale_shards(output: Path, subdir: str, listed: list[str]) -> int:
+def remove_stale_shards(output: str, subdir: str, listed: list[str]) -> int:
     """Shards under OUTPUT/SUBDIR that the manifest does not list (left by an interrupted or older run)."""
     keep = set(listed)
-    removed = 0
-    for path in (Path(output) / subdir).glob("*.arrow"):
-        if f"{subdir}/{path.name}" not in keep:
-            path.unlink()
-            removed += 1
-    return removed
+    folder = storage.join(output, subdir)
+    if not storage.is_url(folder) and not storage.exists(folder):
+        return 0
+    stale = [
+        f.path
+        for f in storage.list_files(folder)
+        if f.path.endswith(SHARD_SUFFIX) and f"{subdir}/{storage.name(f.path)}" not in keep
+    ]
+    storage.delete(stale)
+    return len(stale)
 
 
-def sum_counts(counts) -> dict[str, int]:
-    """(name, n) pairs, as the stages emit them, summed by name."""
-    totals: dict[str, int] = {}
-    for name, n in counts:
-        totals[name] = totals.get(name, 0) + n
-    return totals
+@dataclass(frozen=True)
+class ShardInputs:
+    files: list[str]
+    shards: int  # how many output shards, for about `shard_bytes` each
 
 
-def cpt_inputs(corpus: Path, output: Path, shard_bytes: int) -> tuple[list[Path], int]:
+def cpt_inputs(corpus: str, output: str, shard_bytes: int) -> ShardInputs:
     """A job reading CPT shards: its input files and how many output shards, with OUTPUT ready (created, and
-    cleared of what an interrupted run left: spill files, temporaries)."""
-    files, missing = find_files([corpus / "cpt" if (corpus / "cpt").is_dir() else corpus], (".arrow",))
+    cleared of what an interrupted run left)."""
+    cpt = storage.join(corpus, "cpt")
+    root = cpt if storage.is_dir(cpt) else corpus
+    files, missing = find_data_files([root], (SHARD_SUFFIX,))
     if missing or not files:
         raise FileNotFoundError(f"no CPT shards under {corpus}: run build-corpus first")
-    output.mkdir(parents=True, exist_ok=True)
-    shutil.rmtree(output / SPILL_DIR, ignore_errors=True)
-    remove_stale_temporaries(output)
-    return files, max(1, math.ceil(sum(f.stat().st_size for f in files) / shard_bytes))
+    prepare_output(output)
+    return ShardInputs([f.path for f in files], max(1, math.ceil(sum(f.size for f in files) / shard_bytes)))

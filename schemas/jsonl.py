@@ -1,5 +1,6 @@
 """JSON Lines: tolerant line reading (bad lines become problems, never exceptions) and raw segment files."""
 
+import contextlib
 import gzip
 import json
 from collections.abc import Iterator
@@ -7,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from schemas import storage
 from schemas.records import Trajectory
 from schemas.validation import DEFAULT_MAX_OBSERVATION_CHARS, Problem, ReadResult, validate_record
 
@@ -22,13 +24,18 @@ class JsonLine:
     raw: bytes
 
 
-def _open(path: Path) -> IO[bytes]:
-    return gzip.open(path, "rb") if path.name.endswith(".gz") else open(path, "rb")
+@contextlib.contextmanager
+def _open(path: str | Path) -> Iterator[IO[bytes]]:
+    with storage.open_read(path) as raw:
+        if str(path).endswith(".gz"):
+            with gzip.open(raw, "rb") as f:
+                yield f
+        else:
+            yield raw
 
 
 def iter_json_lines(path: str | Path, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Iterator[JsonLine]:
-    """Decode each line of a JSON Lines file; an empty file yields one problem."""
-    path = Path(path)
+    """Decode each line of a JSON Lines file (a local path or a URL); an empty file yields one problem."""
     seen_any = False
     with _open(path) as f:
         number = 0

@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from schemas import storage
 from schemas.atomic import atomic_write
 from schemas.hashing import config_hash
 from schemas.validation import ReadResult
@@ -68,16 +69,13 @@ class Manifest(BaseModel):
         out = sum(n for k, n in self.counts.items() if k in parts or k.split(".", 1)[0] in parts)
         return self.counts.get("read", 0) == out
 
-    def write(self, directory: str | Path) -> Path:
-        path = Path(directory) / MANIFEST_NAME
-        with atomic_write(path, "w") as f:
-            f.write(self.model_dump_json(indent=2))
-            f.write("\n")
-        return path
+    def write(self, directory: str | Path) -> str:
+        """OUTPUT/_manifest.json, written last (a folder or a URL): a stage's output is complete once it exists."""
+        return storage.write_text(storage.join(directory, MANIFEST_NAME), self.model_dump_json(indent=2) + "\n")
 
 
 def read_manifest(directory: str | Path) -> Manifest:
-    return Manifest.model_validate_json((Path(directory) / MANIFEST_NAME).read_text(encoding="utf-8"))
+    return Manifest.model_validate_json(storage.read_text(storage.join(directory, MANIFEST_NAME)))
 
 
 def reason_key(problem: str) -> str:

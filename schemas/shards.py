@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from schemas import storage
 from schemas.arrow import schema_problems, table_to_results
-from schemas.atomic import write_bytes_atomic
 from schemas.hashing import content_hash
 from schemas.validation import Problem, ReadResult
 
@@ -20,23 +20,40 @@ def table_to_stream_bytes(table: pa.Table, max_chunksize: int = 1024) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
-def write_shard(table: pa.Table, directory: str | Path, prefix: str = "shard") -> Path:
-    """Write one shard named by the hash of its bytes, via a temporary name; same table, same file."""
+class ShardError(ValueError):
+    """A file that is not a readable shard (truncated, corrupt, not Arrow): the message names the file."""
+
+
+def shard_name(data: bytes, prefix: str = "shard") -> str:
+    return f"{prefix}-{content_hash(data, 16)}{SHARD_SUFFIX}"
+
+
+def write_shard(table: pa.Table, directory: str | Path, prefix: str = "shard") -> Path | str:
+    """Write one shard named by the hash of its bytes, via a temporary name; same table, same file. Into a local
+    folder (returns a Path) or under a URL (returns the URL)."""
     data = table_to_stream_bytes(table)
-    return write_bytes_atomic(Path(directory) / f"{prefix}-{content_hash(data, 16)}{SHARD_SUFFIX}", data)
+    written = storage.write_bytes(storage.join(directory, shard_name(data, prefix)), data)
+    return written if storage.is_url(written) else Path(written)
 
 
 def read_shard_table(path: str | Path) -> pa.Table:
-    with pa.memory_map(str(path), "r") as source:
-        return pa.ipc.open_stream(source).read_all()
+    """A whole shard (memory-mapped when local); a file that is not a readable shard is a ShardError naming it."""
+    try:
+        if storage.is_url(path):
+            return pa.ipc.open_stream(pa.BufferReader(storage.read_bytes(path))).read_all()
+        with pa.memory_map(str(path), "r") as source:
+            return pa.ipc.open_stream(source).read_all()
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise ShardError(f"{path}: not a readable Arrow IPC stream shard (truncated or corrupt?): {exc}") from exc
 
 
 def read_shard(path: str | Path) -> Iterator[ReadResult]:
     """Read and validate every row of a shard; a file that is not a readable shard is one problem."""
     try:
         table = read_shard_table(path)
-    except (pa.ArrowInvalid, OSError) as exc:
-        yield ReadResult(str(path), "file", None, [Problem("", f"not a readable Arrow IPC stream: {exc}")])
+    except ShardError as exc:
+        reason = str(exc).removeprefix(f"{path}: ")
+        yield ReadResult(str(path), "file", None, [Problem("", reason)])
         return
     if problems := schema_problems(table.schema):
         yield ReadResult(str(path), "file", None, problems)

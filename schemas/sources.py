@@ -3,6 +3,7 @@
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from schemas import storage
 from schemas.formats import ImportOptions, get_format
 from schemas.formats.knowledge import KNOWLEDGE
 from schemas.formats.knowledge import read as read_knowledge
@@ -15,9 +16,50 @@ NATIVE_SUFFIXES = (*SEGMENT_SUFFIXES, SHARD_SUFFIX)
 FOREIGN_SUFFIXES = (".jsonl", ".jsonl.gz", ".json")
 
 
-def is_data_file(path: Path, suffixes: tuple[str, ...]) -> bool:
+def is_data_name(name: str, suffixes: tuple[str, ...]) -> bool:
     # "_manifest.json", "_rejections.jsonl" and ".tmp" files are bookkeeping, not data.
-    return path.is_file() and path.name.endswith(suffixes) and not path.name.startswith(("_", "."))
+    return name.endswith(suffixes) and not name.startswith(("_", "."))
+
+
+def is_data_file(path: Path, suffixes: tuple[str, ...]) -> bool:
+    return path.is_file() and is_data_name(path.name, suffixes)
+
+
+def find_data_files(
+    paths: Iterable[str | Path], suffixes: tuple[str, ...]
+) -> tuple[list[storage.FileInfo], list[ReadResult]]:
+    """Like find_files, for local paths and URLs alike (listed through Beam's FileSystems), with sizes and
+    modification times. Bookkeeping folders (`_work`, `.spill`) under a folder are skipped."""
+    files: list[storage.FileInfo] = []
+    missing: list[ReadResult] = []
+    for raw in paths:
+        raw = str(raw)
+        if not storage.is_url(raw):
+            found, problems = find_files([raw], suffixes)
+            files += [storage.FileInfo(str(p), (st := p.stat()).st_size, st.st_mtime_ns) for p in found]
+            missing += problems
+            continue
+        listed = storage.list_files(raw)
+        root = raw.rstrip("/") + "/"
+        keep = [
+            f
+            for f in listed
+            if is_data_name(storage.name(f.path), suffixes)
+            and not any(part.startswith(("_", ".")) for part in f.path[len(root) :].split("/")[:-1])
+        ]
+        if len(listed) == 1 and listed[0].path == raw.rstrip("/"):
+            keep = listed if is_data_name(storage.name(raw), suffixes) else []
+        if keep:
+            files += keep
+        else:
+            why = "no such file or directory" if not listed else f"no {'/'.join(suffixes)} files"
+            missing.append(ReadResult(raw, "file", None, [Problem("", why)]))
+    return files, missing
+
+
+def _in_bookkeeping(path: Path, root: Path) -> bool:
+    """Under a folder such as `_work` or `.spill` below ROOT (a job's scratch space, not data)."""
+    return any(part.startswith(("_", ".")) for part in path.relative_to(root).parts[:-1])
 
 
 def find_files(paths: Iterable[str | Path], suffixes: tuple[str, ...]) -> tuple[list[Path], list[ReadResult]]:
@@ -27,7 +69,7 @@ def find_files(paths: Iterable[str | Path], suffixes: tuple[str, ...]) -> tuple[
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            files += sorted(p for p in path.rglob("*") if is_data_file(p, suffixes))
+            files += sorted(p for p in path.rglob("*") if is_data_file(p, suffixes) and not _in_bookkeeping(p, path))
         elif path.is_file() and path.name.endswith(suffixes):
             files.append(path)
         else:
@@ -48,12 +90,12 @@ def read_records(
         return
     suffixes = NATIVE_SUFFIXES if fmt == NATIVE else FOREIGN_SUFFIXES
     reader = None if fmt == NATIVE else get_format(fmt).read
-    files, missing = find_files(paths, suffixes)
+    files, missing = find_data_files(paths, suffixes)
     yield from missing
-    for path in files:
+    for path in (f.path for f in files):
         if reader is not None:
             yield from reader(path, options)
-        elif path.name.endswith(SHARD_SUFFIX):
+        elif path.endswith(SHARD_SUFFIX):
             yield from read_shard(path)
         else:
             yield from read_segment(path, options.max_observation_chars)

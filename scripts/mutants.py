@@ -195,6 +195,27 @@ MUTANTS = [
             "test_a_hostile_server_driven_by_the_explorer_changes_nothing_on_the_host",
         ),
     ),
+    Mutant(
+        "chat-template labels: the end of turn never in the loss",
+        "training/chat_format.py",
+        "in_loss = len(end) if end_in_loss and end and text.startswith(end) else 0",
+        "in_loss = 0",
+        (
+            "tests/training/test_chat_format.py::"
+            "test_chat_template_labels_cover_exactly_the_in_loss_observation_characters",
+        ),
+    ),
+    Mutant(
+        "chat-template labels: an observation's text can fake a chat marker",
+        "training/labels.py",
+        "split_special_tokens=not match_special",
+        "split_special_tokens=False",
+        (
+            "tests/training/test_labels.py::test_marker_text_inside_an_observation_is_text",
+            "tests/training/test_chat_format.py::"
+            "test_chat_template_labels_cover_exactly_the_in_loss_observation_characters",
+        ),
+    ),
 ]
 
 

@@ -7,13 +7,15 @@ The held-out split is decided once, by build-corpus, per task (schemas/splits.py
 is a hash of (seed, trajectory_id), so it is stable when the corpus grows or is reordered).
 """
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
 import datasets
 
-from schemas.shards import SHARD_SUFFIX
+from schemas import storage
+from schemas.shards import SHARD_SUFFIX, ShardError
 from schemas.splits import STAGE_SPLITS, row_placement, split_of, task_draw
 
 CPT_FOLDER = "cpt"
@@ -21,7 +23,9 @@ CPT_FOLDER = "cpt"
 
 def shard_paths(source: str | Path | Sequence[str | Path], subfolder: str = CPT_FOLDER) -> list[Path]:
     """The shard files of a job's output folder (its `subfolder` - cpt/, sft/, rl/ - when there is one), a folder
-    of shards, or a list."""
+    of shards, or a list. A URL (s3://, gs://) is staged to a local cache first: shards are memory-mapped."""
+    if isinstance(source, str) and storage.is_url(source):
+        return stage_shards(source, subfolder)
     if isinstance(source, str | Path):
         folder = Path(source)
         if folder.is_file():
@@ -38,9 +42,32 @@ def shard_paths(source: str | Path | Sequence[str | Path], subfolder: str = CPT_
     return paths
 
 
+def stage_shards(url: str, subfolder: str = CPT_FOLDER, cache: Path | None = None) -> list[Path]:
+    """Copy the shards under URL (its `subfolder` when there is one) to a local cache; shards are named by their
+    content, so one already there is not copied again."""
+    root = storage.join(url, subfolder) if storage.is_dir(storage.join(url, subfolder)) else url
+    files = [f.path for f in storage.list_files(root) if f.path.endswith(SHARD_SUFFIX)]
+    if not files:
+        raise FileNotFoundError(f"no *{SHARD_SUFFIX} shards in {root}")
+    cache = cache or Path(os.environ.get("TRAJFORGE_CACHE", Path.home() / ".cache" / "trajforge")) / "shards"
+    paths = []
+    for remote in files:
+        local = cache / storage.name(remote)
+        if not local.exists():
+            storage.write_bytes(local, storage.read_bytes(remote))
+        paths.append(local)
+    return paths
+
+
 def load_shards(source: str | Path | Sequence[str | Path], subfolder: str = CPT_FOLDER) -> datasets.Dataset:
-    """All rows of the shards, memory-mapped (nothing is copied into memory), in file order."""
-    parts = [datasets.Dataset.from_file(str(path)) for path in shard_paths(source, subfolder)]
+    """All rows of the shards, memory-mapped (nothing is copied into memory), in file order. A file that is not a
+    readable shard is a ShardError that names it."""
+    parts = []
+    for path in shard_paths(source, subfolder):
+        try:
+            parts.append(datasets.Dataset.from_file(str(path)))
+        except Exception as exc:  # noqa: BLE001 - pyarrow and datasets raise several kinds for a damaged file
+            raise ShardError(f"{path}: not a readable Arrow IPC stream shard (truncated or corrupt?): {exc}") from exc
     return parts[0] if len(parts) == 1 else datasets.concatenate_datasets(parts)
 
 

@@ -1,10 +1,11 @@
-"""What build-corpus writes: CPT shards, and at the end the rejection file, the duplicate pairs and the manifest."""
+"""What build-corpus writes: CPT shards (the workers), then the rejection file, the duplicate pairs, the ids
+seen and, last, the manifest (the launcher, from the workers' small outputs)."""
 
 import json
-from pathlib import Path
 
-from pipelines.shard_writing import sum_counts
-from schemas.atomic import atomic_write
+from pipelines.job import finish_output, read_outputs, sum_counts, write_json_lines
+from pipelines.shard_writing import remove_stale_shards
+from schemas import storage
 from schemas.manifest import MANIFEST_NAME, REJECTIONS_NAME, Manifest, reason_key
 
 SHARDS_DIR = "cpt"
@@ -12,66 +13,53 @@ DUPLICATES_NAME = "_duplicates.jsonl"
 SEEN_NAME = "_seen_ids.txt"  # content ids kept by exact dedup so far: what an incremental build dedups against
 
 
-def read_seen(output: Path) -> frozenset[str]:
-    path = output / SEEN_NAME
-    return frozenset(path.read_text().split()) if path.exists() else frozenset()
+def read_seen(output: str) -> frozenset[str]:
+    path = storage.join(output, SEEN_NAME)
+    return frozenset(storage.read_text(path).split()) if storage.exists(path) else frozenset()
 
 
-def _write_jsonl(path: Path, entries: list[dict]) -> None:
-    with atomic_write(path, "w") as f:
-        for entry in entries:
-            f.write(json.dumps(entry, ensure_ascii=False, sort_keys=True) + "\n")
-
-
-def finish(
-    _,
-    output: str,
-    config: dict,
-    inputs: dict[str, str],
-    previous: dict | None,
-    counts: list[tuple[str, int]],
-    shards: list[dict],
-    rejected: list[dict],
-    pairs: list[dict],
-    kept_ids: list[str],
-) -> dict:
-    """Write the rejection file, the duplicate pairs and, last, the manifest (a build is complete once it exists).
-
-    With `previous` (an incremental build), counts, inputs and shards add up over both builds."""
-    out = Path(output)
-    totals = sum_counts([*(previous["counts"].items() if previous else []), *counts])
-    rejected = sorted(rejected, key=lambda r: (r["source"], r["locator"]))
-    pairs = sorted(pairs, key=lambda p: (p["kind"], str(p["dropped"]), p["kept"]))
+def finish(output: str, config: dict, inputs: dict[str, str], previous: dict | None) -> Manifest:
+    """Reconcile what the workers wrote: the rejection file, the duplicate pairs, the ids seen and, last, the
+    manifest (a build is complete once it exists). With `previous` (an incremental build), counts, inputs and
+    shards add up over both builds."""
+    saved = read_outputs(output)
+    totals = sum_counts(saved.get("counts", []))
     if previous:
-        rejected = _read_jsonl(out / REJECTIONS_NAME) + rejected
-        pairs = _read_jsonl(out / DUPLICATES_NAME) + pairs
-    _write_jsonl(out / REJECTIONS_NAME, rejected)
-    _write_jsonl(out / DUPLICATES_NAME, pairs)
-    seen = sorted((read_seen(out) if previous else frozenset()) | set(kept_ids))
-    with atomic_write(out / SEEN_NAME, "w") as f:
-        f.write("".join(f"{ident}\n" for ident in seen))
+        for name, n in previous["counts"].items():
+            totals[name] = totals.get(name, 0) + n
+    rejected = sorted(saved.get("rejected", []), key=lambda r: (r["source"], r["locator"]))
+    pairs = sorted(saved.get("pairs", []), key=lambda p: (p["kind"], str(p["dropped"]), p["kept"]))
+    if previous:
+        rejected = _read_jsonl(storage.join(output, REJECTIONS_NAME)) + rejected
+        pairs = _read_jsonl(storage.join(output, DUPLICATES_NAME)) + pairs
+    write_json_lines(storage.join(output, REJECTIONS_NAME), rejected)
+    write_json_lines(storage.join(output, DUPLICATES_NAME), pairs)
+    seen = sorted((read_seen(output) if previous else frozenset()) | set(saved.get("ids", [])))
+    storage.write_text(storage.join(output, SEEN_NAME), "".join(f"{ident}\n" for ident in seen))
     reasons: dict[str, int] = {}
     for entry in rejected:
         for reason in {reason_key(r) for r in entry["reasons"]}:
             reasons[reason] = reasons.get(reason, 0) + 1
-    outputs = sorted({*(previous["outputs"] if previous else []), *(s["file"] for s in shards)})
+    shards = [s["file"] for s in saved.get("shards", [])]
     manifest = Manifest(
         stage="build-corpus",
         config=config,
         inputs=sorted({*(previous["inputs"] if previous else []), *inputs}),
         fingerprints={**(previous.get("fingerprints", {}) if previous else {}), **inputs},
-        outputs=outputs,
+        outputs=sorted({*(previous["outputs"] if previous else []), *shards}),
         counts={"read": 0, "written": 0, "rejected": 0, **dict(sorted(totals.items()))},
         rejection_reasons=reasons,
     )
-    manifest.write(out)
-    return manifest.model_dump(mode="json")
+    manifest.write(output)
+    remove_stale_shards(output, SHARDS_DIR, manifest.outputs)
+    finish_output(output)
+    return manifest
 
 
-def _read_jsonl(path: Path) -> list[dict]:
-    if not path.exists():
+def _read_jsonl(path: str) -> list[dict]:
+    if not storage.exists(path):
         return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [json.loads(line) for line in storage.read_text(path).splitlines() if line.strip()]
 
 
 __all__ = ["DUPLICATES_NAME", "MANIFEST_NAME", "REJECTIONS_NAME", "SHARDS_DIR", "finish"]

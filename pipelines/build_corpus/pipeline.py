@@ -2,13 +2,12 @@
 
 import dataclasses
 import math
-import shutil
 from pathlib import Path
 
 import apache_beam as beam
 
 from masking import load_policy
-from pipelines.beam_runtime import pipeline_options, runner_for
+from pipelines.beam_runtime import pipeline_options
 from pipelines.build_corpus.config import BuildConfig
 from pipelines.build_corpus.outputs import SHARDS_DIR, finish, read_seen
 from pipelines.build_corpus.transforms import (
@@ -18,8 +17,8 @@ from pipelines.build_corpus.transforms import (
     Annotate,
     CapKnowledge,
     CountTasks,
-    DropDuplicates,
     ExactDuplicates,
+    FilesWithDrops,
     Filter,
     KnowledgeShareFn,
     NearDuplicates,
@@ -27,36 +26,36 @@ from pipelines.build_corpus.transforms import (
     ReadRecords,
     Redact,
 )
-from pipelines.shard_writing import SPILL_DIR, WriteShards, remove_stale_shards
+from pipelines.job import SaveOutputs, SumCounts, prepare_output, run_pipeline
+from pipelines.shard_writing import WriteShards
+from schemas import storage
 from schemas.arrow import CPT_SCHEMA
-from schemas.atomic import remove_stale_temporaries
-from schemas.formats.knowledge import find_knowledge_files
+from schemas.formats.knowledge import KNOWLEDGE, find_knowledge_files
 from schemas.manifest import MANIFEST_NAME, Manifest, read_manifest
-from schemas.sources import FOREIGN_SUFFIXES, NATIVE, NATIVE_SUFFIXES, find_files
-
-
-def fingerprint(path: Path) -> str:
-    stat = path.stat()
-    return f"{stat.st_size}:{stat.st_mtime_ns}"
+from schemas.sources import FOREIGN_SUFFIXES, NATIVE, NATIVE_SUFFIXES, find_data_files
 
 
 def plan_inputs(
-    inputs: list[str], input_format: str, output: Path, incremental: bool, knowledge: tuple[str, ...] = ()
+    inputs: list[str], input_format: str, output: str, incremental: bool, knowledge: tuple[str, ...] = ()
 ) -> tuple[dict[str, str], dict[str, str], dict | None]:
-    """Input files and knowledge files with their fingerprints; for an incremental build, only those new or
-    changed since the last."""
+    """Input files and knowledge files with their fingerprints ("size:mtime_ns"); for an incremental build, only
+    those new or changed since the last. Local paths are made absolute; files under OUTPUT are never inputs.
+    Inputs may be URLs; knowledge documents are local files."""
     suffixes = NATIVE_SUFFIXES if input_format == NATIVE else FOREIGN_SUFFIXES
-    files, missing = find_files(inputs, suffixes)
+    local = [p if storage.is_url(p) else str(Path(p).resolve()) for p in inputs]
+    files, missing = find_data_files(local, suffixes)
     documents, missing_documents = find_knowledge_files(knowledge)
     if missing or missing_documents:
         raise FileNotFoundError("; ".join([*(f"{m.source}: {m.reasons()[0]}" for m in missing), *missing_documents]))
-    output = output.resolve()
-    found, found_documents = (
-        {str(f.resolve()): fingerprint(f) for f in group if output not in f.resolve().parents}
-        for group in (files, documents)
-    )
+    out = output.rstrip("/") + "/"
+    found = {f.path: f"{f.size}:{f.mtime_ns}" for f in files if not f.path.startswith(out)}
+    found_documents = {
+        str(p.resolve()): f"{(st := p.stat()).st_size}:{st.st_mtime_ns}"
+        for p in documents
+        if not str(p.resolve()).startswith(out)
+    }
     previous = None
-    if incremental and (output / MANIFEST_NAME).exists():
+    if incremental and storage.exists(storage.join(output, MANIFEST_NAME)):
         previous = read_manifest(output).model_dump(mode="json")
         seen = previous.get("fingerprints", {})
         found, found_documents = (
@@ -68,51 +67,50 @@ def plan_inputs(
 
 def build_corpus(
     inputs: list[str],
-    output: Path,
+    output: str | Path,
     config: BuildConfig,
     beam_args: list[str] | None = None,
     incremental: bool = False,
     workers: int | None = None,
+    verbose: bool = False,
 ) -> Manifest:
+    out = str(output) if storage.is_url(output) else str(Path(output).resolve())
+    options = pipeline_options(beam_args, workers, verbose, paths=(*inputs, out))
     policy = load_policy(config.policy)
     config = dataclasses.replace(config, policy_hash=policy.config_hash)
-    files, documents, previous = plan_inputs(inputs, config.input_format, output, incremental, config.knowledge)
-    output.mkdir(parents=True, exist_ok=True)
-    shutil.rmtree(output / SPILL_DIR, ignore_errors=True)  # left by an interrupted build
-    remove_stale_temporaries(output)
+    files, documents, previous = plan_inputs(inputs, config.input_format, out, incremental, config.knowledge)
+    prepare_output(out)
     input_bytes = sum(int(f.split(":")[0]) for f in [*files.values(), *documents.values()])
     shards = max(1, math.ceil(input_bytes / config.shard_bytes))
-    options = pipeline_options(beam_args, workers)
-    out = str(output.resolve())
-    paths, knowledge = sorted(files), sorted(documents)
-    with beam.Pipeline(runner=runner_for(options), options=options) as p:
+    formats = {**{path: config.input_format for path in files}, **{path: KNOWLEDGE for path in documents}}
+    paths = sorted(formats)
+    seen = read_seen(out) if previous else frozenset()
+
+    def build(p: beam.Pipeline) -> None:
         # Pass 1: small features of every record, and the dedup decisions.
-        features = p | "Pass1Read" >> ReadRecords(
-            paths, config.input_format, config.max_observation_chars, report=False, knowledge=knowledge
+        features = (
+            p
+            | "Pass1Files" >> beam.Create([(path, {}) for path in paths])
+            | "Pass1Read" >> ReadRecords(formats, config.max_observation_chars, report=False, output=out)
         )
-        exact = features.records | "ExactDuplicates" >> ExactDuplicates(read_seen(output) if previous else frozenset())
-        pairs = [exact[PAIRS]]
-        near = p | "NoNear" >> beam.Create([])
+        near = None
         if config.near_dedup:
             near = features.records | "NearDuplicates" >> NearDuplicates(config.minhash)
-            pairs.append(
-                near
-                | "NearPairs"
-                >> beam.Map(lambda kv: {"kind": "near", "dropped": kv[0], "kept": kv[1][0], "similarity": kv[1][1]})
-            )
+        dedup = features.records | "ExactDuplicates" >> ExactDuplicates(seen, near)
         table = None
         if policy.needs_predictability:
             table = features.records | "Predictability" >> beam.CombineGlobally(PredictabilityCombineFn())
 
-        # Pass 2: every record streamed through the curation steps into spill files, then shards.
-        read = p | "Pass2Read" >> ReadRecords(
-            paths, config.input_format, config.max_observation_chars, report=True, knowledge=knowledge
+        # Pass 2: each file read again with its own drops (a join by file, no side input of the corpus's size),
+        # streamed through the curation steps into shards.
+        read = (
+            dedup.dropped
+            | "FilesWithDrops" >> FilesWithDrops(paths)
+            | "Pass2Read" >> ReadRecords(formats, config.max_observation_chars, report=True, output=out)
         )
         counts = [read[COUNTS]]
-        kept = read.records | "DropDuplicates" >> DropDuplicates(exact.losers, near)
-        counts.append(kept[COUNTS])
-        records = kept.records
-        if knowledge and config.knowledge_share < 1.0:
+        records = read.records | "Records" >> beam.Values()
+        if documents and config.knowledge_share < 1.0:
             threshold = features.records | "KnowledgeShare" >> beam.CombineGlobally(
                 KnowledgeShareFn(config.knowledge_share, config.filters)
             )
@@ -129,26 +127,13 @@ def build_corpus(
         annotated = records | "Annotate" >> Annotate(policy, table, config.split)
         counts += [annotated[COUNTS], annotated.rows | "CountTasks" >> CountTasks()]
         written = annotated.rows | "WriteShards" >> WriteShards(out, shards, CPT_SCHEMA, SHARDS_DIR, ["trajectory_id"])
+        _ = {
+            "counts": tuple(counts) | "Counts" >> SumCounts(),
+            "shards": written,
+            "rejected": read[REJECTED],
+            "pairs": dedup[PAIRS],
+            "ids": dedup.ids,
+        } | "Save" >> SaveOutputs(out)
 
-        totals = tuple(counts) | "AllCounts" >> beam.Flatten() | "SumCounts" >> beam.CombinePerKey(sum)
-        _ = (
-            p
-            | "Finish" >> beam.Create([None])
-            | "WriteManifest"
-            >> beam.Map(
-                finish,
-                out,
-                config.as_dict(),
-                {**files, **documents},
-                previous,
-                beam.pvalue.AsList(totals),
-                beam.pvalue.AsList(written),
-                beam.pvalue.AsList(read[REJECTED]),
-                beam.pvalue.AsList(tuple(pairs) | "AllPairs" >> beam.Flatten()),
-                beam.pvalue.AsList(exact.ids),
-            )
-        )
-    shutil.rmtree(output / SPILL_DIR, ignore_errors=True)
-    manifest = read_manifest(output)
-    remove_stale_shards(output, SHARDS_DIR, manifest.outputs)
-    return manifest
+    run_pipeline("build-corpus", options, out, 2 * len(paths), build)
+    return finish(out, config.as_dict(), {**files, **documents}, previous)

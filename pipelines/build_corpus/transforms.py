@@ -2,29 +2,30 @@
 
 The job reads its input twice, so that whole records never cross a shuffle (which an in-process runner holds
 in memory): pass 1 reduces every record to small features (content id, MinHash signature, predictability
-counts) and decides which records are duplicates; pass 2 reads again and streams each record through
-validation, dedup (against pass 1's decisions, as side inputs), filters, redaction and masking, into spill
-files per shard, which a last step sorts into deterministic shards. Every stage counts what it does twice: as
-Beam metrics (for the runner's UI) and as ("name", n) elements that the manifest sums, whatever the runner."""
+counts) and decides which records are duplicates; those decisions are joined with the input files by file, so
+pass 2 reads each file with its own drops and streams each record through validation, dedup, filters,
+redaction and masking, into spill files per shard, which a last step sorts into deterministic shards. Every
+stage counts what it does twice: as Beam metrics (for the runner's UI) and as ("name", n) elements that the
+manifest sums, whatever the runner."""
 
 from collections import Counter
 from collections.abc import Iterator
 
 import apache_beam as beam
-import numpy as np
 from apache_beam.metrics import Metrics
 from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.windowed_value import WindowedValue
 
-from curation.dedup import MinHashConfig, band_keys, signature, similarity
+from curation.dedup import MinHashConfig, SignatureTable, near_duplicate_pairs, signature
 from curation.filters import FilterConfig, apply_filters
 from curation.normalize import normalize
 from curation.redaction import redact
 from masking import MaskingPolicy, PredictabilityCombiner, mask_trajectory
 from masking.information import action_key
+from pipelines.job import mark_progress
+from schemas import storage
 from schemas.arrow import CPT_SCHEMA
 from schemas.formats import ImportOptions
-from schemas.formats.knowledge import KNOWLEDGE
 from schemas.manifest import rejection_entry
 from schemas.records import Trajectory
 from schemas.sources import read_records
@@ -54,128 +55,157 @@ class CountingFn(beam.DoFn):
         self.counts = Counter()
 
 
-def location(result) -> str:
-    return f"{result.source}:{result.locator}"
+def location(source: str, locator: str) -> str:
+    return f"{source}:{locator}"
 
 
 class ReadRecords(beam.PTransform):
-    """Files -> (location, normalised record); `knowledge` files are read as documents (single-turn records).
-    With `report`, invalid records (every reason, raw bytes) go to the rejected output and reads are counted;
-    pass 1 reads silently."""
+    """(file, {locator: dropped kind}) -> (location, normalised record) of every record not dropped; `formats`
+    says how each file is read (knowledge files as documents: single-turn records). With `report`, reads,
+    rejections (every reason, raw bytes) and drops are counted, invalid records go to the rejected output and
+    each file read is marked for the progress display; pass 1 reads silently. A location is (file, locator)."""
 
-    def __init__(self, files: list[str], input_format: str, max_observation_chars: int, report: bool, knowledge=()):
+    def __init__(self, formats: dict[str, str], max_observation_chars: int, report: bool, output: str = ""):
         super().__init__()
-        self.files = [(f, input_format) for f in files] + [(f, KNOWLEDGE) for f in knowledge]
-        self.report = report
+        self.formats, self.report, self.output = formats, report, output
         self.options = ImportOptions(max_observation_chars=max_observation_chars)
 
-    def expand(self, pbegin):
+    def expand(self, files):
         return (
-            pbegin
-            | "Files" >> beam.Create(self.files)
+            files
             | "Spread" >> beam.Reshuffle()
-            | "Read" >> beam.ParDo(_ReadFn(self.options, self.report)).with_outputs(REJECTED, COUNTS, main="records")
+            | "Read"
+            >> beam.ParDo(_ReadFn(self.formats, self.options, self.report, self.output)).with_outputs(
+                REJECTED, COUNTS, main="records"
+            )
         )
 
 
 class _ReadFn(CountingFn):
-    def __init__(self, options: ImportOptions, report: bool):
-        self.options, self.report = options, report
+    def __init__(self, formats: dict[str, str], options: ImportOptions, report: bool, output: str):
+        self.formats, self.options, self.report, self.output = formats, options, report, output
+        self.filesystem = storage.current_options()
 
-    def process(self, item: tuple[str, str]) -> Iterator:
-        path, input_format = item
-        for result in read_records([path], input_format, self.options):
+    def setup(self):
+        storage.use_options(self.filesystem)
+
+    def process(self, item: tuple[str, dict[str, str]]) -> Iterator:
+        path, drops = item
+        n = 0
+        for result in read_records([path], self.formats[path], self.options):
+            n += 1
             if self.report:
                 self.count("read")
-            if result.ok:
-                yield location(result), normalize(result.record)
-            elif self.report:
-                self.count("rejected")
-                yield beam.pvalue.TaggedOutput(REJECTED, rejection_entry(result))
+            if not result.ok:
+                if self.report:
+                    self.count("rejected")
+                    yield beam.pvalue.TaggedOutput(REJECTED, rejection_entry(result))
+            elif result.locator in drops:
+                self.count(f"deduplicated.{drops[result.locator]}")
+            else:
+                yield (result.source, result.locator), normalize(result.record)
+        if self.output:
+            mark_progress(self.output, "pass2" if self.report else "pass1", path, n)
 
 
-def _order(item: tuple[str, Trajectory]) -> tuple:
+def _order(item: tuple[tuple[str, str], Trajectory]) -> tuple:
     """Among exact duplicates the kept one is the earliest by (run, origin, location): the same in every run."""
-    loc, record = item
-    return record.source.run_id or "", record.source.origin or "", loc
+    (source, locator), record = item
+    return record.source.run_id or "", record.source.origin or "", source, locator
 
 
 class ExactDuplicates(beam.PTransform):
-    """Pass 1: (location, record) -> (location of a dropped duplicate, kept id); ids an earlier build kept
-    (`seen`, for an incremental build) count as already there. Also every distinct id, and the pairs report."""
+    """Pass 1: (location, record) -> the dropped ones, as (location, "exact"), joined by id with the near
+    duplicates' decisions (`near`: (dropped id, (kept id, similarity))), whose kept member becomes
+    (location, "near"). Ids an earlier build kept (`seen`, for an incremental build) count as already there.
+    Also every distinct new id, and the pairs report."""
 
-    def __init__(self, seen: frozenset[str] = frozenset()):
+    def __init__(self, seen: frozenset[str] = frozenset(), near=None):
         super().__init__()
-        self.seen = seen
+        self.seen, self.near = seen, near
 
     def expand(self, records):
+        by_id = records | "ById" >> beam.Map(lambda item: (item[1].trajectory_id, _order(item)))
+        near = self.near if self.near is not None else by_id.pipeline | "NoNear" >> beam.Create([])
         return (
-            records
-            | "ById" >> beam.Map(lambda item: (item[1].trajectory_id, (_order(item), item[0])))
-            | "Group" >> beam.GroupByKey()
-            | "Decide" >> beam.FlatMap(self._decide).with_outputs(PAIRS, "ids", main="losers")
+            {"members": by_id, "near": near}
+            | "Join" >> beam.CoGroupByKey()
+            | "Decide" >> beam.FlatMap(self._decide).with_outputs(PAIRS, "ids", main="dropped")
         )
 
     def _decide(self, item) -> Iterator:
-        ident, members = item
-        members = sorted(members)
+        ident, joined = item
+        members = sorted(joined["members"])
+        if not members:
+            return
         losers = members if ident in self.seen else members[1:]
         if ident not in self.seen:
             yield beam.pvalue.TaggedOutput("ids", ident)
-        for _, loc in losers:
-            yield loc, ident
-            yield beam.pvalue.TaggedOutput(PAIRS, {"kind": "exact", "dropped": loc, "kept": ident, "similarity": 1.0})
+            for kept, score in list(joined["near"])[:1]:
+                yield (members[0][2], members[0][3]), "near"
+                yield beam.pvalue.TaggedOutput(
+                    PAIRS, {"kind": "near", "dropped": ident, "kept": kept, "similarity": score}
+                )
+        for *_, source, locator in losers:
+            yield (source, locator), "exact"
+            yield beam.pvalue.TaggedOutput(
+                PAIRS, {"kind": "exact", "dropped": location(source, locator), "kept": ident, "similarity": 1.0}
+            )
+
+
+class FilesWithDrops(beam.PTransform):
+    """Join the input files with pass 1's decisions by file: (file, {locator: "exact" | "near"}). Each file
+    carries only its own drops, so no table that grows with the corpus reaches pass 2 as a side input."""
+
+    def __init__(self, files: list[str]):
+        super().__init__()
+        self.files = files
+
+    def expand(self, dropped):
+        files = dropped.pipeline | "Files" >> beam.Create([(f, None) for f in self.files])
+        by_file = dropped | "ByFile" >> beam.Map(lambda d: (d[0][0], (d[0][1], d[1])))
+        return (
+            {"file": files, "drops": by_file}
+            | "Join" >> beam.CoGroupByKey()
+            | "Drops" >> beam.FlatMap(lambda kv: [(kv[0], dict(kv[1]["drops"]))] if kv[1]["file"] else [])
+        )
 
 
 class NearDuplicates(beam.PTransform):
-    """Pass 1: MinHash signatures, LSH bands for candidates (each paired with its bucket's smallest id), then
-    the estimated Jaccard of each candidate pair: (dropped id, (kept id, similarity)). Only ids and one
-    signature per record travel through shuffles."""
+    """Pass 1: MinHash signatures gathered into one compact table (numpy arrays, combined across workers), LSH
+    bands over it for candidates, then the estimated Jaccard of each candidate pair: (dropped id, (kept id,
+    similarity)). One signature per record, no Python object per band."""
 
     def __init__(self, config: MinHashConfig):
         super().__init__()
         self.config = config
 
     def expand(self, records):
-        config = self.config
-        sigs = records | "Sign" >> beam.Map(lambda item: (item[1].trajectory_id, signature(item[1], config).tobytes()))
-        candidates = (
-            sigs
-            | "Bands"
-            >> beam.FlatMap(lambda kv: [(b, kv[0]) for b in band_keys(np.frombuffer(kv[1], np.uint32), config)])
-            | "Buckets" >> beam.GroupByKey()
-            | "ToSmallest" >> beam.FlatMap(_pairs_to_smallest)
-            | "Distinct" >> beam.Distinct()
-        )
-        with_own = (
-            {"sig": sigs, "smaller": candidates}
-            | "JoinOwn" >> beam.CoGroupByKey()
-            | "BySmaller"
-            >> beam.FlatMap(lambda kv: [(lo, (kv[0], next(iter(kv[1]["sig"])))) for lo in set(kv[1]["smaller"])])
-        )
         return (
-            {"sig": sigs, "larger": with_own}
-            | "JoinSmaller" >> beam.CoGroupByKey()
-            | "Verify" >> beam.FlatMap(self._verify)
-            | "SmallestKept" >> beam.CombinePerKey(min)
+            records
+            | "Signatures" >> beam.CombineGlobally(_SignatureTableFn(self.config))
+            | "Pairs" >> beam.FlatMap(near_duplicate_pairs, self.config)
         )
 
-    def _verify(self, kv) -> Iterator:
-        smaller, joined = kv
-        own = next(iter(joined["sig"]), None)
-        if own is None:
-            return
-        own = np.frombuffer(own, np.uint32)
-        for larger, sig in {(k, s) for k, s in joined["larger"]}:
-            score = similarity(np.frombuffer(sig, np.uint32), own)
-            if score >= self.config.threshold:
-                yield larger, (smaller, round(score, 4))
 
+class _SignatureTableFn(beam.CombineFn):
+    def __init__(self, config: MinHashConfig):
+        self.config = config
 
-def _pairs_to_smallest(kv) -> Iterator:
-    ids = sorted(set(kv[1]))
-    for ident in ids[1:]:
-        yield ident, ids[0]
+    def create_accumulator(self) -> SignatureTable:
+        return SignatureTable(self.config.permutations)
+
+    def add_input(self, table: SignatureTable, item) -> SignatureTable:
+        record = item[1]
+        table.add(record.trajectory_id, signature(record, self.config))
+        return table
+
+    def merge_accumulators(self, tables) -> SignatureTable:
+        tables = list(tables)
+        return tables[0].merge(tables[1:])
+
+    def extract_output(self, table: SignatureTable) -> SignatureTable:
+        return table
 
 
 class PredictabilityCombineFn(beam.CombineFn):
@@ -270,30 +300,6 @@ class _CapFn(CountingFn):
     def process(self, record: Trajectory, threshold: float) -> Iterator:
         if is_knowledge(record) and knowledge_draw(record.trajectory_id) >= threshold:
             self.count("filtered.knowledge_share")
-        else:
-            yield record
-
-
-class DropDuplicates(beam.PTransform):
-    """Pass 2: drop what pass 1 decided (exact: by location; near: by id), counted."""
-
-    def __init__(self, exact_losers, near_losers):
-        super().__init__()
-        self.exact_losers, self.near_losers = exact_losers, near_losers
-
-    def expand(self, records):
-        return records | "Drop" >> beam.ParDo(
-            _DropFn(), beam.pvalue.AsDict(self.exact_losers), beam.pvalue.AsDict(self.near_losers)
-        ).with_outputs(COUNTS, main="records")
-
-
-class _DropFn(CountingFn):
-    def process(self, item, exact: dict, near: dict) -> Iterator:
-        loc, record = item
-        if loc in exact:
-            self.count("deduplicated.exact")
-        elif record.trajectory_id in near:
-            self.count("deduplicated.near")
         else:
             yield record
 

@@ -4,24 +4,26 @@ import dataclasses
 from pathlib import Path
 
 import typer
-from rich.table import Table
 
 from curation.filters import FilterConfig
 from masking import PolicyError, load_policy
 from pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
+from pipelines.commands.beam_command import VERBOSE_HELP, beam_args, job_errors, quiet_logging
 from pipelines.console import console
 from schemas.formats import FORMATS
+from schemas.manifest import MANIFEST_NAME
+from schemas.storage import join
 
 FILTER_NAMES = [f.name for f in dataclasses.fields(FilterConfig) if f.type is bool or f.type == "bool"]
 
 
 def build_corpus_command(
     ctx: typer.Context,
-    input: list[Path] = typer.Option(
-        [Path("data/raw")], "--input", "-i", help="Raw segments, or folders of them (repeatable)."
+    input: list[str] = typer.Option(
+        ["data/raw"], "--input", "-i", help="Raw segments, or folders of them (repeatable; a path or a URL)."
     ),
-    output: Path = typer.Option(
-        Path("data/corpus"), "--output", "-o", help="Corpus folder: cpt/ shards, manifest, rejections."
+    output: str = typer.Option(
+        "data/corpus", "--output", "-o", help="Corpus folder (a path or a URL): cpt/ shards, manifest, rejections."
     ),
     input_format: str = typer.Option(
         "trajforge", help=f"trajforge (raw segments or shards) or a foreign format: {', '.join(FORMATS)}."
@@ -67,6 +69,7 @@ def build_corpus_command(
         help="The most of the CPT characters knowledge documents may take; past it, documents (in hash order) are "
         "dropped and counted. Default: no cap.",
     ),
+    verbose: bool = typer.Option(False, "--verbose", help=VERBOSE_HELP),
 ) -> None:
     """Build the CPT corpus with Apache Beam: validate (quarantining bad records), normalise, deduplicate
     (exact and MinHash), apply the paper's filters, redact secrets, compute per-turn statistics and loss masks,
@@ -74,11 +77,14 @@ def build_corpus_command(
     recorded in every row and counted in the manifest, and write deterministic Arrow IPC stream shards with a
     manifest whose counts reconcile.
 
-    Runs in-process by default; Beam flags after `--` select another runner, e.g.
-    `trajforge build-corpus -i gs://b/raw -o out -- --runner=DataflowRunner --project=P --region=R`.
-    Exit code 0: done; 1: done, and some records were rejected (see OUTPUT/_rejections.jsonl).
+    Runs in-process by default; Beam flags after `--` (and only there) select another runner, e.g.
+    `trajforge build-corpus -i gs://b/raw -o gs://b/corpus -- --runner=DataflowRunner --project=P --region=R`.
+    Exit code 0: done; 1: done, and some records were rejected (see OUTPUT/_rejections.jsonl); 2: bad
+    arguments, or the job could not run (one line says why).
     """
     from pipelines.build_corpus.config import BuildConfig
+
+    quiet_logging(verbose)
     from pipelines.build_corpus.pipeline import build_corpus
     from schemas.splits import SplitConfig
 
@@ -106,17 +112,13 @@ def build_corpus_command(
         knowledge=tuple(str(p) for p in knowledge),
         knowledge_share=knowledge_share,
     )
-    with console.status("running the build-corpus pipeline (Beam)"):
-        try:
-            manifest = build_corpus([str(p) for p in input], output, config, list(ctx.args), incremental, workers)
-        except FileNotFoundError as exc:
-            console.print(f"[red]{exc}[/]")
-            raise typer.Exit(EXIT_USAGE) from exc
+    with job_errors(verbose):
+        manifest = build_corpus(input, output, config, beam_args(ctx), incremental, workers, verbose)
     _summary(manifest, output)
     raise typer.Exit(EXIT_REJECTED if manifest.counts.get("rejected") else EXIT_OK)
 
 
-def _summary(manifest, output: Path) -> None:
+def _summary(manifest, output: str) -> None:
     c = manifest.counts
     groups: dict[str, int] = {}
     for key, n in c.items():
@@ -126,17 +128,26 @@ def _summary(manifest, output: Path) -> None:
     console.print(
         f"[bold]build-corpus[/]: read {c['read']} = written {c['written']} + rejected {c['rejected']} + "
         f"deduplicated {groups.get('deduplicated', 0)} + filtered {groups.get('filtered', 0)}"
-        f"{'' if manifest.reconciles() else '  [red](does not reconcile!)[/]'} -> {output}"
+        f"{'' if manifest.reconciles() else '  [red](does not reconcile!)[/]'} -> {output}",
+        highlight=False,
+        soft_wrap=True,
     )
-    table = Table("count", "n", box=None)
+    by_head: dict[str, list[str]] = {}
     for key, n in c.items():
-        if "." in key or key in ("turns_written", "turns_in_loss"):
-            table.add_row(key, str(n))
-    console.print(table)
+        if "." in key:
+            head, name = key.split(".", 1)
+            by_head.setdefault(head, []).append(f"{name} {n:,}")
+    console.print(f"  turns: {c.get('turns_written', 0):,} written, {c.get('turns_in_loss', 0):,} in the loss")
+    for head, parts in by_head.items():
+        console.print(f"  {head}: {', '.join(parts)}", highlight=False)
+    console.print(
+        f"  {len(manifest.outputs)} shards under {join(output, 'cpt')}; manifest {join(output, MANIFEST_NAME)}",
+        highlight=False,
+        soft_wrap=True,
+    )
     if c.get("knowledge.documents"):
         share = c["chars.knowledge"] / max(1, c["chars.knowledge"] + c.get("chars.trajectories", 0))
         console.print(
             f"  knowledge: {c['knowledge.documents']} documents, {c['chars.knowledge']:,} characters "
             f"({share:.1%} of CPT characters)"
         )
-    console.print(f"  {len(manifest.outputs)} shards under {output / 'cpt'}; manifest {output / '_manifest.json'}")

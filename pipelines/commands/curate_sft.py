@@ -4,7 +4,8 @@ from pathlib import Path
 
 import typer
 
-from pipelines.commands import EXIT_OK, EXIT_USAGE
+from pipelines.commands import EXIT_OK
+from pipelines.commands.beam_command import VERBOSE_HELP, beam_args, job_errors, quiet_logging
 from pipelines.commands.judge_options import with_judge_options
 from pipelines.console import console
 
@@ -36,8 +37,9 @@ class _Factory:
 
 @with_judge_options
 def curate_sft_command(
-    input: Path = typer.Option(Path("data/corpus"), "--input", "-i", help="A build-corpus folder (its cpt/ shards)."),
-    output: Path = typer.Option(Path("data/sft"), "--output", "-o", help="SFT folder: sft/ shards, scores, manifest."),
+    ctx: typer.Context,
+    input: str = typer.Option("data/corpus", "--input", "-i", help="A build-corpus folder or URL (its cpt/ shards)."),
+    output: str = typer.Option("data/sft", "--output", "-o", help="SFT folder or URL: sft/ shards, scores, manifest."),
     generator: str = typer.Option(
         "rationalization",
         help="checkpoint (a local model) or endpoint (any OpenAI-compatible API): model rollouts, rejection "
@@ -59,37 +61,38 @@ def curate_sft_command(
     seed: int = typer.Option(0),
     max_new_tokens: int = typer.Option(512, min=1, help="Longest candidate a model generator may write."),
     workers: int | None = typer.Option(None, min=1),
+    verbose: bool = typer.Option(False, "--verbose", help=VERBOSE_HELP),
 ) -> None:
     """Curate SFT data (paper §3.3): for each query (an in-loss turn with its history), N candidates of the form
     <think>...</think><predicted_observation>...</predicted_observation>, judged on format, factuality,
     consistency, realism and quality; the best of N is kept when it reaches the threshold. Every query's scores
-    go to OUTPUT/_scores.jsonl; system prompts vary over several templates, picked per sample."""
+    go to OUTPUT/_scores.jsonl; system prompts vary over several templates, picked per sample. Beam flags go
+    after `--`."""
+    quiet_logging(verbose)
     from pipelines.curate_sft.pipeline import curate_sft
 
-    try:
+    with job_errors(verbose):
         make_generator = _generator_factory(generator, generator_url, generator_model, checkpoint, max_new_tokens)
-        with console.status(f"running the curate-sft pipeline (Beam), judge: {judge_spec.describe()}"):
-            manifest = curate_sft(
-                input,
-                output,
-                make_generator,
-                judge_spec,
-                {"generator": generator, **judge_spec.as_config()},
-                candidates,
-                threshold,
-                per_trajectory,
-                hint,
-                seed,
-                workers=workers,
-            )
-    except (ValueError, FileNotFoundError) as exc:
-        console.print(f"[red]{exc}[/]")
-        raise typer.Exit(EXIT_USAGE) from exc
-    console.print(summary_line(manifest.counts, output))
+        manifest = curate_sft(
+            input,
+            output,
+            make_generator,
+            judge_spec,
+            {"generator": generator, **judge_spec.as_config()},
+            candidates,
+            threshold,
+            per_trajectory,
+            hint,
+            seed,
+            beam_args=beam_args(ctx),
+            workers=workers,
+            verbose=verbose,
+        )
+    console.print(summary_line(manifest.counts, output), highlight=False, soft_wrap=True)
     raise typer.Exit(EXIT_OK)
 
 
-def summary_line(c: dict[str, int], output: Path) -> str:
+def summary_line(c: dict[str, int], output: str) -> str:
     """Queries, the acceptance rate, and where the kept samples came from: model rollouts or rationalization."""
     rate = c["written"] / c["read"] if c["read"] else 0.0
     skipped = sum(n for k, n in c.items() if k.startswith("rows_skipped."))

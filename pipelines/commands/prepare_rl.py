@@ -4,28 +4,36 @@ from pathlib import Path
 
 import typer
 
-from pipelines.commands import EXIT_OK, EXIT_USAGE
+from pipelines.commands import EXIT_OK
+from pipelines.commands.beam_command import VERBOSE_HELP, beam_args, job_errors, quiet_logging
 from pipelines.console import console
 
 
 def prepare_rl_command(
-    input: Path = typer.Option(Path("data/corpus"), "--input", "-i", help="A build-corpus folder (its cpt/ shards)."),
-    output: Path = typer.Option(Path("data/rl"), "--output", "-o", help="RL folder: rl/ shards and the manifest."),
+    ctx: typer.Context,
+    input: str = typer.Option("data/corpus", "--input", "-i", help="A build-corpus folder or URL (its cpt/ shards)."),
+    output: str = typer.Option("data/rl", "--output", "-o", help="RL folder or URL: rl/ shards and the manifest."),
     token_budget: int = typer.Option(2048, min=16, help="Prompt tokens at most; the oldest history goes first."),
     tokenizer: Path | None = typer.Option(None, help="Count tokens with this tokenizer (default: ~4 characters each)."),
     workers: int | None = typer.Option(None, min=1),
+    verbose: bool = typer.Option(False, "--verbose", help=VERBOSE_HELP),
 ) -> None:
     """Prepare RL data (paper §3.4): one turn per trajectory as a prompt capped by a token budget, with the real
     observation and a rule-verifier spec where one can be derived (stdout facts for terminals, JSON fields and
-    error flags for MCP, accessibility-tree anchors for the web)."""
+    error flags for MCP, accessibility-tree anchors for the web). Beam flags go after `--`."""
+    quiet_logging(verbose)
     from pipelines.prepare_rl.pipeline import prepare_rl
 
-    try:
-        with console.status("running the prepare-rl pipeline (Beam)"):
-            manifest = prepare_rl(input, output, token_budget, str(tokenizer) if tokenizer else None, workers=workers)
-    except FileNotFoundError as exc:
-        console.print(f"[red]{exc}[/]")
-        raise typer.Exit(EXIT_USAGE) from exc
+    with job_errors(verbose):
+        manifest = prepare_rl(
+            input,
+            output,
+            token_budget,
+            str(tokenizer) if tokenizer else None,
+            beam_args=beam_args(ctx),
+            workers=workers,
+            verbose=verbose,
+        )
     c = manifest.counts
     console.print(
         f"[bold]prepare-rl[/]: {c['read']} trajectories, {c['written']} prompts "

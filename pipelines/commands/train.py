@@ -12,7 +12,9 @@ from pipelines.console import console
 @with_judge_options
 def train_command(
     stage: str = typer.Option("cpt", help="cpt (masked corpus shards) or sft (curated shards); rl: issue #7."),
-    data: Path | None = typer.Option(None, help="Corpus folder (default: data/corpus for cpt, data/sft for sft)."),
+    data: str | None = typer.Option(
+        None, help="Corpus folder or URL (default: data/corpus for cpt, data/sft for sft); URLs are staged locally."
+    ),
     output: Path | None = typer.Option(
         None, "--output", "-o", help="Run folder (default: runs/<stage>); reruns resume."
     ),
@@ -86,7 +88,7 @@ def train_command(
 
     config = StageConfig(
         stage=stage,
-        data=str(data or Path("data/corpus" if stage == "cpt" else "data/sft")),
+        data=data or ("data/corpus" if stage == "cpt" else "data/sft"),
         output=str(output or Path("runs") / stage),
         init=str(init) if init else None,
         tokenizer=str(tokenizer) if tokenizer else None,
@@ -149,7 +151,7 @@ def _train_rl(
     from training.rl import RLConfig, run_rl
 
     config = RLConfig(
-        data=str(data or Path("data/rl")),
+        data=data or "data/rl",
         output=str(output or Path("runs/rl")),
         init=init,
         max_steps=max_steps,

@@ -1,41 +1,34 @@
 """curate-sft: CPT shards -> queries -> N candidates -> judged -> best-of-N above a threshold -> SFT shards."""
 
-import json
-import shutil
 from pathlib import Path
 
 import apache_beam as beam
 
-from pipelines.beam_runtime import pipeline_options, runner_for
+from pipelines.beam_runtime import pipeline_options
 from pipelines.build_corpus.transforms import COUNTS
-from pipelines.curate_sft.transforms import SCORES, Generate, JudgeAndPick, MakeQueries, ReadRows
-from pipelines.shard_writing import SPILL_DIR, WriteShards, cpt_inputs, remove_stale_shards, sum_counts
+from pipelines.curate_sft.transforms import SCORES, Generate, JudgeAndPick, MakeQueries
+from pipelines.job import (
+    ReadShardRows,
+    SaveOutputs,
+    SumCounts,
+    finish_output,
+    read_outputs,
+    run_pipeline,
+    sum_counts,
+    write_json_lines,
+)
+from pipelines.shard_writing import WriteShards, cpt_inputs, remove_stale_shards
+from schemas import storage
 from schemas.arrow import SFT_SCHEMA
-from schemas.atomic import atomic_write
-from schemas.manifest import Manifest, read_manifest
+from schemas.manifest import Manifest
 
 SFT_DIR = "sft"
 SCORES_NAME = "_scores.jsonl"
 
 
-def _finish(_, output: str, config: dict, inputs: list[str], counts, shards, scores) -> None:
-    out = Path(output)
-    totals = sum_counts(counts)
-    with atomic_write(out / SCORES_NAME, "w") as f:
-        for entry in sorted(scores, key=lambda e: (e["trajectory_id"], e["turn_index"])):
-            f.write(json.dumps(entry, sort_keys=True) + "\n")
-    Manifest(
-        stage="curate-sft",
-        config=config,
-        inputs=inputs,
-        outputs=sorted(s["file"] for s in shards),
-        counts={"read": 0, "written": 0, **dict(sorted(totals.items()))},
-    ).write(out)
-
-
 def curate_sft(
-    corpus: Path,
-    output: Path,
+    corpus: str | Path,
+    output: str | Path,
     make_generator,
     make_judge,
     config: dict,
@@ -47,10 +40,11 @@ def curate_sft(
     shard_bytes: int = 64 << 20,
     beam_args: list[str] | None = None,
     workers: int | None = None,
+    verbose: bool = False,
 ) -> Manifest:
-    files, shards = cpt_inputs(corpus, output, shard_bytes)
-    options = pipeline_options(beam_args, workers)
-    out = str(output.resolve())
+    options = pipeline_options(beam_args, workers, verbose, paths=(str(corpus), str(output)))
+    out = str(output)
+    inputs = cpt_inputs(str(corpus), out, shard_bytes)
     full_config = {
         **config,
         "candidates": candidates,
@@ -59,30 +53,30 @@ def curate_sft(
         "hint": hint,
         "seed": seed,
     }
-    with beam.Pipeline(runner=runner_for(options), options=options) as p:
-        rows = p | "ReadRows" >> ReadRows([str(f) for f in files])
+
+    def build(p: beam.Pipeline) -> None:
+        rows = p | "ReadRows" >> ReadShardRows(inputs.files, out)
         queries = rows | "MakeQueries" >> MakeQueries(per_trajectory)
         generated = queries.queries | "Generate" >> Generate(make_generator, candidates, hint, seed)
         judged = generated | "JudgeAndPick" >> JudgeAndPick(make_judge, threshold)
-        written = judged.rows | "WriteShards" >> WriteShards(
-            out, shards, SFT_SCHEMA, SFT_DIR, ["trajectory_id", "turn_index"]
+        shards = judged.rows | "WriteShards" >> WriteShards(
+            out, inputs.shards, SFT_SCHEMA, SFT_DIR, ["trajectory_id", "turn_index"]
         )
-        counts = (queries[COUNTS], judged[COUNTS]) | "AllCounts" >> beam.Flatten() | beam.CombinePerKey(sum)
-        _ = (
-            p
-            | "Finish" >> beam.Create([None])
-            | "WriteManifest"
-            >> beam.Map(
-                _finish,
-                out,
-                full_config,
-                [str(f) for f in files],
-                beam.pvalue.AsList(counts),
-                beam.pvalue.AsList(written),
-                beam.pvalue.AsList(judged[SCORES]),
-            )
-        )
-    shutil.rmtree(output / SPILL_DIR, ignore_errors=True)
-    manifest = read_manifest(output)
-    remove_stale_shards(output, SFT_DIR, manifest.outputs)
+        counts = (queries[COUNTS], judged[COUNTS]) | "Counts" >> SumCounts()
+        _ = {"counts": counts, "shards": shards, "scores": judged[SCORES]} | "Save" >> SaveOutputs(out)
+
+    run_pipeline("curate-sft", options, out, len(inputs.files), build)
+    saved = read_outputs(out)
+    scores = sorted(saved.get("scores", []), key=lambda e: (e["trajectory_id"], e["turn_index"]))
+    write_json_lines(storage.join(out, SCORES_NAME), scores)
+    manifest = Manifest(
+        stage="curate-sft",
+        config=full_config,
+        inputs=inputs.files,
+        outputs=sorted(s["file"] for s in saved.get("shards", [])),
+        counts={"read": 0, "written": 0, **dict(sorted(sum_counts(saved.get("counts", [])).items()))},
+    )
+    manifest.write(out)
+    remove_stale_shards(out, SFT_DIR, manifest.outputs)
+    finish_output(out)
     return manifest

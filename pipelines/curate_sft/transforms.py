@@ -7,29 +7,12 @@ import apache_beam as beam
 from evaluation.extraction import extract_prediction
 from evaluation.scores import Scores
 from pipelines.build_corpus.transforms import COUNTS, CountingFn
-from schemas.shards import read_shard_table
 from schemas.splits import readable_by, row_placement
 from schemas.version import SCHEMA_VERSION
 from training.generators import Candidate, sample_kind
 from training.prompts import Query, build_query
 
 SCORES = "scores"
-
-
-class ReadRows(beam.PTransform):
-    """CPT shard files -> rows (one shard in memory at a time)."""
-
-    def __init__(self, files: list[str]):
-        super().__init__()
-        self.files = files
-
-    def expand(self, pbegin):
-        return (
-            pbegin
-            | "Files" >> beam.Create(self.files)
-            | "Spread" >> beam.Reshuffle()
-            | "Rows" >> beam.FlatMap(lambda path: read_shard_table(path).to_pylist())
-        )
 
 
 class MakeQueries(beam.PTransform):

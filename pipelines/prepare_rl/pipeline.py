@@ -3,20 +3,19 @@ first), each with its reference observation and, where one can be derived, a rul
 
 import json
 import math
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import apache_beam as beam
 
 from evaluation.verifiers import derive_verifier
-from pipelines.beam_runtime import pipeline_options, runner_for
+from pipelines.beam_runtime import pipeline_options
 from pipelines.build_corpus.transforms import COUNTS, CountingFn
-from pipelines.curate_sft.transforms import ReadRows
-from pipelines.shard_writing import SPILL_DIR, WriteShards, cpt_inputs, remove_stale_shards, sum_counts
+from pipelines.job import ReadShardRows, SaveOutputs, SumCounts, finish_output, read_outputs, run_pipeline, sum_counts
+from pipelines.shard_writing import WriteShards, cpt_inputs, remove_stale_shards
 from schemas.arrow import RL_SCHEMA
 from schemas.hashing import content_hash
-from schemas.manifest import Manifest, read_manifest
+from schemas.manifest import Manifest
 from schemas.splits import readable_by, row_placement
 from schemas.version import SCHEMA_VERSION
 from training.prompts import build_query
@@ -80,44 +79,38 @@ class _PromptFn(CountingFn):
         }
 
 
-def _finish(_, output: str, config: dict, inputs: list[str], counts, shards) -> None:
-    totals = sum_counts(counts)
-    Manifest(
-        stage="prepare-rl",
-        config=config,
-        inputs=inputs,
-        outputs=sorted(s["file"] for s in shards),
-        counts={"read": 0, "written": 0, **dict(sorted(totals.items()))},
-    ).write(Path(output))
-
-
 def prepare_rl(
-    corpus: Path,
-    output: Path,
+    corpus: str | Path,
+    output: str | Path,
     token_budget: int = 2048,
     tokenizer: str | None = None,
     shard_bytes: int = 64 << 20,
     beam_args: list[str] | None = None,
     workers: int | None = None,
+    verbose: bool = False,
 ) -> Manifest:
-    files, shards = cpt_inputs(corpus, output, shard_bytes)
-    options = pipeline_options(beam_args, workers)
-    out = str(output.resolve())
+    options = pipeline_options(beam_args, workers, verbose, paths=(str(corpus), str(output)))
+    out = str(output)
+    inputs = cpt_inputs(str(corpus), out, shard_bytes)
     config = {"token_budget": token_budget, "tokenizer": tokenizer}
-    with beam.Pipeline(runner=runner_for(options), options=options) as p:
-        rows = p | "ReadRows" >> ReadRows([str(f) for f in files])
+
+    def build(p: beam.Pipeline) -> None:
+        rows = p | "ReadRows" >> ReadShardRows(inputs.files, out)
         prompts = rows | "Prompts" >> beam.ParDo(_PromptFn(token_budget, tokenizer)).with_outputs(COUNTS, main="rows")
-        written = prompts.rows | "WriteShards" >> WriteShards(out, shards, RL_SCHEMA, RL_DIR, ["trajectory_id"])
-        counts = prompts[COUNTS] | beam.CombinePerKey(sum)
-        _ = (
-            p
-            | "Finish" >> beam.Create([None])
-            | "WriteManifest"
-            >> beam.Map(
-                _finish, out, config, [str(f) for f in files], beam.pvalue.AsList(counts), beam.pvalue.AsList(written)
-            )
-        )
-    shutil.rmtree(output / SPILL_DIR, ignore_errors=True)
-    manifest = read_manifest(output)
-    remove_stale_shards(output, RL_DIR, manifest.outputs)
+        shards = prompts.rows | "WriteShards" >> WriteShards(out, inputs.shards, RL_SCHEMA, RL_DIR, ["trajectory_id"])
+        counts = prompts[COUNTS] | "Counts" >> SumCounts()
+        _ = {"counts": counts, "shards": shards} | "Save" >> SaveOutputs(out)
+
+    run_pipeline("prepare-rl", options, out, len(inputs.files), build)
+    saved = read_outputs(out)
+    manifest = Manifest(
+        stage="prepare-rl",
+        config=config,
+        inputs=inputs.files,
+        outputs=sorted(s["file"] for s in saved.get("shards", [])),
+        counts={"read": 0, "written": 0, **dict(sorted(sum_counts(saved.get("counts", [])).items()))},
+    )
+    manifest.write(out)
+    remove_stale_shards(out, RL_DIR, manifest.outputs)
+    finish_output(out)
     return manifest

@@ -1,7 +1,14 @@
 import numpy as np
 import pytest
 
-from curation.dedup import MinHashConfig, band_keys, duplicates_in_bucket, signature, similarity
+from curation.dedup import (
+    MinHashConfig,
+    SignatureTable,
+    duplicates_in_bucket,
+    near_duplicate_pairs,
+    signature,
+    similarity,
+)
 from tests.conftest import make_trajectory
 
 CONFIG = MinHashConfig()
@@ -27,7 +34,21 @@ def test_identical_and_near_and_far():
     assert similarity(a, a) == 1.0
     assert similarity(a, b) > 0.8
     assert similarity(a, c) < 0.3
-    assert set(band_keys(a, CONFIG)) & set(band_keys(b, CONFIG))
+
+
+def test_lsh_pairs_near_duplicates_with_the_smallest_id_across_merged_tables():
+    near, near2, far = long_trajectory(), long_trajectory(3), make_trajectory(2, task_description="other")
+    left, right = SignatureTable(CONFIG.permutations), SignatureTable(CONFIG.permutations)
+    for record in (near, far, near):  # an exact duplicate shares its id and signature
+        left.add(record.trajectory_id, signature(record, CONFIG))
+    right.add(near2.trajectory_id, signature(near2, CONFIG))
+    table = SignatureTable(CONFIG.permutations).merge([left, right])
+    kept, dropped = sorted([near.trajectory_id, near2.trajectory_id])
+    loose = MinHashConfig(threshold=0.75)
+    ((loser, (winner, score)),) = near_duplicate_pairs(table, loose)
+    assert (loser, winner) == (dropped, kept) and 0.75 <= score < 1
+    assert near_duplicate_pairs(table, MinHashConfig(threshold=0.99)) == []
+    assert near_duplicate_pairs(SignatureTable(CONFIG.permutations), CONFIG) == []
 
 
 def test_signature_estimates_jaccard():

@@ -50,3 +50,13 @@ def test_split_edges(corpus):
     assert len(split_by_trajectory(corpus, 1.0).train) == 0
     with pytest.raises(ValueError):
         split_by_trajectory(corpus, 1.5)
+
+
+def test_a_truncated_shard_is_named(corpus_dir, tmp_path):
+    from schemas.shards import ShardError
+
+    shard = sorted((corpus_dir / "cpt").glob("*.arrow"))[0]
+    broken = tmp_path / shard.name
+    broken.write_bytes(shard.read_bytes()[:92])
+    with pytest.raises(ShardError, match=str(broken)):
+        load_cpt([broken])

@@ -170,6 +170,8 @@ def test_a_build_killed_mid_write_reruns_to_a_clean_builds_bytes(built, tmp_path
     assert "_manifest.json" not in left and any(SPILL_DIR in Path(name).parts for name in left)
     done = subprocess.run([str(out) if a == "OUT" else a for a in argv], capture_output=True, text=True)
     assert done.returncode == 1, done.stderr  # 1: some records were rejected
+    printed = (done.stdout + done.stderr).splitlines()
+    assert len(printed) < 25 and not any("INFO" in line or "WARNING" in line for line in printed), printed
     clean, rerun = files_under(root / "corpus"), files_under(out)
     assert sorted(rerun) == sorted(clean)  # nothing left over: no spill file, no temporary, no stale shard
     for name in clean:

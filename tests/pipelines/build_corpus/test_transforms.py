@@ -12,11 +12,12 @@ from pipelines.build_corpus.transforms import (
     COUNTS,
     PAIRS,
     Annotate,
-    DropDuplicates,
     ExactDuplicates,
+    FilesWithDrops,
     Filter,
     NearDuplicates,
     PredictabilityCombineFn,
+    ReadRecords,
     Redact,
 )
 from tests.conftest import make_trajectory, report_turns
@@ -35,12 +36,15 @@ def test_exact_duplicates_keep_the_earliest_and_honour_seen_ids():
     a1 = make_trajectory(3, source={"kind": "collected", "by": "x", "run_id": "run-a"})
     a2 = make_trajectory(3, source={"kind": "collected", "by": "x", "run_id": "run-b"})
     old = make_trajectory(4)
-    items = [("f:line 2", a2), ("f:line 1", a1), ("g:line 1", old), ("h:line 1", make_trajectory(5))]
+    items = [
+        (("f", "line 2"), a2),
+        (("f", "line 1"), a1),
+        (("g", "line 1"), old),
+        (("h", "line 1"), make_trajectory(5)),
+    ]
     with TestPipeline() as p:
         out = p | beam.Create(items) | ExactDuplicates(seen=frozenset({old.trajectory_id}))
-        assert_that(
-            out.losers, equal_to([("f:line 2", a1.trajectory_id), ("g:line 1", old.trajectory_id)]), label="losers"
-        )
+        assert_that(out.dropped, equal_to([(("f", "line 2"), "exact"), (("g", "line 1"), "exact")]), label="dropped")
         assert_that(out.ids, equal_to([a1.trajectory_id, make_trajectory(5).trajectory_id]), label="ids")
         assert_that(out[PAIRS] | beam.Map(lambda p: p["dropped"]), equal_to(["f:line 2", "g:line 1"]), label="pairs")
 
@@ -58,14 +62,30 @@ def test_near_duplicates_drop_the_larger_id():
         assert_that(out | beam.Map(lambda kv: (kv[0], kv[1][0])), equal_to([(drop.trajectory_id, keep.trajectory_id)]))
 
 
-def test_drop_duplicates_uses_both_decisions():
+def test_decisions_reach_each_file_by_a_join_and_pass_2_drops_them(tmp_path):
+    """Exact losers by location and near losers by id, joined with the files: each file reads with its own drops."""
+    from schemas.sinks import write_segments
+
     a, b, c = make_trajectory(2), make_trajectory(3), make_trajectory(4)
+    (path,) = write_segments([a, a, b, c], tmp_path, per_file=10)
+    other = write_segments([make_trajectory(5)], tmp_path / "other")[0]
+    files = [str(path), str(other)]
+    formats = dict.fromkeys(files, "trajforge")
     with TestPipeline() as p:
-        exact = p | "Exact" >> beam.Create([("f:line 2", "whatever")])
-        near = p | "Near" >> beam.Create([(c.trajectory_id, (a.trajectory_id, 0.9))])
-        out = p | beam.Create([("f:line 1", a), ("f:line 2", b), ("f:line 3", c)]) | DropDuplicates(exact, near)
-        assert_that(out.records | beam.Map(lambda r: len(r.turns)), equal_to([2]), label="kept")
-        assert_that(sums(out[COUNTS]), equal_to([("deduplicated.exact", 1), ("deduplicated.near", 1)]), label="counts")
+        features = p | "Pass1" >> beam.Create([(f, {}) for f in files]) | "Read1" >> ReadRecords(formats, 10**6, False)
+        near = p | "Near" >> beam.Create([(c.trajectory_id, (b.trajectory_id, 0.9))])
+        dedup = features.records | ExactDuplicates(near=near)
+        drops = dedup.dropped | FilesWithDrops(files)
+        assert_that(
+            drops, equal_to([(str(path), {"line 2": "exact", "line 4": "near"}), (str(other), {})]), label="drops"
+        )
+        read = drops | "Read2" >> ReadRecords(formats, 10**6, True)
+        assert_that(
+            read.records | beam.Map(lambda kv: kv[0][1]), equal_to(["line 1", "line 3", "line 1"]), label="kept"
+        )
+        assert_that(
+            sums(read[COUNTS]), equal_to([("read", 5), ("deduplicated.exact", 1), ("deduplicated.near", 1)]), label="n"
+        )
 
 
 def test_filter_and_redact_count_their_work():

@@ -1,0 +1,219 @@
+"""Paths that may be URLs: every read, list, write, rename and delete of a pipeline's data goes through here.
+
+A URL (`s3://bucket/key`, `gs://...`, anything with a scheme) goes through Beam's `FileSystems`, so any
+filesystem Beam supports works as input and output; a plain path stays on the local disk (what Beam's local
+filesystem would do too), with fsync'd atomic writes. Beam is imported only when a URL is used.
+"""
+
+import contextlib
+import io
+import os
+import posixpath
+import uuid
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from schemas.atomic import atomic_write
+
+
+class StorageError(OSError):
+    """A store that cannot be reached or listed: one line that names the path."""
+
+
+def is_url(path: str | Path) -> bool:
+    return "://" in str(path)
+
+
+def join(base: str | Path, *parts: str) -> str:
+    if is_url(base):
+        return posixpath.join(str(base).rstrip("/"), *parts)
+    return str(Path(base, *parts))
+
+
+def name(path: str | Path) -> str:
+    return posixpath.basename(str(path).rstrip("/"))
+
+
+def _filesystems():
+    from apache_beam.io.filesystems import FileSystems
+
+    return FileSystems
+
+
+def current_options() -> dict:
+    """The filesystem options this process uses (the launcher's: endpoints, regions, credentials flags), for the
+    DoFns to carry to their workers."""
+    options = _filesystems()._pipeline_options
+    if options is None:
+        return {}
+    return {k: v for k, v in options.get_all_options(drop_default=True).items() if isinstance(v, str | bool)}
+
+
+def use_options(options: dict) -> None:
+    """On a worker started without the job's options (a worker pool's workers are), give Beam's FileSystems the
+    launcher's, so that a URL reaches the same store; a worker that has them keeps its own."""
+    fs = _filesystems()
+    if options and fs._pipeline_options is None:
+        from apache_beam.options.pipeline_options import PipelineOptions
+
+        fs.set_options(PipelineOptions.from_dictionary(options))
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    path: str
+    size: int
+    mtime_ns: int
+
+
+def _matches(pattern: str) -> list:
+    from apache_beam.io.filesystem import BeamIOError
+
+    try:
+        return _filesystems().match([pattern])[0].metadata_list
+    except BeamIOError as exc:
+        cause = next(iter(exc.exception_details.values()), exc) if getattr(exc, "exception_details", None) else exc
+        raise StorageError(f"{pattern}: cannot list ({_first_line(cause)})") from exc
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+def list_files(root: str | Path) -> list[FileInfo]:
+    """Every file under a folder (recursively), sorted by path; a file given directly is itself."""
+    root = str(root)
+    if not is_url(root):
+        path = Path(root)
+        found = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+        return [FileInfo(str(p), (s := p.stat()).st_size, s.st_mtime_ns) for p in found]
+    prefix = root.rstrip("/")
+    found = {m.path: m for m in _matches(prefix) if m.path == prefix}
+    if not found:
+        found = {m.path: m for m in _matches(prefix + "/**")}
+    return [
+        FileInfo(p, m.size_in_bytes, int(round((m.last_updated_in_seconds or 0) * 1e9)))
+        for p, m in sorted(found.items())
+    ]
+
+
+def is_dir(path: str | Path) -> bool:
+    if not is_url(path):
+        return Path(path).is_dir()
+    prefix = str(path).rstrip("/") + "/"
+    return any(f.path.startswith(prefix) for f in list_files(path))
+
+
+def exists(path: str | Path) -> bool:
+    if not is_url(path):
+        return Path(path).exists()
+    try:
+        return _filesystems().exists(str(path))
+    except Exception as exc:  # noqa: BLE001 - a client error of any filesystem: one line that names the path
+        raise StorageError(f"{path}: cannot reach ({_first_line(exc)})") from exc
+
+
+def open_read(path: str | Path) -> IO[bytes]:
+    if not is_url(path):
+        return open(path, "rb")
+    from apache_beam.io.filesystem import CompressionTypes
+
+    return _filesystems().open(str(path), compression_type=CompressionTypes.UNCOMPRESSED)
+
+
+def read_bytes(path: str | Path) -> bytes:
+    with open_read(path) as f:
+        return f.read()
+
+
+def read_text(path: str | Path) -> str:
+    return read_bytes(path).decode("utf-8")
+
+
+@contextlib.contextmanager
+def open_write(path: str | Path) -> Iterator[IO[bytes]]:
+    """Write under a temporary name next to PATH and rename it into place: readers never see half a file."""
+    if not is_url(path):
+        with atomic_write(path, "wb") as f:
+            yield f
+        return
+    from apache_beam.io.filesystem import CompressionTypes
+
+    fs = _filesystems()
+    path = str(path)
+    folder, base = posixpath.split(path)
+    tmp = posixpath.join(folder, f".{base}.{uuid.uuid4().hex[:8]}.tmp")
+    f = fs.create(tmp, mime_type="application/octet-stream", compression_type=CompressionTypes.UNCOMPRESSED)
+    try:
+        yield f
+        f.close()
+        fs.rename([tmp], [path])
+    except BaseException:
+        with contextlib.suppress(Exception):
+            f.close()
+        with contextlib.suppress(Exception):
+            fs.delete([tmp])
+        raise
+
+
+def create(path: str | Path) -> IO[bytes]:
+    """A plain (not atomic) new file, for scratch files that only count once a later step lists them."""
+    if not is_url(path):
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        return open(path, "wb")
+    from apache_beam.io.filesystem import CompressionTypes
+
+    return _filesystems().create(str(path), compression_type=CompressionTypes.UNCOMPRESSED)
+
+
+def write_bytes(path: str | Path, data: bytes) -> str:
+    """Write a whole file atomically. Beam's S3 filesystem cannot create an empty object (its multipart upload
+    needs a part), so under a URL an empty file is left out, and one from an earlier run removed."""
+    if is_url(path) and not data:
+        if exists(path):
+            delete([path])
+        return str(path)
+    with open_write(path) as f:
+        f.write(data)
+    return str(path)
+
+
+def write_text(path: str | Path, text: str) -> str:
+    return write_bytes(path, text.encode("utf-8"))
+
+
+def delete(paths: Iterable[str | Path]) -> None:
+    paths = [str(p) for p in paths]
+    local = [p for p in paths if not is_url(p)]
+    for p in local:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(p)
+    if remote := [p for p in paths if is_url(p)]:
+        _filesystems().delete(remote)
+
+
+def remove_tree(path: str | Path) -> None:
+    """A folder and everything under it; nothing if it is not there."""
+    if not is_url(path):
+        import shutil
+
+        shutil.rmtree(path, ignore_errors=True)
+        return
+    if files := [f.path for f in list_files(path)]:
+        delete(files)
+
+
+def make_dirs(path: str | Path) -> None:
+    """Local folders are created; object stores have none to create."""
+    if not is_url(path):
+        Path(path).mkdir(parents=True, exist_ok=True)
+
+
+def readable_stream(path: str | Path) -> IO[bytes]:
+    """A seekable binary stream: a local file as is, a remote one read into memory (for readers that seek)."""
+    if not is_url(path):
+        return open(path, "rb")
+    return io.BytesIO(read_bytes(path))
