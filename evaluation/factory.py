@@ -37,5 +37,11 @@ class JudgeSpec:
     def __call__(self) -> Judge:
         return self.build()
 
+    def describe(self) -> str:
+        """The judge's name as reports print it, without building it."""
+        from evaluation.judge import NOT_COMPARABLE
+
+        return f"endpoint:{self.model}" if self.kind == "endpoint" else f"embedded ({NOT_COMPARABLE})"
+
     def as_config(self) -> dict:
         return {"judge": self.kind, "judge_model": self.model, "rubrics": self.rubrics}

@@ -122,8 +122,8 @@ MUTANTS = [
     ),
     Mutant(
         "build-corpus leaves an interrupted build's spill files behind",
-        "pipelines/build_corpus/pipeline.py",
-        "shutil.rmtree(output / SPILL_DIR, ignore_errors=True)",
+        "pipelines/job.py",
+        "storage.remove_tree(work_dir(output))",
         "pass",
         (
             "tests/pipelines/build_corpus/test_pipeline.py::test_a_build_killed_mid_write_reruns_to_a_clean_builds_bytes",
@@ -215,6 +215,13 @@ MUTANTS = [
             "tests/training/test_chat_format.py::"
             "test_chat_template_labels_cover_exactly_the_in_loss_observation_characters",
         ),
+    ),
+    Mutant(
+        "portable jobs: spill files on the worker's local disk, not the output's filesystem",
+        "pipelines/shard_writing.py",
+        "path = storage.join(work_dir(self.output), SPILL_DIR,",
+        'path = storage.join(work_dir("."), SPILL_DIR,',
+        ("tests/pipelines/test_job.py::test_s3_in_and_out_with_nothing_on_local_disk",),
     ),
 ]
 

@@ -16,9 +16,14 @@ from pathlib import Path
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
 from transformers import AutoTokenizer, PreTrainedTokenizerBase, PreTrainedTokenizerFast
 
+from evaluation.extraction import CLOSE, OPEN
 from training.chat_format import BEGIN, CHAT_MARKERS, END, MARKER_TEMPLATE, PAD, SPECIAL_TOKENS
 
 DEFAULT_VOCAB_SIZE = 4096
+# The answer format's tags, one ordinary token each (as an instruct model's reasoning tags are): a tiny model then
+# learns to open its answer with one token, not with a dozen byte pieces that BPE never merged (they are not in
+# the corpus the tokenizer is trained on). Ordinary, not special: inside content they stay the same text.
+ANSWER_TAGS = ("<think>", "</think>", OPEN, CLOSE)
 _MARKER = re.compile("|".join(re.escape(m) for m in SPECIAL_TOKENS))
 
 
@@ -37,7 +42,7 @@ def train_tokenizer(
     backend.decoder = decoders.ByteLevel()
     backend.post_processor = processors.ByteLevel(trim_offsets=False)
     trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size,
+        vocab_size=vocab_size - len(ANSWER_TAGS),  # the tags are added after training
         min_frequency=min_frequency,
         special_tokens=list(SPECIAL_TOKENS),
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
@@ -52,6 +57,7 @@ def train_tokenizer(
         extra_special_tokens=[m for m in CHAT_MARKERS if m not in (BEGIN, END)],
         clean_up_tokenization_spaces=False,
     )
+    tokenizer.add_tokens(list(ANSWER_TAGS))
     tokenizer.chat_template = MARKER_TEMPLATE
     return tokenizer
 

@@ -165,7 +165,7 @@ def _train_rl(
         judge=judge,
     )
     try:
-        with console.status("train rl (GSPO)"):
+        with console.status(f"train rl (GSPO), judge: {judge.describe()}"):
             last = run_rl(config, _print_rl_step)
     except (FileNotFoundError, ValueError) as exc:
         console.print(f"[red]{exc}[/]")
@@ -177,7 +177,7 @@ def _train_rl(
     )
     console.print(
         f"[bold]train rl[/]: step {last['step']}, reward {last.get('reward', float('nan')):.2f}{trend} "
-        f"-> {config.output}"
+        f"(judge: {judge.describe()}) -> {config.output}"
     )
     raise typer.Exit(EXIT_OK)
 

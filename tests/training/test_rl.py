@@ -108,6 +108,7 @@ def test_rl_rewards_come_from_the_judge_the_command_names(tmp_path, policy, rl_d
              "--judge-model", "judge-model"],
         )  # fmt: skip
     assert result.exit_code == 0, result.output
+    assert "(judge: endpoint:judge-model)" in result.output
     (metrics,) = [json.loads(x) for x in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     assert len(requests) == 4 * 2 and metrics["judge_failures"] == 0  # group size x prompts per step
     judge_only, with_failed_verifier = 5 * 2.0, 0.9 * 5 * 2.0

@@ -3,7 +3,14 @@ from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import PreTrainedTokenizerFast
 
 from training.chat_format import CHAT_MARKERS, END, MARKER_TEMPLATE, PAD, SPECIAL_TOKENS
-from training.tokenizer import ensure_chat_format, ensure_chat_tokens, load_tokenizer, save_tokenizer, train_tokenizer
+from training.tokenizer import (
+    ANSWER_TAGS,
+    ensure_chat_format,
+    ensure_chat_tokens,
+    load_tokenizer,
+    save_tokenizer,
+    train_tokenizer,
+)
 
 TEXT = 'ls -la /work\n  total 12\tdrwx  é ü 日本 🙂\n\n{"k": [1, 2]}'
 
@@ -70,3 +77,11 @@ def test_slow_tokenizer_is_refused():
 
     with pytest.raises(TypeError, match="offsets"):
         ensure_chat_format(Slow())
+
+
+def test_answer_tags_are_one_ordinary_token_each(tokenizer):
+    for tag in ANSWER_TAGS:
+        assert len(tokenizer(tag, add_special_tokens=False).input_ids) == 1
+        assert tag not in tokenizer.all_special_tokens  # content: never a template marker
+    text = "<think>\nls\n</think>\n<predicted_observation>\na.txt\n</predicted_observation>"
+    assert tokenizer.decode(tokenizer(text, add_special_tokens=False).input_ids) == text
