@@ -71,31 +71,15 @@ def check_job_endpoint(options: PipelineOptions, timeout: float = 5.0) -> None:
 def check_object_stores(paths: list[str], options: PipelineOptions, timeout: float = 5.0) -> None:
     """Each s3:// bucket the job reads or writes must answer before the job starts (Beam's S3 client would retry
     an unreachable endpoint for minutes): one line naming the path if it does not."""
-    buckets = {str(p).split("/")[2]: str(p) for p in paths if str(p).startswith("s3://")}
-    if not buckets:
-        return
-    import boto3
-    import botocore.config
-    import botocore.exceptions
-    from apache_beam.options.pipeline_options import S3Options
+    from apache_beam.io.filesystems import FileSystems
 
-    s3 = options.view_as(S3Options)
-    client = boto3.client(
-        "s3",
-        endpoint_url=s3.s3_endpoint_url,
-        aws_access_key_id=s3.s3_access_key_id,
-        aws_secret_access_key=s3.s3_secret_access_key,
-        aws_session_token=s3.s3_session_token,
-        region_name=s3.s3_region_name,
-        config=botocore.config.Config(
-            connect_timeout=timeout, read_timeout=timeout, retries={"max_attempts": 1, "mode": "standard"}
-        ),
-    )
-    for bucket, path in buckets.items():
-        try:
-            client.head_bucket(Bucket=bucket)
-        except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as exc:
-            raise BeamOptionsError(f"{path}: the object store does not answer for bucket {bucket!r} ({exc})") from exc
+    from schemas.storage import StorageError, check_reachable
+
+    FileSystems.set_options(options)  # the store's settings are the job's
+    try:
+        check_reachable(paths, timeout)
+    except StorageError as exc:
+        raise BeamOptionsError(str(exc)) from exc
 
 
 def pipeline_options(

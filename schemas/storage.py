@@ -76,6 +76,45 @@ def use_options(options: dict) -> None:
         _defaulted = False
 
 
+_reachable: set[tuple[str | None, str]] = set()  # (endpoint, bucket) pairs that answered in this process
+
+
+def check_reachable(paths: Iterable[str | Path], timeout: float = 5.0) -> None:
+    """Each s3:// bucket among PATHS must answer (Beam's S3 client would retry an unreachable endpoint for
+    minutes): a StorageError naming the path if it does not. Asked once per bucket and process, with the
+    settings Beam's S3 filesystem uses (its options, else the AWS environment)."""
+    buckets = {str(p).split("/")[2]: str(p) for p in paths if str(p).startswith("s3://")}
+    if not buckets:
+        return
+    from apache_beam.options.pipeline_options import S3Options
+
+    s3 = _filesystems()._pipeline_options.view_as(S3Options)
+    buckets = {b: p for b, p in buckets.items() if (s3.s3_endpoint_url, b) not in _reachable}
+    if not buckets:
+        return
+    import boto3
+    import botocore.config
+    import botocore.exceptions
+
+    client = boto3.client(
+        "s3",
+        endpoint_url=s3.s3_endpoint_url,
+        aws_access_key_id=s3.s3_access_key_id,
+        aws_secret_access_key=s3.s3_secret_access_key,
+        aws_session_token=s3.s3_session_token,
+        region_name=s3.s3_region_name,
+        config=botocore.config.Config(
+            connect_timeout=timeout, read_timeout=timeout, retries={"max_attempts": 1, "mode": "standard"}
+        ),
+    )
+    for bucket, path in buckets.items():
+        try:
+            client.head_bucket(Bucket=bucket)
+        except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as exc:
+            raise StorageError(f"{path}: the object store does not answer for bucket {bucket!r} ({exc})") from exc
+        _reachable.add((s3.s3_endpoint_url, bucket))
+
+
 @dataclass(frozen=True)
 class FileInfo:
     path: str
@@ -105,6 +144,7 @@ def list_files(root: str | Path) -> list[FileInfo]:
         path = Path(root)
         found = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
         return [FileInfo(str(p), (s := p.stat()).st_size, s.st_mtime_ns) for p in found]
+    check_reachable([root])
     prefix = root.rstrip("/")
     found = {m.path: m for m in _matches(prefix) if m.path == prefix}
     if not found:
@@ -125,6 +165,7 @@ def is_dir(path: str | Path) -> bool:
 def exists(path: str | Path) -> bool:
     if not is_url(path):
         return Path(path).exists()
+    check_reachable([path])
     try:
         return _filesystems().exists(str(path))
     except Exception as exc:  # noqa: BLE001 - a client error of any filesystem: one line that names the path
@@ -136,6 +177,7 @@ def open_read(path: str | Path) -> IO[bytes]:
         return open(path, "rb")
     from apache_beam.io.filesystem import CompressionTypes
 
+    check_reachable([path])
     return _filesystems().open(str(path), compression_type=CompressionTypes.UNCOMPRESSED)
 
 
@@ -157,6 +199,7 @@ def open_write(path: str | Path) -> Iterator[IO[bytes]]:
         return
     from apache_beam.io.filesystem import CompressionTypes
 
+    check_reachable([path])
     fs = _filesystems()
     path = str(path)
     folder, base = posixpath.split(path)

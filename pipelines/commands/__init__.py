@@ -12,12 +12,17 @@ def require_inputs(inputs, suffixes: tuple[str, ...]) -> list:
     from pathlib import Path
 
     import typer
+    from rich.markup import escape
 
     from pipelines.console import console
     from schemas import storage
     from schemas.sources import find_data_files
 
-    found, missing = find_data_files(inputs, suffixes)
+    try:
+        found, missing = find_data_files(inputs, suffixes)
+    except storage.StorageError as exc:
+        console.print(f"[red]{escape(str(exc))}[/]")
+        raise typer.Exit(EXIT_USAGE) from exc
     files = [f.path if storage.is_url(f.path) else Path(f.path) for f in found]
     for result in missing:
         console.print(f"[red]{result.source}[/]: {'; '.join(result.reasons())}")

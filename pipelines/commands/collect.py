@@ -5,6 +5,7 @@ from enum import Enum
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
 from pipelines.console import console, progress
@@ -192,7 +193,11 @@ def collect_command(
     settings = Settings(run_id=run_id, image=image, command_timeout=command_timeout, docker_client=client)
     if isolated_mcp:
         _prepare_mcp_packages(suites, settings)
-    writer = RunWriter(run_dir, flush_every=flush_every)
+    try:
+        writer = RunWriter(run_dir, flush_every=flush_every)  # reads what an earlier run left there
+    except storage.StorageError as exc:
+        console.print(Text(str(exc), style="red"), soft_wrap=True)
+        raise typer.Exit(EXIT_USAGE) from exc
     episodes = plan_episodes(suites, repeats, shard_index, seed)
     result = run_collection(
         episodes,

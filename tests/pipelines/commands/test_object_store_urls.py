@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from collectors.tasks import SUITES_DIR
-from tests.pipelines.test_job import BUCKET, s3  # noqa: F401 - the moto server fixture
+from tests.pipelines.test_job import BUCKET, free_port, s3  # noqa: F401 - s3: the moto server fixture
 
 ROOT = Path(__file__).resolve().parents[3]
 pytestmark = pytest.mark.slow
@@ -104,3 +104,17 @@ def test_collect_build_inspect_report_and_eval_on_s3(s3, tmp_path, tiny_checkpoi
     assert failed.returncode == 2, failed.stdout + failed.stderr
     assert "shard-damaged.arrow" in failed.stdout + failed.stderr and "Traceback" not in failed.stderr
     assert sorted(p.name for p in work.iterdir()) == ["cache", "eval.json"]  # the job files stayed in the store
+
+
+def test_an_unreachable_store_is_one_line_and_exit_2(tmp_path):
+    port = free_port()  # nothing listens there
+    suite = tmp_path / "kv.yaml"
+    suite.write_text((SUITES_DIR / "mcp-kvstore.yaml").read_text().replace("kvstore}", "kvstore, isolation: host}"))
+    for args in (
+        ["inspect", "s3://b/corpus"],
+        ["report", "s3://b/corpus"],
+        ["collect", "-s", str(suite), "-o", "s3://b/r"],
+    ):
+        done = trajforge(args, f"http://127.0.0.1:{port}", tmp_path)
+        said = done.stdout + done.stderr
+        assert done.returncode == 2 and "does not answer for bucket 'b'" in said and "Traceback" not in said, said
