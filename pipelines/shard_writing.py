@@ -13,8 +13,9 @@ import pyarrow as pa
 from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.windowed_value import WindowedValue
 
-from pipelines.job import prepare_output, work_dir
+from pipelines.job import finish_output, prepare_output, sum_counts, work_dir
 from schemas import storage
+from schemas.manifest import Manifest
 from schemas.shards import SHARD_SUFFIX, read_shard_table, shard_name, table_to_stream_bytes
 from schemas.sources import find_data_files
 
@@ -165,3 +166,21 @@ def cpt_inputs(corpus: str, output: str, shard_bytes: int) -> ShardInputs:
         raise FileNotFoundError(f"no CPT shards under {corpus}: run build-corpus first")
     prepare_output(output)
     return ShardInputs([f.path for f in files], max(1, math.ceil(sum(f.size for f in files) / shard_bytes)))
+
+
+def write_shard_job_manifest(
+    stage: str, config: dict, inputs: list[str], output: str, saved: dict, subdir: str
+) -> Manifest:
+    """The launcher's last step of a job over CPT shards: the manifest from the workers' saved outputs, then the
+    shards an earlier run wrote and this one did not are removed."""
+    manifest = Manifest(
+        stage=stage,
+        config=config,
+        inputs=inputs,
+        outputs=sorted(s["file"] for s in saved.get("shards", [])),
+        counts={"read": 0, "written": 0, **dict(sorted(sum_counts(saved.get("counts", [])).items()))},
+    )
+    manifest.write(output)
+    remove_stale_shards(output, subdir, manifest.outputs)
+    finish_output(output)
+    return manifest

@@ -132,9 +132,11 @@ def _summary(manifest, output: str) -> None:
         highlight=False,
         soft_wrap=True,
     )
+    # With knowledge documents, their own line below says what the "knowledge" and "chars" counts would.
+    summarised = {"knowledge", "chars"} if c.get("knowledge.documents") else set()
     by_head: dict[str, list[str]] = {}
     for key, n in c.items():
-        if "." in key:
+        if "." in key and key.split(".", 1)[0] not in summarised:
             head, name = key.split(".", 1)
             by_head.setdefault(head, []).append(f"{name} {n:,}")
     console.print(f"  turns: {c.get('turns_written', 0):,} written, {c.get('turns_in_loss', 0):,} in the loss")

@@ -11,13 +11,11 @@ from pipelines.job import (
     ReadShardRows,
     SaveOutputs,
     SumCounts,
-    finish_output,
     read_outputs,
     run_pipeline,
-    sum_counts,
     write_json_lines,
 )
-from pipelines.shard_writing import WriteShards, cpt_inputs, remove_stale_shards
+from pipelines.shard_writing import WriteShards, cpt_inputs, write_shard_job_manifest
 from schemas import storage
 from schemas.arrow import SFT_SCHEMA
 from schemas.manifest import Manifest
@@ -69,14 +67,4 @@ def curate_sft(
     saved = read_outputs(out)
     scores = sorted(saved.get("scores", []), key=lambda e: (e["trajectory_id"], e["turn_index"]))
     write_json_lines(storage.join(out, SCORES_NAME), scores)
-    manifest = Manifest(
-        stage="curate-sft",
-        config=full_config,
-        inputs=inputs.files,
-        outputs=sorted(s["file"] for s in saved.get("shards", [])),
-        counts={"read": 0, "written": 0, **dict(sorted(sum_counts(saved.get("counts", [])).items()))},
-    )
-    manifest.write(out)
-    remove_stale_shards(out, SFT_DIR, manifest.outputs)
-    finish_output(out)
-    return manifest
+    return write_shard_job_manifest("curate-sft", full_config, inputs.files, out, saved, SFT_DIR)

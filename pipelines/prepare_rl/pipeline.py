@@ -11,8 +11,8 @@ import apache_beam as beam
 from evaluation.verifiers import derive_verifier
 from pipelines.beam_runtime import pipeline_options
 from pipelines.build_corpus.transforms import COUNTS, CountingFn
-from pipelines.job import ReadShardRows, SaveOutputs, SumCounts, finish_output, read_outputs, run_pipeline, sum_counts
-from pipelines.shard_writing import WriteShards, cpt_inputs, remove_stale_shards
+from pipelines.job import ReadShardRows, SaveOutputs, SumCounts, read_outputs, run_pipeline
+from pipelines.shard_writing import WriteShards, cpt_inputs, write_shard_job_manifest
 from schemas.arrow import RL_SCHEMA
 from schemas.hashing import content_hash
 from schemas.manifest import Manifest
@@ -103,14 +103,4 @@ def prepare_rl(
 
     run_pipeline("prepare-rl", options, out, len(inputs.files), build)
     saved = read_outputs(out)
-    manifest = Manifest(
-        stage="prepare-rl",
-        config=config,
-        inputs=inputs.files,
-        outputs=sorted(s["file"] for s in saved.get("shards", [])),
-        counts={"read": 0, "written": 0, **dict(sorted(sum_counts(saved.get("counts", [])).items()))},
-    )
-    manifest.write(out)
-    remove_stale_shards(out, RL_DIR, manifest.outputs)
-    finish_output(out)
-    return manifest
+    return write_shard_job_manifest("prepare-rl", config, inputs.files, out, saved, RL_DIR)
