@@ -28,9 +28,7 @@ GeneratorUrl = Annotated[str | None, typer.Option(envvar="TRAJFORGE_GENERATOR_UR
 GeneratorModel = Annotated[str | None, typer.Option(envvar="TRAJFORGE_GENERATOR_MODEL")]
 Checkpoint = Annotated[Path | None, typer.Option(help="Checkpoint folder for --generator checkpoint.")]
 Candidates = Annotated[int, typer.Option(min=1, max=16, help="Candidates per query (best of N).")]
-Threshold = Annotated[
-    float, typer.Option(min=1.0, max=5.0, help="Queries whose best mean score is lower are dropped.")
-]
+Threshold = Annotated[float, typer.Option(min=1.0, max=5.0, help="Queries whose best mean score is lower are dropped.")]
 PerTrajectory = Annotated[int, typer.Option(min=1, help="Queries (in-loss turns) per trajectory at most.")]
 Hint = Annotated[
     bool,
