@@ -3,7 +3,7 @@
 import os
 from dataclasses import dataclass
 
-from sandboxes.base import Environment
+from sandboxes.base import Sandbox
 from sandboxes.mcp_env import MCPEnvironment, MCPServerConfig
 from sandboxes.servers import bundled_server
 
@@ -43,12 +43,12 @@ def mcp_isolation(settings: Settings):
     return Isolation(run_id=settings.run_id, owner=os.getpid(), client=settings.docker_client, **extra)
 
 
-def build_environment(spec: dict, settings: Settings, faults: dict | None = None, seed: int = 0) -> Environment:
+def build_environment(spec: dict, settings: Settings, faults: dict | None = None, seed: int = 0) -> Sandbox:
     kind = spec.get("kind", "terminal")
     if kind == "terminal":
         from sandboxes.terminal import DockerTerminal
 
-        env: Environment = DockerTerminal(
+        env: Sandbox = DockerTerminal(
             image=settings.image,
             run_id=settings.run_id,
             owner=os.getpid(),

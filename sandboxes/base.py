@@ -34,7 +34,7 @@ def json_arguments(action: Action) -> dict | None:
 
 
 class EpisodeEnded(Exception):
-    """The episode cannot go on. `status` says whose fault (agent_error, infra_error, timeout)."""
+    """The episode cannot go on. `status` says whose fault (agent_error, infra_error, task_error)."""
 
     status = "agent_error"
 
@@ -54,7 +54,17 @@ class InfraError(EpisodeEnded):
     status = "infra_error"
 
 
-class Environment(ABC):
+class TaskSetupError(EpisodeEnded):
+    """The task itself is broken (a setup command or call failed): the episode never started. Neither the agent's
+    fault nor the infrastructure's: a task error, never retried (it would fail the same way), never a target."""
+
+    status = "task_error"
+
+
+class Sandbox(ABC):
+    """One environment an episode runs in (Docker terminal, MCP server, browser, world model); its trajectory's
+    `environment` record is what `describe()` returns."""
+
     name: str = "environment"
     source_kind: str = "collected"  # a world model standing in for the environment says "simulated"
 

@@ -13,7 +13,7 @@ import re
 import shutil
 from urllib.parse import urljoin, urlparse
 
-from sandboxes.base import Environment, InfraError, Task, json_arguments
+from sandboxes.base import InfraError, Sandbox, Task, json_arguments
 from sandboxes.webapps import RunningApp, start_app
 from schemas.records import Action, Observation
 
@@ -63,7 +63,7 @@ def chromium_path() -> str:
     raise InfraError("no Chromium found: apt-get install chromium (Playwright's own download is not used)")
 
 
-class BrowserEnvironment(Environment):
+class BrowserEnvironment(Sandbox):
     name = "browser"
 
     def __init__(self, app: str, timeout: float = 10.0, allowed_origins: tuple[str, ...] = ()):

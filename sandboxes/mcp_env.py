@@ -21,7 +21,7 @@ from anyio.from_thread import start_blocking_portal
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from sandboxes.base import Environment, InfraError, Task, json_arguments
+from sandboxes.base import InfraError, Sandbox, Task, TaskSetupError, json_arguments
 from schemas.records import Action, Observation
 
 WORKDIR = "{workdir}"  # in a server's args and env: the episode's fresh work folder
@@ -76,7 +76,7 @@ def result_text(result) -> str:
     return "\n".join(getattr(part, "text", "") for part in result.content)
 
 
-class MCPEnvironment(Environment):
+class MCPEnvironment(Sandbox):
     def __init__(self, server: MCPServerConfig, call_timeout: float = 30.0, log_dir: str | None = None, isolation=None):
         """`isolation` (sandboxes.mcp_container.Isolation): the image, labels and package cache of an isolated
         server; the defaults when not given."""
@@ -109,7 +109,9 @@ class MCPEnvironment(Environment):
             if isinstance(setup, Action):
                 observation = self.step(setup)
                 if observation.is_error:
-                    raise InfraError(f"task setup call {setup.name} failed: {observation.content[:500]}")
+                    raise TaskSetupError(f"task setup call {setup.name} failed: {observation.content[:500]}")
+            else:
+                raise TaskSetupError(f"an MCP task's setup is tool calls, got {setup!r}")
         info = self._client.server_info
         names = ", ".join(t["name"] for t in self._tools)
         version = f" {info.version}" if info and info.version else ""

@@ -112,7 +112,7 @@ def collect_command(
 
     Output: OUTPUT/<run-id>/segment-*.jsonl and _manifest.json. Interrupted (even with kill -9)? Run the same
     command again: finished episodes are kept and skipped. Exit code 1 if some episodes ended with an
-    infrastructure error after all retries.
+    infrastructure error after all retries, or a task error (its setup failed).
     """
     from collectors.environments import Settings, build_environment
     from collectors.policies import POLICIES
@@ -224,7 +224,7 @@ def collect_command(
             domain = key.split(".", 1)[1]
             table.add_row(domain, str(value), str(counts.get(f"turns.{domain}", 0)))
     console.print(table)
-    raise typer.Exit(EXIT_REJECTED if result.infra_errors else EXIT_OK)
+    raise typer.Exit(EXIT_REJECTED if result.infra_errors or result.task_errors else EXIT_OK)
 
 
 def _policy_args(name: str, explorer_steps: int, llm_url: str | None, llm_model: str | None) -> dict:

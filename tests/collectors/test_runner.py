@@ -67,6 +67,19 @@ def test_infra_failures_are_retried_agent_failures_are_not(tmp_path):
     assert result.retries == 3 and result.infra_errors == 1
 
 
+def test_a_task_whose_setup_fails_is_a_task_error_and_never_retried(tmp_path):
+    made = []
+
+    def make_env(spec):
+        made.append(FakeEnvironment(broken_setup=True))
+        return made[-1]
+
+    result = run_collection(plan_episodes([SUITE], 1)[:1], RunWriter(tmp_path), make_env, ScriptedPolicy, "run")
+    (record,) = [r.record for r in read_records([tmp_path])]
+    assert record.outcome.status == "task_error" and "make fixtures" in record.outcome.error
+    assert len(made) == 1 and result.retries == 0 and (result.task_errors, result.infra_errors) == (1, 0)
+
+
 def test_resume_skips_what_is_finished(tmp_path):
     episodes = plan_episodes([SUITE], 2)
     writer = RunWriter(tmp_path, flush_every=1)
