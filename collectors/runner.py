@@ -8,6 +8,8 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 
+from collectors.environments import KindSpec
+from collectors.environments.terminal import TerminalSpec
 from collectors.episode import run_episode
 from collectors.policies.base import Policy
 from collectors.tasks import Suite
@@ -24,7 +26,7 @@ class EpisodeSpec:
     key: str  # "<suite>/<task>#<repeat>": stable across runs and machines
     task: Task
     seed: int
-    environment: dict = field(default_factory=lambda: {"kind": "terminal"})
+    environment: KindSpec = TerminalSpec()
     faults: dict | None = None
 
 

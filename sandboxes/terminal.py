@@ -13,7 +13,7 @@ import docker
 import docker.errors
 
 from sandboxes import keystrokes
-from sandboxes.base import EpisodeEnded, InfraError, ResourceLimitExceeded, Sandbox, Task, TaskSetupError
+from sandboxes.base import EpisodeEnded, InfraError, ResourceLimitExceeded, Sandbox, ShellCheck, Task, TaskSetupError
 from sandboxes.containers import Limits, start_container
 from sandboxes.image import REPOSITORY
 from sandboxes.shell import DEFAULT_MAX_OUTPUT, PersistentShell, ShellDied, ShellResult, ansi_c_quote
@@ -214,13 +214,13 @@ class DockerTerminal(Sandbox):
         raise ResourceLimitExceeded(f"resource limit: {kind} ({detail})", observation)
 
     def check(self, task: Task) -> bool | None:
-        if task.check is None:
+        if not isinstance(task.check, ShellCheck):
             return None
         if self.container is None:
             return False
         try:
             result = self.container.exec_run(
-                ["timeout", str(CHECK_TIMEOUT_S), "bash", "-c", task.check], user="1000:1000", workdir="/work"
+                ["timeout", str(CHECK_TIMEOUT_S), "bash", "-c", task.check.command], user="1000:1000", workdir="/work"
             )
         except docker.errors.DockerException as exc:
             raise InfraError(f"could not run the success check: {exc}") from exc

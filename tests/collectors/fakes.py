@@ -34,7 +34,7 @@ class FakeEnvironment(Sandbox):
         return Observation(content=f"ran {action.content}", exit_code=0)
 
     def check(self, task: Task) -> bool | None:
-        return None if task.check is None else task.check in self.files
+        return None if task.check is None else task.check.command in self.files
 
     def action_space(self) -> list[dict]:
         return [{"name": "shell"}]

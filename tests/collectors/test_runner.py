@@ -1,11 +1,11 @@
 import pytest
 
 from collectors.episode import run_episode
-from collectors.policies import ScriptedPolicy
+from collectors.policies.scripted import ScriptedPolicy
 from collectors.runner import parse_shard, plan_episodes, run_collection
 from collectors.tasks import Suite
 from collectors.writer import RunWriter
-from sandboxes.base import Task
+from sandboxes.base import ShellCheck, Task
 from schemas.records import Action
 from schemas.sources import read_records
 from tests.collectors.fakes import FakeEnvironment
@@ -20,7 +20,8 @@ SUITE = Suite(
     "terminal",
     None,
     tuple(
-        Task(id=f"t{i}", instruction=f"task {i}", actions=shell("ls", f"touch f{i}"), check=f"f{i}") for i in range(6)
+        Task(id=f"t{i}", instruction=f"task {i}", actions=shell("ls", f"touch f{i}"), check=ShellCheck(command=f"f{i}"))
+        for i in range(6)
     ),
 )
 

@@ -3,7 +3,9 @@
 import pytest
 
 from collectors.environments import Settings, build_environment
-from collectors.policies import ScriptedPolicy
+from collectors.environments.mcp import MCPSpec
+from collectors.environments.terminal import TerminalSpec
+from collectors.policies.scripted import ScriptedPolicy
 from collectors.runner import EpisodeSpec, run_collection
 from collectors.writer import RunWriter
 from sandboxes.base import Task
@@ -11,9 +13,9 @@ from schemas.records import Action
 from schemas.sources import read_records
 
 BROKEN_SETUP = {
-    "terminal": ({"kind": "terminal"}, "test -d /work/fixtures", "setup command failed (1)"),
+    "terminal": (TerminalSpec(), "test -d /work/fixtures", "setup command failed (1)"),
     "mcp": (
-        {"kind": "mcp", "server": "kvstore", "isolation": "host"},
+        MCPSpec(server="kvstore", isolation="host"),
         Action(kind="tool_call", name="get", content='{"key": "no/such/key"}'),
         "task setup call get failed",
     ),
