@@ -1,40 +1,180 @@
-"""The paper's filters (§3.1.2), each switchable: a trajectory is dropped with a reason, or turns are removed
-from it with a count per reason. Turn removal keeps state continuity: only turns that changed nothing go."""
+"""The paper's filters (§3.1.2), one small class each, run in the order of FILTERS.
+
+A filter either drops the whole trajectory (it returns a `Drop` with the detail of why) or returns it with some
+turns removed. Its `name` is one string everywhere: `--disable NAME`, the drop reason in `_filtered.jsonl`, and
+the manifest keys `filtered.NAME` (trajectories dropped) and `turns_removed.NAME` (turns removed). Turn removal
+keeps state continuity: only turns that changed nothing go. A new filter is one class here, added to FILTERS."""
 
 import json
 from collections import Counter
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+from functools import cached_property
+from typing import ClassVar
 
-from schemas.records import Trajectory
+from schemas.records import Trajectory, Turn
 
 GUI_DOMAINS = ("web", "os", "android")
 TOOL_DOMAINS = ("mcp", "swe", "search")
+RETRY_SIMILARITY = 0.8  # a failed command and the next one this alike (difflib ratio) are one retry cycle
+
+
+@dataclass(frozen=True)
+class Drop:
+    detail: str  # why this trajectory, in words (the reason itself is the filter's name)
+
+
+class TrajectoryFilter:
+    name: ClassVar[str]  # --disable NAME, the drop reason, the manifest count key
+    reason: ClassVar[str]  # what it drops and why, one line (for --help)
+
+    def apply(self, record: Trajectory) -> Trajectory | Drop:
+        raise NotImplementedError
+
+
+class TurnFilter(TrajectoryFilter):
+    """A filter that removes turns: `keep(record, turn, next_turn)` says which stay."""
+
+    def apply(self, record: Trajectory) -> Trajectory | Drop:
+        turns = record.turns
+        kept = [t for i, t in enumerate(turns) if self.keep(record, t, turns[i + 1] if i + 1 < len(turns) else None)]
+        return record if len(kept) == len(turns) else record.model_copy(update={"turns": kept})
+
+    def keep(self, record: Trajectory, turn: Turn, next_turn: Turn | None) -> bool:
+        raise NotImplementedError
+
+
+class GuiEnvironmentFailures(TrajectoryFilter):
+    name = "gui_environment_failures"
+    reason = "GUI trajectories whose environment failed (a page that never loaded)"
+
+    def apply(self, record):
+        if record.domain in GUI_DOMAINS and record.outcome.status == "infra_error":
+            return Drop(f"{record.domain} environment failed: {record.outcome.error or 'infra_error'}")
+        return record
+
+
+class InfraErrors(TrajectoryFilter):
+    name = "infra_errors"
+    reason = "infrastructure failures never become training targets"
+
+    def apply(self, record):
+        if record.outcome.status == "infra_error":
+            return Drop(record.outcome.error or "infra_error")
+        return record
+
+
+class UndeclaredTools(TrajectoryFilter):
+    name = "undeclared_tools"
+    reason = "MCP/SWE/search calls to tools absent from the declared action space"
+
+    def apply(self, record):
+        if record.domain not in TOOL_DOMAINS:
+            return record
+        declared = _declared_tools(record)
+        called = {t.action.name for t in record.turns if t.action.kind == "tool_call"}
+        if declared is not None and called - declared:
+            return Drop(f"calls tools not in the action space: {', '.join(sorted(map(str, called - declared)))}")
+        return record
+
+
+class EmptyActions(TurnFilter):
+    name = "empty_actions"
+    reason = "turns whose action is empty are removed"
+
+    def keep(self, record, turn, next_turn):
+        content = turn.action.content.strip()
+        return bool(content) and content not in ("{}", "null") or turn.action.kind in ("browser", "tool_call")
+
+
+class RetryCycles(TurnFilter):
+    name = "retry_cycles"
+    reason = "a failed call followed by its retry (the same command again, up to a small edit): the failed one goes"
+
+    def keep(self, record, turn, next_turn):
+        return next_turn is None or not (_failed(turn) and _same_command(turn.action, next_turn.action))
+
+
+class GuiNoChange(TurnFilter):
+    name = "gui_no_change"
+    reason = "GUI turns that left the state as it was are removed"
+
+    def keep(self, record, turn, next_turn):
+        return record.domain not in GUI_DOMAINS or not turn.no_change
+
+
+class MinTurns(TrajectoryFilter):
+    name = "min_turns"
+    reason = "trajectories left with fewer turns than --min-turns"
+
+    def __init__(self, minimum: int):
+        self.minimum = minimum
+
+    def apply(self, record):
+        if len(record.turns) < self.minimum:
+            return Drop(f"{len(record.turns)} turns, fewer than {self.minimum}")
+        return record
+
+
+# The registry, in the order the filters run: specific drops before general ones, and turn counts last.
+FILTERS: dict[str, type[TrajectoryFilter]] = {
+    f.name: f
+    for f in (GuiEnvironmentFailures, InfraErrors, UndeclaredTools, EmptyActions, RetryCycles, GuiNoChange, MinTurns)
+}
 
 
 @dataclass(frozen=True)
 class FilterConfig:
-    infra_errors: bool = True  # infrastructure failures never become training targets
+    disabled: tuple[str, ...] = ()  # names of FILTERS switched off
     min_turns: int = 2  # fewer turns than this: dropped (0 disables)
-    undeclared_tools: bool = True  # MCP/SWE/search calls to tools absent from the declared action space
-    gui_environment_failures: bool = True  # GUI trajectories whose environment failed (pages that never loaded)
-    empty_actions: bool = True  # turns whose action is empty are stripped
-    retry_cycles: bool = True  # (garbage, error, retry): the failed attempt is skipped
-    gui_no_change: bool = True  # GUI turns that left the state as it was are removed
+
+    def __post_init__(self):
+        unknown = set(self.disabled) - set(FILTERS)
+        if unknown:
+            raise ValueError(f"unknown filters: {', '.join(sorted(unknown))} (known: {', '.join(FILTERS)})")
+        object.__setattr__(self, "disabled", tuple(sorted(set(self.disabled))))
 
     @classmethod
     def from_dict(cls, data: dict) -> "FilterConfig":
-        known = {f.name for f in fields(cls)}
-        unknown = set(data) - known
-        if unknown:
-            raise ValueError(f"unknown filters: {', '.join(sorted(unknown))} (known: {', '.join(sorted(known))})")
-        return cls(**data)
+        """{"min_turns": n, NAME: false, ...}: every filter not named false is on."""
+        data = dict(data)
+        min_turns = data.pop("min_turns", cls.min_turns)
+        disabled = tuple(name for name, on in data.items() if not on or name not in FILTERS)
+        return cls(disabled=disabled, min_turns=min_turns)
+
+    @cached_property
+    def enabled(self) -> list[TrajectoryFilter]:
+        """The filters that run, built once, in FILTERS's order."""
+        built = {name: factory for name, factory in FILTERS.items() if name not in self.disabled}
+        if not self.min_turns:
+            built.pop(MinTurns.name, None)
+        return [MinTurns(self.min_turns) if f is MinTurns else f() for f in built.values()]
 
 
 @dataclass(frozen=True)
 class FilterResult:
     record: Trajectory | None  # None when dropped
-    dropped_by: str | None
-    removed_turns: Counter  # reason -> turns removed
+    dropped_by: str | None  # the dropping filter's name
+    detail: str | None  # why, in words
+    removed_turns: Counter  # filter name -> turns removed
+
+
+def apply_filters(record: Trajectory, config: FilterConfig) -> FilterResult:
+    removed: Counter = Counter()
+    if record.source.kind == "knowledge":  # a one-turn document by design: the trajectory filters do not apply
+        return FilterResult(record, None, None, removed)
+    current = record
+    for unit in config.enabled:
+        before = len(current.turns)
+        outcome = unit.apply(current)
+        if isinstance(outcome, Drop):
+            return FilterResult(None, unit.name, outcome.detail, +removed)
+        removed[unit.name] += before - len(outcome.turns)
+        current = outcome
+    if len(current.turns) != len(record.turns):
+        turns = [t.model_copy(update={"index": i}) for i, t in enumerate(current.turns)]
+        current = current.model_copy(update={"turns": turns}).with_content_id()
+    return FilterResult(current, None, None, +removed)
 
 
 def _declared_tools(record: Trajectory) -> set[str] | None:
@@ -47,60 +187,19 @@ def _declared_tools(record: Trajectory) -> set[str] | None:
     return {t.get("name") for t in space if isinstance(t, dict)}
 
 
-def _failed(turn) -> bool:
+def _failed(turn: Turn) -> bool:
     obs = turn.observation
     return obs.is_error or (obs.exit_code is not None and obs.exit_code != 0)
 
 
-def _same_intent(a, b) -> bool:
-    """A retry: the same tool, or a shell command starting with the same program."""
+def _same_command(a, b) -> bool:
+    """A retry: the same tool again, or the same shell command again up to a small edit (`git comit` -> `git
+    commit`); a different command of the same program (`git commit` -> `git add`) is the next step, not a retry."""
     if a.kind != b.kind:
         return False
     if a.kind in ("tool_call", "browser"):
         return a.name == b.name
-    first = a.content.split()[:1]
-    return bool(first) and first == b.content.split()[:1]
-
-
-def apply_filters(record: Trajectory, config: FilterConfig) -> FilterResult:
-    removed: Counter = Counter()
-    if record.source.kind == "knowledge":  # a one-turn document by design: the trajectory filters do not apply
-        return FilterResult(record, None, removed)
-    if config.infra_errors and record.outcome.status == "infra_error":
-        return FilterResult(None, "infra_error", removed)
-    if config.gui_environment_failures and record.domain in GUI_DOMAINS and record.outcome.status == "infra_error":
-        return FilterResult(None, "gui_environment_failure", removed)
-    if config.undeclared_tools and record.domain in TOOL_DOMAINS:
-        declared = _declared_tools(record)
-        calls = {t.action.name for t in record.turns if t.action.kind == "tool_call"}
-        if declared is not None and calls - declared:
-            return FilterResult(None, "undeclared_tool", removed)
-    turns = list(record.turns)
-    if config.empty_actions:
-        kept = [
-            t
-            for t in turns
-            if t.action.content.strip()
-            and t.action.content.strip() not in ("{}", "null")
-            or t.action.kind in ("browser", "tool_call")
-        ]
-        removed["empty_action"] += len(turns) - len(kept)
-        turns = kept
-    if config.retry_cycles:
-        kept = [
-            t
-            for i, t in enumerate(turns)
-            if not (i + 1 < len(turns) and _failed(t) and _same_intent(t.action, turns[i + 1].action))
-        ]
-        removed["retry_cycle"] += len(turns) - len(kept)
-        turns = kept
-    if config.gui_no_change and record.domain in GUI_DOMAINS:
-        kept = [t for t in turns if not t.no_change]
-        removed["gui_no_change"] += len(turns) - len(kept)
-        turns = kept
-    if config.min_turns and len(turns) < config.min_turns:
-        return FilterResult(None, "too_few_turns", removed)
-    if len(turns) != len(record.turns):
-        turns = [t.model_copy(update={"index": i}) for i, t in enumerate(turns)]
-        record = record.model_copy(update={"turns": turns}).with_content_id()
-    return FilterResult(record, None, +removed)
+    first, second = a.content.split(), b.content.split()
+    if not first or first[:1] != second[:1]:
+        return False
+    return SequenceMatcher(None, " ".join(first), " ".join(second)).ratio() >= RETRY_SIMILARITY

@@ -110,6 +110,11 @@ class Message:
     loss_spans: tuple[Span, ...] = ()  # offsets into content
     end_in_loss: bool = False  # the end-of-turn token after it is in the loss
 
+    @classmethod
+    def all_of(cls, messages: Iterable[Mapping[str, str]]) -> list["Message"]:
+        """Chat messages as dicts ({role, content}, the OpenAI shape shards and requests use), none in the loss."""
+        return [cls(m["role"], m["content"]) for m in messages]
+
 
 class ChatFormat:
     """A chat template with the special tokens it may write. `name` says where it came from (reports, checkpoints)."""

@@ -23,9 +23,9 @@ CPT_FOLDER = "cpt"
 
 def shard_paths(source: str | Path | Sequence[str | Path], subfolder: str = CPT_FOLDER) -> list[Path]:
     """The shard files of a job's output folder (its `subfolder` - cpt/, sft/, rl/ - when there is one), a folder
-    of shards, or a list. A URL (s3://, gs://) is staged to a local cache first: shards are memory-mapped."""
+    of shards, or a list. A URL (s3://, gs://) is copied to a local cache first: shards are memory-mapped."""
     if isinstance(source, str) and storage.is_url(source):
-        return stage_shards(source, subfolder)
+        return cache_shards(source, subfolder)
     if isinstance(source, str | Path):
         folder = Path(source)
         if folder.is_file():
@@ -42,7 +42,7 @@ def shard_paths(source: str | Path | Sequence[str | Path], subfolder: str = CPT_
     return paths
 
 
-def stage_shards(url: str, subfolder: str = CPT_FOLDER, cache: Path | None = None) -> list[Path]:
+def cache_shards(url: str, subfolder: str = CPT_FOLDER, cache: Path | None = None) -> list[Path]:
     """Copy the shards under URL (its `subfolder` when there is one) to a local cache; shards are named by their
     content, so one already there is not copied again."""
     root = storage.join(url, subfolder) if storage.is_dir(storage.join(url, subfolder)) else url

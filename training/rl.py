@@ -22,10 +22,10 @@ from evaluation.factory import JudgeSpec
 from training.chat_format import ChatFormat
 from training.checkpoint import resume, save_checkpoint
 from training.data import load_shards, stage_rows
+from training.generation import prompt_ids, sample, stop_ids
 from training.gspo import EPS_HIGH, EPS_LOW, group_advantages, gspo_loss, sequence_logprobs
-from training.model import load_model, resolve_init
+from training.model import load_model_for, resolve_init
 from training.rewards import row_reward
-from training.serving import prompt_ids, stop_ids
 from training.tokenizer import load_tokenizer
 
 
@@ -60,16 +60,15 @@ def rollout(
     """G samples for one prompt: the token ids (prompt + response), the response mask, the decoded responses."""
     prompt = torch.tensor([prompt_ids(row["messages"], tokenizer, chat)])
     stops = stop_ids(tokenizer, chat)
-    torch.manual_seed(seed)
     room = model.config.max_position_embeddings - prompt.shape[1]
-    output = model.generate(
-        input_ids=prompt.repeat(config.group_size, 1),
-        attention_mask=torch.ones(config.group_size, prompt.shape[1], dtype=torch.long),
-        do_sample=True,
-        temperature=config.temperature,
-        max_new_tokens=max(1, min(config.max_new_tokens, room)),
-        eos_token_id=stops,
-        pad_token_id=tokenizer.pad_token_id,
+    output = sample(
+        model,
+        prompt.repeat(config.group_size, 1),
+        stops,
+        tokenizer.pad_token_id,
+        max(1, min(config.max_new_tokens, room)),
+        config.temperature,
+        seed=seed,
     )
     response = output[:, prompt.shape[1] :]
     mask = torch.zeros_like(output, dtype=torch.float32)
@@ -89,9 +88,7 @@ def run_rl(config: RLConfig, progress=None) -> dict:
         raise ValueError("--stage rl needs --init: a CPT or SFT checkpoint (the policy to sharpen)")
     tokenizer = load_tokenizer(init)
     chat = ChatFormat.of(tokenizer)
-    model = load_model(init)
-    if model.get_input_embeddings().num_embeddings < len(tokenizer):
-        model.resize_token_embeddings(len(tokenizer))
+    model = load_model_for(init, tokenizer)
     reference = copy.deepcopy(model).eval() if config.kl_coef else None
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=0.0)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: 1.0)

@@ -15,24 +15,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from training.chat_format import ROLES, ChatFormat, Message
-from training.labels import label_document
-from training.model import load_model
+from training.chat_format import ROLES, ChatFormat
+from training.generation import prompt_ids, sample, stop_ids
+from training.model import load_model_for
 from training.tokenizer import load_tokenizer
 
 MAX_NEW_TOKENS = 4096
-
-
-def prompt_ids(messages: list[dict], tokenizer, chat: ChatFormat) -> list[int]:
-    """Messages in the model's chat format, up to where the assistant's answer starts, tokenized as in training."""
-    prompt = chat.prompt([Message(m["role"], m["content"]) for m in messages])
-    return label_document(prompt, tokenizer).input_ids.tolist()
-
-
-def stop_ids(tokenizer, chat: ChatFormat) -> list[int]:
-    """Generation stops at the end of turn (and at the eos token, where that is another one)."""
-    ids = [tokenizer.convert_tokens_to_ids(chat.end_of_turn), tokenizer.eos_token_id]
-    return list(dict.fromkeys(i for i in ids if i is not None))
 
 
 class LocalModel:
@@ -41,9 +29,7 @@ class LocalModel:
     def __init__(self, folder: str | Path):
         self.folder = Path(folder)
         self.tokenizer = load_tokenizer(self.folder)
-        self.model = load_model(self.folder).eval()
-        if self.model.get_input_embeddings().num_embeddings < len(self.tokenizer):
-            self.model.resize_token_embeddings(len(self.tokenizer))
+        self.model = load_model_for(self.folder, self.tokenizer).eval()
         self.chat_format = ChatFormat.of(self.tokenizer)
         self.stop_ids = stop_ids(self.tokenizer, self.chat_format)
         self.lock = threading.Lock()
@@ -67,16 +53,15 @@ class LocalModel:
         input_ids = torch.tensor([ids])
         limit = window - len(ids)
         with self.lock:
-            torch.manual_seed(seed)
-            output = self.model.generate(
-                input_ids=input_ids,
-                attention_mask=torch.ones_like(input_ids),
-                max_new_tokens=min(max_new_tokens, limit),
-                do_sample=temperature > 0,
-                temperature=temperature if temperature > 0 else None,
-                top_p=top_p if temperature > 0 else None,
-                eos_token_id=self.stop_ids,
-                pad_token_id=self.tokenizer.pad_token_id,
+            output = sample(
+                self.model,
+                input_ids,
+                self.stop_ids,
+                self.tokenizer.pad_token_id,
+                min(max_new_tokens, limit),
+                temperature,
+                top_p,
+                seed,
             )
         completion = output[0, len(ids) :].tolist()
         finished = bool(completion) and completion[-1] in self.stop_ids

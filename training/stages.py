@@ -11,10 +11,9 @@ from training.chat_format import ChatFormat
 from training.data import TrajectorySplit, held_out_rows, load_shards, split_by_trajectory, stage_rows
 from training.distributed import World
 from training.loop import LoopConfig, evaluate, train
-from training.model import TinyModelConfig, build_tiny_model, load_model, resolve_init
-from training.render import render_row
+from training.model import TinyModelConfig, build_tiny_model, load_model_for, resolve_init
+from training.render import render_row, render_sft_row
 from training.sequences import packed_sequences, rendered_texts
-from training.sft_render import render_sft_row
 from training.tokenizer import load_tokenizer, save_tokenizer, train_tokenizer
 
 STAGES = ("cpt", "sft")
@@ -41,7 +40,7 @@ class StageConfig:
 def run_stage(config: StageConfig, world: World, progress=None, eval_only: bool = False) -> dict:
     """Train the stage; with `eval_only`, just the held-out next-observation loss of the starting model."""
     if config.stage not in STAGES:
-        raise ValueError(f"stage {config.stage!r}: the trainer runs {', '.join(STAGES)} (rl: issue #7)")
+        raise ValueError(f"stage {config.stage!r}: the trainer runs {', '.join(STAGES)}")
     data = Path(config.data)
     rows = load_shards(data, config.stage)
     if config.stage == "cpt":
@@ -56,9 +55,7 @@ def run_stage(config: StageConfig, world: World, progress=None, eval_only: bool 
     else:
         tokenizer = train_tokenizer(rendered_texts(split.train), config.vocab_size)
     if init:
-        model = load_model(init)
-        if model.get_input_embeddings().num_embeddings < len(tokenizer):
-            model.resize_token_embeddings(len(tokenizer))
+        model = load_model_for(init, tokenizer)
     else:
         model = build_tiny_model(config.model, tokenizer, seed=config.loop.seed)
     chat = ChatFormat.of(tokenizer)

@@ -1,5 +1,5 @@
-"""What build-corpus writes: CPT shards (the workers), then the rejection file, the duplicate pairs, the ids
-seen and, last, the manifest (the launcher, from the workers' small outputs)."""
+"""What build-corpus writes: CPT shards (the workers), then the rejection file, the filtered trajectories, the
+duplicate pairs, the ids seen and, last, the manifest (the launcher, from the workers' small outputs)."""
 
 import json
 
@@ -10,6 +10,7 @@ from schemas.manifest import MANIFEST_NAME, REJECTIONS_NAME, Manifest, reason_ke
 
 SHARDS_DIR = "cpt"
 DUPLICATES_NAME = "_duplicates.jsonl"
+FILTERED_NAME = "_filtered.jsonl"  # every trajectory a filter dropped, with the filter's name as its reason
 SEEN_NAME = "_seen_ids.txt"  # content ids kept by exact dedup so far: what an incremental build dedups against
 
 
@@ -19,20 +20,23 @@ def read_seen(output: str) -> frozenset[str]:
 
 
 def finish(output: str, config: dict, inputs: dict[str, str], previous: dict | None) -> Manifest:
-    """Reconcile what the workers wrote: the rejection file, the duplicate pairs, the ids seen and, last, the
-    manifest (a build is complete once it exists). With `previous` (an incremental build), counts, inputs and
-    shards add up over both builds."""
+    """Reconcile what the workers wrote: the rejection file, the filtered trajectories, the duplicate pairs,
+    the ids seen and, last, the manifest (a build is complete once it exists). With `previous` (an incremental
+    build), counts, inputs, listed drops and shards add up over both builds."""
     saved = read_outputs(output)
     totals = sum_counts(saved.get("counts", []))
     if previous:
         for name, n in previous["counts"].items():
             totals[name] = totals.get(name, 0) + n
     rejected = sorted(saved.get("rejected", []), key=lambda r: (r["source"], r["locator"]))
+    filtered = sorted(saved.get("filtered", []), key=lambda f: (f["source"], f["locator"]))
     pairs = sorted(saved.get("pairs", []), key=lambda p: (p["kind"], str(p["dropped"]), p["kept"]))
     if previous:
         rejected = _read_jsonl(storage.join(output, REJECTIONS_NAME)) + rejected
+        filtered = _read_jsonl(storage.join(output, FILTERED_NAME)) + filtered
         pairs = _read_jsonl(storage.join(output, DUPLICATES_NAME)) + pairs
     write_json_lines(storage.join(output, REJECTIONS_NAME), rejected)
+    write_json_lines(storage.join(output, FILTERED_NAME), filtered)
     write_json_lines(storage.join(output, DUPLICATES_NAME), pairs)
     seen = sorted((read_seen(output) if previous else frozenset()) | set(saved.get("ids", [])))
     storage.write_text(storage.join(output, SEEN_NAME), "".join(f"{ident}\n" for ident in seen))
@@ -62,4 +66,4 @@ def _read_jsonl(path: str) -> list[dict]:
     return [json.loads(line) for line in storage.read_text(path).splitlines() if line.strip()]
 
 
-__all__ = ["DUPLICATES_NAME", "MANIFEST_NAME", "REJECTIONS_NAME", "SHARDS_DIR", "finish"]
+__all__ = ["DUPLICATES_NAME", "FILTERED_NAME", "MANIFEST_NAME", "REJECTIONS_NAME", "SHARDS_DIR", "finish"]

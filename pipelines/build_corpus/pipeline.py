@@ -12,6 +12,7 @@ from pipelines.build_corpus.config import BuildConfig
 from pipelines.build_corpus.outputs import SHARDS_DIR, finish, read_seen
 from pipelines.build_corpus.transforms import (
     COUNTS,
+    FILTERED,
     PAIRS,
     REJECTED,
     Annotate,
@@ -108,17 +109,19 @@ def build_corpus(
             | "FilesWithDrops" >> FilesWithDrops(paths)
             | "Pass2Read" >> ReadRecords(formats, config.max_observation_chars, report=True, output=out)
         )
-        counts = [read[COUNTS]]
-        records = read.records | "Records" >> beam.Values()
+        counts, filtered_out = [read[COUNTS]], []
+        records = read.records
         if documents and config.knowledge_share < 1.0:
             threshold = features.records | "KnowledgeShare" >> beam.CombineGlobally(
                 KnowledgeShareFn(config.knowledge_share, config.filters)
             )
             capped = records | "CapKnowledge" >> CapKnowledge(threshold)
             counts.append(capped[COUNTS])
+            filtered_out.append(capped[FILTERED])
             records = capped.records
         filtered = records | "Filter" >> Filter(config.filters)
         counts.append(filtered[COUNTS])
+        filtered_out.append(filtered[FILTERED])
         records = filtered.records
         if config.redact:
             redacted = records | "Redact" >> Redact()
@@ -131,6 +134,7 @@ def build_corpus(
             "counts": tuple(counts) | "Counts" >> SumCounts(),
             "shards": written,
             "rejected": read[REJECTED],
+            "filtered": tuple(filtered_out) | "AllFiltered" >> beam.Flatten(),
             "pairs": dedup[PAIRS],
             "ids": dedup.ids,
         } | "Save" >> SaveOutputs(out)

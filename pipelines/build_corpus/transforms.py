@@ -34,6 +34,7 @@ from schemas.splits import SplitConfig, split_of, task_key
 NAMESPACE = "build_corpus"
 COUNTS = "counts"
 REJECTED = "rejected"
+FILTERED = "filtered"
 PAIRS = "pairs"
 
 
@@ -283,8 +284,21 @@ class KnowledgeShareFn(beam.CombineFn):
         return 1.0
 
 
+def filtered_entry(item: tuple[tuple[str, str], Trajectory], reason: str, detail: str) -> dict:
+    """A dropped trajectory as `_filtered.jsonl` lists it: where it was read, its id, the filter and why."""
+    (source, locator), record = item
+    return {
+        "source": source,
+        "locator": locator,
+        "trajectory_id": record.trajectory_id,
+        "reason": reason,
+        "detail": detail,
+    }
+
+
 class CapKnowledge(beam.PTransform):
-    """Pass 2: knowledge documents past the share's cap are dropped, counted as `filtered.knowledge_share`."""
+    """Pass 2: (location, record) -> knowledge documents past the share's cap are dropped, counted as
+    `filtered.knowledge_share` and listed on the FILTERED output."""
 
     def __init__(self, threshold):
         super().__init__()
@@ -292,39 +306,45 @@ class CapKnowledge(beam.PTransform):
 
     def expand(self, records):
         return records | "Cap" >> beam.ParDo(_CapFn(), beam.pvalue.AsSingleton(self.threshold)).with_outputs(
-            COUNTS, main="records"
+            COUNTS, FILTERED, main="records"
         )
 
 
 class _CapFn(CountingFn):
-    def process(self, record: Trajectory, threshold: float) -> Iterator:
+    def process(self, item: tuple[tuple[str, str], Trajectory], threshold: float) -> Iterator:
+        record = item[1]
         if is_knowledge(record) and knowledge_draw(record.trajectory_id) >= threshold:
             self.count("filtered.knowledge_share")
+            yield beam.pvalue.TaggedOutput(
+                FILTERED, filtered_entry(item, "knowledge_share", f"past the knowledge share's cap ({threshold:.4f})")
+            )
         else:
-            yield record
+            yield item
 
 
 class Filter(beam.PTransform):
-    """The paper's filters: dropped trajectories and removed turns, counted by reason."""
+    """The paper's filters: (location, record) -> the records they keep; dropped trajectories are listed on the
+    FILTERED output and counted as `filtered.NAME`, removed turns counted as `turns_removed.NAME`."""
 
     def __init__(self, config: FilterConfig):
         super().__init__()
         self.config = config
 
     def expand(self, records):
-        return records | "Apply" >> beam.ParDo(_FilterFn(self.config)).with_outputs(COUNTS, main="records")
+        return records | "Apply" >> beam.ParDo(_FilterFn(self.config)).with_outputs(COUNTS, FILTERED, main="records")
 
 
 class _FilterFn(CountingFn):
     def __init__(self, config: FilterConfig):
         self.config = config
 
-    def process(self, record: Trajectory) -> Iterator:
-        result = apply_filters(record, self.config)
-        for reason, n in result.removed_turns.items():
-            self.count(f"turns_removed.{reason}", n)
+    def process(self, item: tuple[tuple[str, str], Trajectory]) -> Iterator:
+        result = apply_filters(item[1], self.config)
+        for name, n in result.removed_turns.items():
+            self.count(f"turns_removed.{name}", n)
         if result.record is None:
             self.count(f"filtered.{result.dropped_by}")
+            yield beam.pvalue.TaggedOutput(FILTERED, filtered_entry(item, result.dropped_by, result.detail))
         else:
             yield result.record
 

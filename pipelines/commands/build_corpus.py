@@ -1,11 +1,10 @@
 """`trajforge build-corpus`: the Beam job from raw trajectories to masked CPT shards."""
 
-import dataclasses
 from pathlib import Path
 
 import typer
 
-from curation.filters import FilterConfig
+from curation.filters import FILTERS, FilterConfig
 from masking import PolicyError, load_policy
 from pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
 from pipelines.commands.beam_command import VERBOSE_HELP, beam_args, job_errors, quiet_logging
@@ -13,8 +12,6 @@ from pipelines.console import console
 from schemas.formats import FORMATS
 from schemas.manifest import MANIFEST_NAME
 from schemas.storage import join
-
-FILTER_NAMES = [f.name for f in dataclasses.fields(FilterConfig) if f.type is bool or f.type == "bool"]
 
 
 def build_corpus_command(
@@ -31,9 +28,7 @@ def build_corpus_command(
     policy: str = typer.Option(
         "paper", help="Masking policy: paper, information, or a YAML path (see masking/policies/)."
     ),
-    disable: list[str] = typer.Option(
-        [], "--disable", help=f"Switch a filter off (repeatable): {', '.join(FILTER_NAMES)}."
-    ),
+    disable: list[str] = typer.Option([], "--disable", help=f"Switch a filter off (repeatable): {', '.join(FILTERS)}."),
     min_turns: int = typer.Option(2, min=0, help="Drop trajectories with fewer turns (0: keep all)."),
     near_dedup: bool = typer.Option(True, help="MinHash near-duplicate removal."),
     redact: bool = typer.Option(True, help="Replace secrets with typed placeholders."),
@@ -91,16 +86,11 @@ def build_corpus_command(
     try:
         if input_format not in ("trajforge", *FORMATS):
             raise ValueError(f"unknown --input-format {input_format!r}")
-        unknown = set(disable) - set(FILTER_NAMES)
-        if unknown:
-            raise ValueError(
-                f"unknown filters to disable: {', '.join(sorted(unknown))} (known: {', '.join(FILTER_NAMES)})"
-            )
+        filters = FilterConfig(disabled=tuple(disable), min_turns=min_turns)
         load_policy(policy)
     except (ValueError, PolicyError) as exc:
         console.print(f"[red]{exc}[/]")
         raise typer.Exit(EXIT_USAGE) from exc
-    filters = FilterConfig(min_turns=min_turns, **{name: False for name in disable})
     config = BuildConfig(
         input_format=input_format,
         policy=policy,

@@ -11,9 +11,11 @@ from pipelines.console import console
 
 @with_judge_options
 def train_command(
-    stage: str = typer.Option("cpt", help="cpt (masked corpus shards) or sft (curated shards); rl: issue #7."),
+    stage: str = typer.Option(
+        "cpt", help="cpt (masked corpus shards), sft (curated shards) or rl (GSPO on prepare-rl shards, from --init)."
+    ),
     data: str | None = typer.Option(
-        None, help="Corpus folder or URL (default: data/corpus for cpt, data/sft for sft); URLs are staged locally."
+        None, help="Corpus folder or URL (default: data/corpus for cpt, data/sft for sft); a URL is copied locally."
     ),
     output: Path | None = typer.Option(
         None, "--output", "-o", help="Run folder (default: runs/<stage>); reruns resume."

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from curation.filters import FilterConfig, apply_filters
+from curation.filters import FILTERS, FilterConfig, apply_filters
 from tests.conftest import make_trajectory
 
 ALL = FilterConfig()
@@ -18,24 +18,24 @@ def turn(i, content, obs="ok", kind="shell", name=None, exit_code=0, is_error=Fa
     }
 
 
-def test_too_few_turns():
-    assert apply_filters(make_trajectory(1), ALL).dropped_by == "too_few_turns"
+def test_min_turns():
+    assert apply_filters(make_trajectory(1), ALL).dropped_by == "min_turns"
     assert apply_filters(make_trajectory(1), FilterConfig(min_turns=0)).record is not None
 
 
 def test_infra_errors_never_become_targets():
     record = make_trajectory(3, outcome={"status": "infra_error", "error": "container died"})
-    assert apply_filters(record, ALL).dropped_by == "infra_error"
+    assert apply_filters(record, ALL).dropped_by == "infra_errors"
     gui = make_trajectory(3, domain="web", outcome={"status": "infra_error"})
-    assert apply_filters(gui, FilterConfig(infra_errors=False)).dropped_by == "gui_environment_failure"
+    assert apply_filters(gui, FilterConfig(disabled=("infra_errors",))).dropped_by == "gui_environment_failures"
 
 
 def test_undeclared_tools():
     space = json.dumps([{"name": "get_page"}])
     turns = [turn(0, "{}", kind="tool_call", name="get_page"), turn(1, "{}", kind="tool_call", name="delete_all")]
     record = make_trajectory(turns=turns, domain="mcp", action_space=space)
-    assert apply_filters(record, ALL).dropped_by == "undeclared_tool"
-    assert apply_filters(record, FilterConfig(undeclared_tools=False)).record is not None
+    assert apply_filters(record, ALL).dropped_by == "undeclared_tools"
+    assert apply_filters(record, FilterConfig(disabled=("undeclared_tools",))).record is not None
 
 
 def test_empty_actions_are_stripped_and_turns_renumbered():
@@ -43,7 +43,7 @@ def test_empty_actions_are_stripped_and_turns_renumbered():
     result = apply_filters(record, ALL)
     assert [t.action.content for t in result.record.turns] == ["ls", "pwd"]
     assert [t.index for t in result.record.turns] == [0, 1]
-    assert result.removed_turns == {"empty_action": 1}
+    assert result.removed_turns == {"empty_actions": 1}
     assert result.record.trajectory_id == result.record.content_id()
 
 
@@ -57,7 +57,7 @@ def test_retry_cycle_keeps_the_retry():
     ]
     result = apply_filters(make_trajectory(turns=turns), ALL)
     assert [t.action.content for t in result.record.turns] == ["ls", "git commit -m x", "cat missing", "ls"]
-    assert result.removed_turns == {"retry_cycle": 1}
+    assert result.removed_turns == {"retry_cycles": 1}
 
 
 def test_gui_no_change_turns_are_removed():
@@ -75,3 +75,40 @@ def test_gui_no_change_turns_are_removed():
 def test_unknown_filter_names():
     with pytest.raises(ValueError, match="unknown filters: teleport"):
         FilterConfig.from_dict({"teleport": True})
+
+
+def test_min_turns_can_be_disabled_by_name():
+    assert apply_filters(make_trajectory(1), FilterConfig(disabled=("min_turns",))).record is not None
+
+
+def test_gui_environment_failures_fire_before_the_general_infra_filter():
+    gui = make_trajectory(3, domain="web", outcome={"status": "infra_error", "error": "page never loaded"})
+    result = apply_filters(gui, ALL)
+    assert result.dropped_by == "gui_environment_failures"
+    assert result.detail == "web environment failed: page never loaded"
+    terminal = make_trajectory(3, outcome={"status": "infra_error"})
+    assert apply_filters(terminal, ALL).dropped_by == "infra_errors"
+
+
+def test_a_retry_cycle_is_the_same_command_not_the_same_program():
+    turns = [
+        turn(0, "git commit -m x", "nothing added to commit", exit_code=1),
+        turn(1, "git add notes.txt"),
+        turn(2, "git commit -m x", "[main 1a2b] x"),
+        turn(3, "pip install reqests", "No matching distribution", exit_code=1),
+        turn(4, "pip install requests"),
+    ]
+    result = apply_filters(make_trajectory(turns=turns), ALL)
+    assert [t.action.content for t in result.record.turns] == [
+        "git commit -m x",
+        "git add notes.txt",
+        "git commit -m x",
+        "pip install requests",
+    ]
+    assert result.removed_turns == {"retry_cycles": 1}
+
+
+def test_each_filter_is_one_name_for_disable_reason_and_count():
+    for name, unit in FILTERS.items():
+        assert unit.name == name and unit.reason
+        assert FilterConfig(disabled=(name,)).disabled == (name,)

@@ -6,22 +6,13 @@ import pytest
 from collectors.policies.llm import LLMAgentPolicy
 from sandboxes.base import Task
 from schemas.records import Observation
-from training.chat_format import MARKERS
 from training.generators import EndpointGenerator
 from training.prompts import Query
-from training.serving import prompt_ids
 
 
 @pytest.fixture
 def server(served_model):
     return served_model[0]
-
-
-def test_prompt_is_the_training_template_up_to_the_answer(tokenizer):
-    messages = [{"role": "system", "content": "S"}, {"role": "user", "content": "ls <|end|>"}]
-    ids = prompt_ids(messages, tokenizer, MARKERS)
-    assert tokenizer.decode(ids) == "<|begin|><|system|>S<|end|>\n<|user|>ls <|end|><|end|>\n<|assistant|>"
-    assert ids.count(tokenizer.eos_token_id) == 2  # the user's "<|end|>" is text, not the end of a turn
 
 
 def test_models_and_chat_completions(server):

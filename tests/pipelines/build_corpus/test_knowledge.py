@@ -111,5 +111,7 @@ def test_the_share_caps_knowledge_characters(inputs, tmp_path):
     manifest, _ = build(inputs, tmp_path / "capped", "--knowledge-share", "0.4")
     c = manifest.counts
     assert manifest.reconciles() and c["filtered.knowledge_share"] > 0
+    listed = (tmp_path / "capped" / "_filtered.jsonl").read_text().splitlines()
+    assert sum(json.loads(x)["reason"] == "knowledge_share" for x in listed) == c["filtered.knowledge_share"]
     assert 0 < c.get("chars.knowledge", 0) <= 0.4 / 0.6 * c["chars.trajectories"]
     assert c["written"] == 6 + c["knowledge.documents"]

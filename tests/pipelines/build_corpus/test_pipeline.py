@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import datasets
@@ -79,10 +80,20 @@ def test_counts_reconcile_by_reason(built):
     assert manifest.reconciles()
     assert (c["read"], c["rejected"], c["written"]) == (expected["read"], expected["rejected"], expected["written"])
     assert (c["deduplicated.exact"], c["deduplicated.near"]) == (expected["exact"], expected["near"])
-    assert (c["filtered.too_few_turns"], c["filtered.infra_error"]) == (expected["short"], expected["infra"])
+    assert (c["filtered.min_turns"], c["filtered.infra_errors"]) == (expected["short"], expected["infra"])
     assert c["redacted.openai_key"] == 2
     assert manifest.config_hash and manifest.code_version.startswith("0.1.0")
     assert sum(v for k, v in c.items() if k.startswith("category.")) == c["turns_written"]
+
+
+def test_every_filtered_trajectory_is_listed_with_its_reason(built):
+    root, manifest, _ = built
+    listed = [json.loads(x) for x in (root / "corpus" / "_filtered.jsonl").read_text().splitlines()]
+    by_reason = Counter(f"filtered.{entry['reason']}" for entry in listed)
+    assert by_reason == {k: n for k, n in manifest.counts.items() if k.startswith("filtered.")}
+    where = {entry["reason"]: (Path(entry["source"]).name, entry["locator"]) for entry in listed}
+    assert where == {"min_turns": ("segment-b.jsonl", "line 2"), "infra_errors": ("segment-b.jsonl", "line 3")}
+    assert {entry["detail"] for entry in listed} == {"1 turns, fewer than 2", "container died"}
 
 
 def test_rejections_and_duplicates_are_reported(built):

@@ -10,6 +10,7 @@ from curation.filters import FilterConfig
 from masking import load_policy
 from pipelines.build_corpus.transforms import (
     COUNTS,
+    FILTERED,
     PAIRS,
     Annotate,
     ExactDuplicates,
@@ -101,9 +102,14 @@ def test_filter_and_redact_count_their_work():
         ]
     )
     with TestPipeline() as p:
-        filtered = p | beam.Create([short, secret]) | Filter(FilterConfig())
+        filtered = p | beam.Create([(("f", "line 1"), short), (("f", "line 2"), secret)]) | Filter(FilterConfig())
         redacted = filtered.records | Redact()
-        assert_that(sums(filtered[COUNTS], "SumF"), equal_to([("filtered.too_few_turns", 1)]), label="filtered")
+        assert_that(sums(filtered[COUNTS], "SumF"), equal_to([("filtered.min_turns", 1)]), label="filtered")
+        assert_that(
+            filtered[FILTERED] | beam.Map(lambda f: (f["locator"], f["reason"])),
+            equal_to([("line 1", "min_turns")]),
+            label="listed",
+        )
         assert_that(sums(redacted[COUNTS], "SumR"), equal_to([("redacted.password", 2)]), label="redacted")
         assert_that(
             redacted.records | beam.Map(lambda r: r.turns[1].observation.content),

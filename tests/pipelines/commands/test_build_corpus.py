@@ -1,0 +1,23 @@
+from typer.testing import CliRunner
+
+from pipelines.cli import app
+from schemas.manifest import read_manifest
+from schemas.sinks import write_segments
+from tests.conftest import make_trajectory
+
+runner = CliRunner()
+
+
+def test_disable_accepts_every_filter_name_the_readme_lists(tmp_path):
+    write_segments([make_trajectory(1)], tmp_path / "raw")
+    out = tmp_path / "corpus"
+    args = ["build-corpus", "-i", str(tmp_path / "raw"), "-o", str(out), "--workers", "1", "--held-out", "0"]
+    result = runner.invoke(app, [*args, "--disable", "min_turns", "--disable", "gui_environment_failures"])
+    assert result.exit_code == 0, result.output
+    assert read_manifest(out).counts["written"] == 1
+
+
+def test_disable_refuses_an_unknown_filter_by_name(tmp_path):
+    result = runner.invoke(app, ["build-corpus", "-i", str(tmp_path), "--disable", "teleport"])
+    assert result.exit_code == 2
+    assert "unknown filters: teleport" in result.output and "min_turns" in result.output

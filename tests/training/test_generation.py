@@ -1,0 +1,46 @@
+"""Generation, one way for serving, eval and RL: the training template up to the answer, stopping at the end of turn."""
+
+import torch
+
+from training import rl
+from training.chat_format import END, MARKERS, ChatFormat
+from training.generation import prompt_ids, sample, stop_ids
+from training.model import load_model, load_model_for
+from training.serving import LocalModel
+from training.tokenizer import load_tokenizer
+
+
+def test_prompt_is_the_training_template_up_to_the_answer(tokenizer):
+    messages = [{"role": "system", "content": "S"}, {"role": "user", "content": "ls <|end|>"}]
+    ids = prompt_ids(messages, tokenizer, MARKERS)
+    assert tokenizer.decode(ids) == "<|begin|><|system|>S<|end|>\n<|user|>ls <|end|><|end|>\n<|assistant|>"
+    assert ids.count(tokenizer.eos_token_id) == 2  # the user's "<|end|>" is text, not the end of a turn
+
+
+def test_generation_stops_at_the_end_of_turn(tokenizer):
+    assert stop_ids(tokenizer, MARKERS) == [tokenizer.convert_tokens_to_ids(END)]
+
+
+def test_sampling_stops_at_the_first_stop_id(tiny_checkpoint):
+    model, pad = load_model(tiny_checkpoint).eval(), load_tokenizer(tiny_checkpoint).pad_token_id
+    prompt = torch.tensor([[1, 2, 3, 4]])
+    free = sample(model, prompt, [pad], pad, 6, temperature=0)[0, 4:].tolist()  # greedy, never the pad: 6 tokens
+    assert len(free) == 6 and pad not in free
+    stop = free[2] if free[2] not in free[:2] else free[0]
+    stopped = sample(model, prompt, [stop], pad, 6, temperature=0)[0, 4:].tolist()
+    assert stopped == free[: free.index(stop) + 1]
+
+
+def test_serving_and_rl_stop_at_the_same_ids(tiny_checkpoint):
+    served = LocalModel(tiny_checkpoint)
+    tokenizer = load_tokenizer(tiny_checkpoint)
+    assert served.stop_ids == stop_ids(tokenizer, ChatFormat.of(tokenizer))
+    assert rl.stop_ids is stop_ids and rl.prompt_ids is prompt_ids  # RL rollouts use the very same functions
+
+
+def test_a_model_gets_embeddings_for_tokens_its_tokenizer_added(tiny_checkpoint):
+    tokenizer = load_tokenizer(tiny_checkpoint)
+    before = load_model(tiny_checkpoint).get_input_embeddings().num_embeddings
+    tokenizer.add_tokens(["<|new_a|>", "<|new_b|>"], special_tokens=True)
+    grown = load_model_for(tiny_checkpoint, tokenizer)
+    assert grown.get_input_embeddings().num_embeddings == len(tokenizer) >= before + 2
