@@ -2,11 +2,9 @@
 An option the user leaves out is None where its default differs by stage: the stage's config (training/configs.py)
 decides it, and --help shows each stage's default read from those configs."""
 
-import functools
-import inspect
-
 import typer
 
+from pipelines.commands.options import add_options
 from training.configs import CPTConfig, LoopConfig, RLConfig, SFTConfig, TinyModelConfig
 
 STAGE_CONFIGS = {"cpt": CPTConfig(), "sft": SFTConfig(), "rl": RLConfig()}
@@ -65,17 +63,4 @@ OPTIONS = {
 
 def with_train_options(command):
     """Give a typer command the options above; it is called with `flags={name: value}` instead."""
-    signature = inspect.signature(command)
-    kept = [p for p in signature.parameters.values() if p.name != "flags"]
-    added = [
-        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=annotation)
-        for name, (annotation, option) in OPTIONS.items()
-    ]
-
-    @functools.wraps(command)
-    def wrapper(*args, **kwargs):
-        return command(*args, flags={name: kwargs.pop(name) for name in OPTIONS}, **kwargs)
-
-    wrapper.__signature__ = signature.replace(parameters=[*kept, *added])
-    del wrapper.__wrapped__  # typer must read the new signature, not the command's own
-    return wrapper
+    return add_options(command, OPTIONS, "flags", dict)
