@@ -1,7 +1,7 @@
-"""The stages the trainer runs: CPT on masked corpus shards, SFT on curated shards. Each prepares its data
-(tokenizer, packed sequences, the rows its split allows) and hands it to the one loop. CPT's held-out loss is
-over the corpus's held-out tasks; SFT data holds none (curate-sft skips them), so SFT validates on a share of
-its own trajectories."""
+"""The CPT and SFT stages (RL is training/rl.py): CPT on masked corpus shards, SFT on curated shards. Each
+prepares its data (tokenizer, packed sequences, the rows its split allows) and hands it to the one loop. CPT's
+held-out loss is over the corpus's held-out tasks; SFT data holds none (curate-sft skips them), so SFT validates
+on a share of its own trajectories."""
 
 import json
 from pathlib import Path
