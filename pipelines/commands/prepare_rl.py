@@ -5,15 +5,18 @@ from pathlib import Path
 import typer
 
 from pipelines.commands import EXIT_OK
-from pipelines.commands.beam_command import VERBOSE_HELP, beam_args, job_errors, quiet_logging
+from pipelines.commands.beam_command import VERBOSE_HELP, beam_args, job_errors
 from pipelines.console import console
+from pipelines.prepare_rl import DEFAULT_TOKEN_BUDGET
 
 
 def prepare_rl_command(
     ctx: typer.Context,
     input: str = typer.Option("data/corpus", "--input", "-i", help="A build-corpus folder or URL (its cpt/ shards)."),
     output: str = typer.Option("data/rl", "--output", "-o", help="RL folder or URL: rl/ shards and the manifest."),
-    token_budget: int = typer.Option(2048, min=16, help="Prompt tokens at most; the oldest history goes first."),
+    token_budget: int = typer.Option(
+        DEFAULT_TOKEN_BUDGET, min=16, help="Prompt tokens at most; the oldest history goes first."
+    ),
     tokenizer: Path | None = typer.Option(None, help="Count tokens with this tokenizer (default: ~4 characters each)."),
     workers: int | None = typer.Option(None, min=1),
     verbose: bool = typer.Option(False, "--verbose", help=VERBOSE_HELP),
@@ -21,10 +24,9 @@ def prepare_rl_command(
     """Prepare RL data (paper §3.4): one turn per trajectory as a prompt capped by a token budget, with the real
     observation and a rule-verifier spec where one can be derived (stdout facts for terminals, JSON fields and
     error flags for MCP, accessibility-tree anchors for the web). Beam flags go after `--`."""
-    quiet_logging(verbose)
-    from pipelines.prepare_rl.pipeline import prepare_rl
-
     with job_errors(verbose):
+        from pipelines.prepare_rl.pipeline import prepare_rl
+
         manifest = prepare_rl(
             input,
             output,
