@@ -8,7 +8,8 @@ from schemas.formats import ImportOptions, get_format
 from schemas.formats.knowledge import KNOWLEDGE
 from schemas.formats.knowledge import read as read_knowledge
 from schemas.jsonl import SEGMENT_SUFFIXES, read_segment
-from schemas.shards import SHARD_SUFFIX, read_shard
+from schemas.names import SHARD_SUFFIX
+from schemas.shards import read_shard
 from schemas.validation import Problem, ReadResult
 
 NATIVE = "trajforge"

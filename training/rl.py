@@ -19,6 +19,7 @@ import torch
 
 from evaluation.extraction import extract_prediction
 from evaluation.factory import JudgeSpec
+from schemas.names import RL_DIR
 from training.chat_format import ChatFormat
 from training.checkpoint import resume, save_checkpoint
 from training.data import load_shards, stage_rows
@@ -82,7 +83,7 @@ def rollout(
 
 
 def run_rl(config: RLConfig, progress=None) -> dict:
-    rows = stage_rows(load_shards(config.data, "rl"), "rl")
+    rows = stage_rows(load_shards(config.data, RL_DIR), "rl")
     init = resolve_init(config.init)
     if init is None:
         raise ValueError("--stage rl needs --init: a CPT or SFT checkpoint (the policy to sharpen)")

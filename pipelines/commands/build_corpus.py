@@ -10,7 +10,7 @@ from pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
 from pipelines.commands.beam_command import VERBOSE_HELP, beam_args, job_errors, quiet_logging
 from pipelines.console import console
 from schemas.formats import FORMATS
-from schemas.manifest import MANIFEST_NAME
+from schemas.names import CPT_DIR, MANIFEST_NAME
 from schemas.storage import join
 
 
@@ -133,7 +133,7 @@ def _summary(manifest, output: str) -> None:
     for head, parts in by_head.items():
         console.print(f"  {head}: {', '.join(parts)}", highlight=False)
     console.print(
-        f"  {len(manifest.outputs)} shards under {join(output, 'cpt')}; manifest {join(output, MANIFEST_NAME)}",
+        f"  {len(manifest.outputs)} shards under {join(output, CPT_DIR)}; manifest {join(output, MANIFEST_NAME)}",
         highlight=False,
         soft_wrap=True,
     )

@@ -9,7 +9,8 @@ import typer
 from pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, require_inputs
 from pipelines.console import console, progress
 from schemas.formats import FORMATS, ImportOptions, get_format
-from schemas.manifest import MANIFEST_NAME, Manifest, RejectionWriter, read_manifest
+from schemas.manifest import Manifest, RejectionWriter, read_manifest
+from schemas.names import MANIFEST_NAME, REJECTIONS_NAME
 from schemas.records import DOMAINS, Trajectory
 from schemas.sinks import DEFAULT_RECORDS_PER_FILE, write_segments, write_shards
 from schemas.sources import FOREIGN_SUFFIXES, NATIVE, NATIVE_SUFFIXES, find_files, read_records
@@ -107,7 +108,7 @@ def _summary(manifest: Manifest, output: Path) -> None:
     for reason, n in sorted(manifest.rejection_reasons.items(), key=lambda kv: -kv[1]):
         console.print(f"  [red]{n:>6}[/] {reason}")
     if c["rejected"]:
-        console.print(f"  reasons and raw records: {output / '_rejections.jsonl'}")
+        console.print(f"  reasons and raw records: {output / REJECTIONS_NAME}")
 
 
 def export_command(

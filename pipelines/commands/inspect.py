@@ -15,8 +15,9 @@ from pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, require_input
 from pipelines.console import console, out, progress
 from schemas import storage
 from schemas.arrow import records_to_table, schema_kind
+from schemas.names import SHARD_SUFFIX
 from schemas.records import Trajectory
-from schemas.shards import SHARD_SUFFIX, ShardError, read_shard_table
+from schemas.shards import ShardError, read_shard_table
 from schemas.sources import NATIVE_SUFFIXES, read_records
 from schemas.validation import ReadResult
 
