@@ -1,10 +1,37 @@
-"""Which judge a command uses, as a small picklable value: Beam workers and the RL loop build their own."""
+"""Which judge a command uses, as a small picklable value: Beam workers and the RL loop build their own.
+Judges are built from a registry (kind -> factory); adding one is one entry in `JUDGES`."""
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
-from evaluation.judge import Judge
+from evaluation.judge import NOT_COMPARABLE, Judge
 
-KINDS = ("embedded", "endpoint")
+
+class JudgeKind(NamedTuple):
+    build: Callable[["JudgeSpec"], Judge]
+    describe: Callable[["JudgeSpec"], str]  # the judge's name as reports print it, without building it
+    needs_endpoint: bool  # whether it needs --judge-url and --judge-model
+
+
+def _embedded(spec: "JudgeSpec") -> Judge:
+    from evaluation.embedded import EmbeddedJudge
+
+    return EmbeddedJudge()
+
+
+def _endpoint(spec: "JudgeSpec") -> Judge:
+    from evaluation.endpoint import KEY_ENV, EndpointJudge
+
+    return EndpointJudge(
+        spec.url, spec.model, spec.rubrics, spec.key_env or KEY_ENV, timeout=spec.timeout, retries=spec.retries
+    )
+
+
+JUDGES: dict[str, JudgeKind] = {
+    "embedded": JudgeKind(_embedded, lambda spec: f"embedded ({NOT_COMPARABLE})", needs_endpoint=False),
+    "endpoint": JudgeKind(_endpoint, lambda spec: f"endpoint:{spec.model}", needs_endpoint=True),
+}
 
 
 @dataclass(frozen=True)
@@ -18,30 +45,20 @@ class JudgeSpec:
     retries: int = 3
 
     def __post_init__(self):
-        if self.kind not in KINDS:
-            raise ValueError(f"unknown judge {self.kind!r}: choose embedded or endpoint")
-        if self.kind == "endpoint" and not (self.url and self.model):
-            raise ValueError("--judge endpoint needs --judge-url and --judge-model")
+        if self.kind not in JUDGES:
+            raise ValueError(f"unknown judge {self.kind!r}: choose {' or '.join(JUDGES)}")
+        if JUDGES[self.kind].needs_endpoint and not (self.url and self.model):
+            raise ValueError(f"--judge {self.kind} needs --judge-url and --judge-model")
 
     def build(self) -> Judge:
-        if self.kind == "embedded":
-            from evaluation.embedded import EmbeddedJudge
-
-            return EmbeddedJudge()
-        from evaluation.endpoint import KEY_ENV, EndpointJudge
-
-        return EndpointJudge(
-            self.url, self.model, self.rubrics, self.key_env or KEY_ENV, timeout=self.timeout, retries=self.retries
-        )
+        return JUDGES[self.kind].build(self)
 
     def __call__(self) -> Judge:
         return self.build()
 
     def describe(self) -> str:
         """The judge's name as reports print it, without building it."""
-        from evaluation.judge import NOT_COMPARABLE
-
-        return f"endpoint:{self.model}" if self.kind == "endpoint" else f"embedded ({NOT_COMPARABLE})"
+        return JUDGES[self.kind].describe(self)
 
     def as_config(self) -> dict:
         return {"judge": self.kind, "judge_model": self.model, "rubrics": self.rubrics}

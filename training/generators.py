@@ -5,6 +5,9 @@ known observation). Every candidate carries its origin, so curation can say what
 import json
 import re
 from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import NamedTuple
 
 import httpx
@@ -140,3 +143,46 @@ class RationalizationGenerator(Generator):
 
 def _alter_facts(text: str) -> str:
     return re.sub(r"\d", lambda m: str((int(m.group(0)) + 7) % 10), text)
+
+
+class GeneratorKind(NamedTuple):
+    build: Callable[["GeneratorSpec"], Generator]
+    check: Callable[["GeneratorSpec"], str | None]  # what is missing for this kind, as the option to give
+
+
+def _checkpoint_missing(spec: "GeneratorSpec") -> str | None:
+    if spec.checkpoint is None or not (Path(spec.checkpoint) / "config.json").exists():
+        return "--generator checkpoint needs --checkpoint FOLDER (with config.json)"
+    return None
+
+
+GENERATORS: dict[str, GeneratorKind] = {
+    "endpoint": GeneratorKind(
+        lambda s: EndpointGenerator(s.url, s.model, None, 0.8, s.max_new_tokens),
+        lambda s: None if s.url and s.model else "--generator endpoint needs --generator-url and --generator-model",
+    ),
+    "checkpoint": GeneratorKind(lambda s: CheckpointGenerator(s.checkpoint, s.max_new_tokens), _checkpoint_missing),
+    "rationalization": GeneratorKind(lambda s: RationalizationGenerator(), lambda s: None),
+}
+
+
+@dataclass(frozen=True)
+class GeneratorSpec:
+    """Which candidate generator curate-sft uses, as a small picklable value: each Beam worker builds its own
+    (calling the spec builds the generator). Adding a generator is one entry in `GENERATORS`."""
+
+    kind: str = "rationalization"
+    url: str | None = None
+    model: str | None = None
+    checkpoint: str | None = None
+    max_new_tokens: int = 512
+
+    def __post_init__(self):
+        if self.kind not in GENERATORS:
+            raise ValueError(f"unknown --generator {self.kind!r}: {', '.join(GENERATORS)}")
+        missing = GENERATORS[self.kind].check(self)
+        if missing:
+            raise ValueError(missing)
+
+    def __call__(self) -> Generator:
+        return GENERATORS[self.kind].build(self)

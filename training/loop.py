@@ -8,7 +8,6 @@ token attends across documents.
 """
 
 import contextlib
-import json
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, replace
@@ -18,11 +17,10 @@ import torch
 import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel
 
-from training.checkpoint import resume, save_checkpoint
 from training.distributed import World, all_reduce_sum
 from training.model import default_lr
+from training.optimization import Optimizer, append_metrics, checkpoint_due
 from training.packing import PackedSequences
-from training.schedule import warmup_cosine
 
 
 @dataclass(frozen=True)
@@ -114,17 +112,13 @@ def train(
     model.to(world.device)
     if config.lr is None:
         config = replace(config, lr=default_lr(model))
-    optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay, betas=(0.9, 0.95))
-    scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: warmup_cosine(s, config.warmup_steps, config.max_steps)
-    )
-    step = resume(run_dir, model, optimizer, scheduler)
+    optimizer = Optimizer(model, config.lr, config.warmup_steps, config.max_steps, config.weight_decay, config.clip)
+    step = optimizer.resume(run_dir)
     wrapped = DistributedDataParallel(model) if world.size > 1 else model
     autocast = (
         config.bf16 if config.bf16 is not None else (world.device.type == "cuda" and torch.cuda.is_bf16_supported())
     )
     batches = micro_batches(len(train_sequences), config, world, start=step * config.grad_accum)
-    metrics_path = run_dir / "metrics.jsonl"
     last: dict = {"step": step}
     model.train()
     stop = min(config.max_steps, until or config.max_steps)
@@ -142,18 +136,15 @@ def train(
                 # DDP averages gradients over processes: scale so the result is the sum over all in-loss tokens.
                 (loss_sum * world.size / max(1.0, tokens)).backward()
             loss_total += float(loss_sum.detach())
-        norm = torch.nn.utils.clip_grad_norm_(model.parameters(), config.clip)
-        optimizer.step()
-        scheduler.step()
-        optimizer.zero_grad(set_to_none=True)
+        norm = optimizer.step()
         step += 1
         seen = all_reduce_sum(sum(b["input_ids"].numel() for b in window), world)
         elapsed = time.perf_counter() - started
         last = {
             "step": step,
             "loss": all_reduce_sum(loss_total, world) / max(1.0, tokens),
-            "lr": scheduler.get_last_lr()[0],
-            "grad_norm": float(norm),
+            "lr": optimizer.lr,
+            "grad_norm": norm,
             "loss_tokens": int(tokens),
             "tokens_per_s": seen / max(elapsed, 1e-9),
         }
@@ -162,18 +153,9 @@ def train(
             last["eval_loss"] = evaluate(model, eval_sequences, config, world)
         if world.main:
             if step % config.log_every == 0 or "eval_loss" in last:
-                with open(metrics_path, "a") as f:
-                    f.write(json.dumps(last) + "\n")
+                append_metrics(run_dir, last)
             if progress is not None:
                 progress(last)
-        if world.main and (step % config.save_every == 0 or step in (config.max_steps, stop)):
-            save_checkpoint(
-                run_dir / f"checkpoint-{step}",
-                model,
-                optimizer,
-                scheduler,
-                step,
-                {**info, "loop": config.as_dict(), "metrics": last},
-                tokenizer,
-            )
+        if world.main and (checkpoint_due(step, config.save_every, config.max_steps) or step == stop):
+            optimizer.save(run_dir, step, {**info, "loop": config.as_dict(), "metrics": last}, tokenizer)
     return last

@@ -21,11 +21,11 @@ from evaluation.extraction import extract_prediction
 from evaluation.factory import JudgeSpec
 from schemas.names import RL_DIR
 from training.chat_format import ChatFormat
-from training.checkpoint import resume, save_checkpoint
 from training.data import load_shards, stage_rows
 from training.generation import prompt_ids, sample, stop_ids
 from training.gspo import EPS_HIGH, EPS_LOW, group_advantages, gspo_loss, sequence_logprobs
 from training.model import load_model_for, resolve_init
+from training.optimization import METRICS_NAME, Optimizer, append_metrics, checkpoint_due
 from training.rewards import row_reward
 from training.tokenizer import load_tokenizer
 
@@ -40,7 +40,8 @@ class RLConfig:
     max_new_tokens: int = 128
     temperature: float = 1.0
     updates_per_batch: int = 2
-    lr: float = 1e-5
+    lr: float = 1e-5  # constant: no warmup, no decay
+    clip: float = 1.0  # gradient norm, per minibatch update
     eps_low: float = EPS_LOW
     eps_high: float = EPS_HIGH
     kl_coef: float = 0.0
@@ -91,11 +92,10 @@ def run_rl(config: RLConfig, progress=None) -> dict:
     chat = ChatFormat.of(tokenizer)
     model = load_model_for(init, tokenizer)
     reference = copy.deepcopy(model).eval() if config.kl_coef else None
-    optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=0.0)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: 1.0)
+    optimizer = Optimizer(model, config.lr, 0, config.max_steps, weight_decay=0.0, clip=config.clip, lr_floor=1.0)
     output = Path(config.output)
     output.mkdir(parents=True, exist_ok=True)
-    step = resume(output, model, optimizer, scheduler)
+    step = optimizer.resume(output)
     judge = config.judge.build()
     order = torch.randperm(len(rows), generator=torch.Generator().manual_seed(config.seed)).tolist()
     last: dict = {"step": step}
@@ -123,10 +123,7 @@ def run_rl(config: RLConfig, progress=None) -> dict:
                 logp = sequence_logprobs(model, ids, mask)
                 out = gspo_loss(logp, old, mask, adv, config.eps_low, config.eps_high, ref, config.kl_coef)
                 out.loss.backward()
-                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
                 optimizer.step()
-                scheduler.step()
-                optimizer.zero_grad(set_to_none=True)
                 stats.append(out)
         step += 1
         flat = [r for group in rewards for r in group]
@@ -142,6 +139,7 @@ def run_rl(config: RLConfig, progress=None) -> dict:
             "verifier_pass": sum(verified) / len(verified) if verified else None,
             "judge_failures": judge_failures,
             "loss": sum(float(s.loss.detach()) for s in stats) / len(stats),
+            "lr": optimizer.lr,
             "clipped": sum(s.clipped_fraction for s in stats) / len(stats),
             "kl": sum(s.kl for s in stats) / len(stats),
             "sampled_tokens": sampled,
@@ -153,21 +151,13 @@ def run_rl(config: RLConfig, progress=None) -> dict:
                 f"{degenerate:.0%} of groups have equal rewards (no gradient); format compliance "
                 f"{last['format_compliance']:.0%}: train SFT longer, or raise --group-size"
             )
-        with open(output / "metrics.jsonl", "a") as f:
-            f.write(json.dumps(last) + "\n")
+        append_metrics(output, last)
         if progress is not None:
             progress(last)
-        if step % config.save_every == 0 or step == config.max_steps:
-            save_checkpoint(
-                output / f"checkpoint-{step}",
-                model,
-                optimizer,
-                scheduler,
-                step,
-                {"stage": "rl", "init": init, "chat_format": chat.name, "rl": config.as_dict(), "metrics": last},
-                tokenizer,
-            )
-    return {**last, **reward_trend(output / "metrics.jsonl")}
+        if checkpoint_due(step, config.save_every, config.max_steps):
+            info = {"stage": "rl", "init": init, "chat_format": chat.name, "rl": config.as_dict(), "metrics": last}
+            optimizer.save(output, step, info, tokenizer)
+    return {**last, **reward_trend(output / METRICS_NAME)}
 
 
 def reward_trend(metrics: Path) -> dict:

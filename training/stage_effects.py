@@ -19,6 +19,7 @@ from rich import box
 from rich.table import Table
 
 from evaluation.scores import DIMENSIONS
+from training.optimization import METRICS_NAME
 from training.rl import reward_trend
 
 FORMAT_TARGET = 0.9
@@ -98,7 +99,7 @@ def reading(reports: Sequence, stages: Sequence[str | None], rl_run: Path | None
             f"({met} the {100 * FORMAT_TARGET:.0f}% target)."
         )
     if rl:
-        trend = reward_trend(Path(rl_run) / "metrics.jsonl") if rl_run else {}
+        trend = reward_trend(Path(rl_run) / METRICS_NAME) if rl_run else {}
         if trend:
             verdict = "rose" if trend["reward_last"] > trend["reward_first"] else "did NOT rise"
             lines.append(

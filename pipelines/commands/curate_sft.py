@@ -1,6 +1,7 @@
 """`trajforge curate-sft`: the SFT curation Beam job."""
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -8,60 +9,57 @@ from pipelines.commands import EXIT_OK
 from pipelines.commands.beam_command import VERBOSE_HELP, beam_args, job_errors, quiet_logging
 from pipelines.commands.judge_options import with_judge_options
 from pipelines.console import console
+from pipelines.curate_sft.config import CurateConfig
+from training.generators import GeneratorSpec
 
+DEFAULTS = CurateConfig()
 
-def _generator_factory(kind: str, url: str | None, model: str | None, checkpoint: Path | None, max_new_tokens: int):
-    """A picklable factory: each Beam worker builds its own generator."""
-    if kind == "endpoint":
-        if not url or not model:
-            raise ValueError("--generator endpoint needs --generator-url and --generator-model")
-        return _Factory("training.generators", "EndpointGenerator", url, model, None, 0.8, max_new_tokens)
-    if kind == "checkpoint":
-        if checkpoint is None or not (checkpoint / "config.json").exists():
-            raise ValueError("--generator checkpoint needs --checkpoint FOLDER (with config.json)")
-        return _Factory("training.generators", "CheckpointGenerator", str(checkpoint), max_new_tokens)
-    if kind == "rationalization":
-        return _Factory("training.generators", "RationalizationGenerator")
-    raise ValueError(f"unknown --generator {kind!r}: endpoint, checkpoint or rationalization")
-
-
-class _Factory:
-    def __init__(self, module: str, name: str, *args):
-        self.module, self.name, self.args = module, name, args
-
-    def __call__(self):
-        import importlib
-
-        return getattr(importlib.import_module(self.module), self.name)(*self.args)
+Input = Annotated[str, typer.Option("--input", "-i", help="A build-corpus folder or URL (its cpt/ shards).")]
+Output = Annotated[str, typer.Option("--output", "-o", help="SFT folder or URL: sft/ shards, scores, manifest.")]
+GeneratorKind = Annotated[
+    str,
+    typer.Option(
+        help="checkpoint (a local model) or endpoint (any OpenAI-compatible API): model rollouts, rejection "
+        "sampling proper; or rationalization (no model: the real observation with reasoning written toward it, "
+        "counted apart)."
+    ),
+]
+GeneratorUrl = Annotated[str | None, typer.Option(envvar="TRAJFORGE_GENERATOR_URL")]
+GeneratorModel = Annotated[str | None, typer.Option(envvar="TRAJFORGE_GENERATOR_MODEL")]
+Checkpoint = Annotated[Path | None, typer.Option(help="Checkpoint folder for --generator checkpoint.")]
+Candidates = Annotated[int, typer.Option(min=1, max=16, help="Candidates per query (best of N).")]
+Threshold = Annotated[float, typer.Option(min=1.0, max=5.0, help="Queries whose best mean score is lower are dropped.")]
+PerTrajectory = Annotated[int, typer.Option(min=1, help="Queries (in-loss turns) per trajectory at most.")]
+Hint = Annotated[
+    bool,
+    typer.Option(
+        help="Hint-conditioned rationalization: a model generator sees the real observation (its samples count "
+        "as rationalized, not as rollouts)."
+    ),
+]
+MaxNewTokens = Annotated[int, typer.Option(min=1, help="Longest candidate a model generator may write.")]
+Workers = Annotated[int | None, typer.Option(min=1)]
+Verbose = Annotated[bool, typer.Option("--verbose", help=VERBOSE_HELP)]
 
 
 @with_judge_options
 def curate_sft_command(
     ctx: typer.Context,
-    input: str = typer.Option("data/corpus", "--input", "-i", help="A build-corpus folder or URL (its cpt/ shards)."),
-    output: str = typer.Option("data/sft", "--output", "-o", help="SFT folder or URL: sft/ shards, scores, manifest."),
-    generator: str = typer.Option(
-        "rationalization",
-        help="checkpoint (a local model) or endpoint (any OpenAI-compatible API): model rollouts, rejection "
-        "sampling proper; or rationalization (no model: the real observation with reasoning written toward it, "
-        "counted apart).",
-    ),
-    generator_url: str | None = typer.Option(None, envvar="TRAJFORGE_GENERATOR_URL"),
-    generator_model: str | None = typer.Option(None, envvar="TRAJFORGE_GENERATOR_MODEL"),
-    checkpoint: Path | None = typer.Option(None, help="Checkpoint folder for --generator checkpoint."),
+    input: Input = "data/corpus",
+    output: Output = "data/sft",
+    generator: GeneratorKind = GeneratorSpec.kind,
+    generator_url: GeneratorUrl = None,
+    generator_model: GeneratorModel = None,
+    checkpoint: Checkpoint = None,
     judge_spec=None,
-    candidates: int = typer.Option(3, min=1, max=16, help="Candidates per query (best of N)."),
-    threshold: float = typer.Option(3.5, min=1.0, max=5.0, help="Queries whose best mean score is lower are dropped."),
-    per_trajectory: int = typer.Option(4, min=1, help="Queries (in-loss turns) per trajectory at most."),
-    hint: bool = typer.Option(
-        False,
-        help="Hint-conditioned rationalization: a model generator sees the real observation (its samples count "
-        "as rationalized, not as rollouts).",
-    ),
-    seed: int = typer.Option(0),
-    max_new_tokens: int = typer.Option(512, min=1, help="Longest candidate a model generator may write."),
-    workers: int | None = typer.Option(None, min=1),
-    verbose: bool = typer.Option(False, "--verbose", help=VERBOSE_HELP),
+    candidates: Candidates = DEFAULTS.candidates,
+    threshold: Threshold = DEFAULTS.threshold,
+    per_trajectory: PerTrajectory = DEFAULTS.per_trajectory,
+    hint: Hint = DEFAULTS.hint,
+    seed: int = DEFAULTS.seed,
+    max_new_tokens: MaxNewTokens = GeneratorSpec.max_new_tokens,
+    workers: Workers = None,
+    verbose: Verbose = False,
 ) -> None:
     """Curate SFT data (paper §3.3): for each query (an in-loss turn with its history), N candidates of the form
     <think>...</think><predicted_observation>...</predicted_observation>, judged on format, factuality,
@@ -72,22 +70,9 @@ def curate_sft_command(
     from pipelines.curate_sft.pipeline import curate_sft
 
     with job_errors(verbose):
-        make_generator = _generator_factory(generator, generator_url, generator_model, checkpoint, max_new_tokens)
-        manifest = curate_sft(
-            input,
-            output,
-            make_generator,
-            judge_spec,
-            {"generator": generator, **judge_spec.as_config()},
-            candidates,
-            threshold,
-            per_trajectory,
-            hint,
-            seed,
-            beam_args=beam_args(ctx),
-            workers=workers,
-            verbose=verbose,
-        )
+        spec = GeneratorSpec(generator, generator_url, generator_model, checkpoint and str(checkpoint), max_new_tokens)
+        config = CurateConfig(spec, judge_spec, candidates, threshold, per_trajectory, hint, seed)
+        manifest = curate_sft(input, output, config, beam_args(ctx), workers, verbose)
     console.print(summary_line(manifest.counts, output), highlight=False, soft_wrap=True)
     raise typer.Exit(EXIT_OK)
 

@@ -6,6 +6,7 @@ import apache_beam as beam
 
 from pipelines.beam_runtime import pipeline_options
 from pipelines.build_corpus.transforms import COUNTS
+from pipelines.curate_sft.config import CurateConfig
 from pipelines.curate_sft.transforms import SCORES, Generate, JudgeAndPick, MakeQueries
 from pipelines.job import (
     ReadShardRows,
@@ -25,36 +26,23 @@ from schemas.names import SCORES_NAME, SFT_DIR
 def curate_sft(
     corpus: str | Path,
     output: str | Path,
-    make_generator,
-    make_judge,
-    config: dict,
-    candidates: int = 3,
-    threshold: float = 3.5,
-    per_trajectory: int = 4,
-    hint: bool = False,
-    seed: int = 0,
-    shard_bytes: int = 64 << 20,
+    config: CurateConfig | None = None,
     beam_args: list[str] | None = None,
     workers: int | None = None,
     verbose: bool = False,
 ) -> Manifest:
+    config = config or CurateConfig()
     options = pipeline_options(beam_args, workers, verbose, paths=(str(corpus), str(output)))
     out = str(output)
-    inputs = cpt_inputs(str(corpus), out, shard_bytes)
-    full_config = {
-        **config,
-        "candidates": candidates,
-        "threshold": threshold,
-        "per_trajectory": per_trajectory,
-        "hint": hint,
-        "seed": seed,
-    }
+    inputs = cpt_inputs(str(corpus), out, config.shard_bytes)
 
     def build(p: beam.Pipeline) -> None:
         rows = p | "ReadRows" >> ReadShardRows(inputs.files, out)
-        queries = rows | "MakeQueries" >> MakeQueries(per_trajectory)
-        generated = queries.queries | "Generate" >> Generate(make_generator, candidates, hint, seed)
-        judged = generated | "JudgeAndPick" >> JudgeAndPick(make_judge, threshold)
+        queries = rows | "MakeQueries" >> MakeQueries(config.per_trajectory)
+        generated = queries.queries | "Generate" >> Generate(
+            config.generator, config.candidates, config.hint, config.seed
+        )
+        judged = generated | "JudgeAndPick" >> JudgeAndPick(config.judge, config.threshold)
         shards = judged.rows | "WriteShards" >> WriteShards(
             out, inputs.shards, SFT_SCHEMA, SFT_DIR, ["trajectory_id", "turn_index"]
         )
@@ -65,4 +53,4 @@ def curate_sft(
     saved = read_outputs(out)
     scores = sorted(saved.get("scores", []), key=lambda e: (e["trajectory_id"], e["turn_index"]))
     write_json_lines(storage.join(out, SCORES_NAME), scores)
-    return write_shard_job_manifest("curate-sft", full_config, inputs.files, out, saved, SFT_DIR)
+    return write_shard_job_manifest("curate-sft", config.as_manifest(), inputs.files, out, saved, SFT_DIR)

@@ -109,20 +109,20 @@ def local(tmp_path_factory):
     write_segments([corpus_trajectory(k) for k in range(12)] + [corpus_trajectory(3)], root / "raw", per_file=5)
     (root / "raw" / "segment-bad.jsonl").write_bytes(b'{"not": "a trajectory"}\n')
     build_corpus([str(root / "raw")], root / "corpus", BuildConfig(shard_bytes=3000), workers=1)
-    curate_sft(root / "corpus", root / "sft", *SFT_ARGS, workers=1)
+    curate_sft(root / "corpus", root / "sft", SFT_CONFIG, workers=1)
     prepare_rl(root / "corpus", root / "rl", token_budget=200, shard_bytes=3000, workers=1)
     return root
 
 
-def _sft_args():
+def _sft_config():
     from evaluation.factory import JudgeSpec
-    from pipelines.commands.curate_sft import _generator_factory
+    from pipelines.curate_sft.config import CurateConfig
+    from training.generators import GeneratorSpec
 
-    judge = JudgeSpec()
-    return _generator_factory("rationalization", None, None, None, 64), judge, {"generator": "rationalization"}
+    return CurateConfig(GeneratorSpec("rationalization", max_new_tokens=64), JudgeSpec())
 
 
-SFT_ARGS = _sft_args()
+SFT_CONFIG = _sft_config()
 
 
 def shard_bytes(folder: Path) -> dict[str, bytes]:
@@ -182,7 +182,7 @@ def test_curate_sft_and_prepare_rl_on_pool_workers_with_data_only_in_s3(local, s
         client.put_object(Bucket=BUCKET, Key=f"pool/corpus/cpt/{path.name}", Body=path.read_bytes())
     monkeypatch.chdir(tmp_path)
     corpus = f"s3://{BUCKET}/pool/corpus"
-    sft = curate_sft(corpus, f"s3://{BUCKET}/pool/sft", *SFT_ARGS, beam_args=[*portable, *flags])
+    sft = curate_sft(corpus, f"s3://{BUCKET}/pool/sft", SFT_CONFIG, beam_args=[*portable, *flags])
     rl = prepare_rl(corpus, f"s3://{BUCKET}/pool/rl", 200, None, 3000, beam_args=[*portable, *flags])
     assert same_counts(sft, read_manifest(local / "sft")) and sft.counts["written"] > 0
     assert same_counts(rl, read_manifest(local / "rl")) and rl.counts["written"] > 0

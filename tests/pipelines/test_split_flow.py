@@ -89,16 +89,10 @@ def test_no_held_out_task_reaches_any_stage(pools, tmp_path, tiny_checkpoint, mo
     held, cpt_only = by_split["held_out"], by_split["cpt"]
     corpus = root / "corpus"
 
-    from pipelines.commands.curate_sft import _Factory
+    from pipelines.curate_sft.config import CurateConfig
+    from training.generators import GeneratorSpec
 
-    sft = curate_sft(
-        corpus,
-        tmp_path / "sft",
-        _Factory("training.generators", "RationalizationGenerator"),
-        JudgeSpec(),
-        {},
-        workers=1,
-    )
+    sft = curate_sft(corpus, tmp_path / "sft", CurateConfig(GeneratorSpec("rationalization"), JudgeSpec()), workers=1)
     sft_rows = [r for f in sft.outputs for r in read_shard_table(tmp_path / "sft" / f).to_pylist()]
     assert sft_rows and {r["task"] for r in sft_rows} <= by_split["sft_rl"]
     assert {r["split"] for r in sft_rows} == {"sft_rl"}

@@ -25,3 +25,23 @@ def test_model_candidates_are_rollouts_unless_the_model_saw_the_answer(corpus):
     query = build_query(corpus[1], 1)
     assert {c.origin for c in _Echo().labelled(query, 2, seed=0)} == {ROLLOUT}
     assert {c.origin for c in _Echo().labelled(query, 2, seed=0, hint=True)} == {RATIONALIZATION}
+
+
+def test_generator_specs_build_their_registered_generator_and_name_what_is_missing(tmp_path):
+    import pickle
+
+    import pytest
+
+    from training.generators import GENERATORS, EndpointGenerator, GeneratorSpec
+
+    assert set(GENERATORS) == {"endpoint", "checkpoint", "rationalization"}
+    spec = pickle.loads(pickle.dumps(GeneratorSpec("endpoint", url="http://gen.invalid/v1", model="m")))
+    endpoint = spec()
+    assert isinstance(endpoint, EndpointGenerator) and endpoint.name == "endpoint:m" and endpoint.max_tokens == 512
+    assert isinstance(GeneratorSpec()(), RationalizationGenerator)
+    with pytest.raises(ValueError, match="--generator endpoint needs --generator-url and --generator-model"):
+        GeneratorSpec("endpoint", url="http://gen.invalid/v1")
+    with pytest.raises(ValueError, match="--generator checkpoint needs --checkpoint FOLDER"):
+        GeneratorSpec("checkpoint", checkpoint=str(tmp_path))
+    with pytest.raises(ValueError, match="unknown --generator 'oracle'"):
+        GeneratorSpec("oracle")

@@ -40,6 +40,7 @@ def test_gspo_moves_the_policy_toward_rewarded_samples(tmp_path, policy, rl_data
     metrics = [json.loads(x) for x in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     assert [m["step"] for m in metrics] == [1, 2] and last["reward"] > 0
     assert all(0 <= m["degenerate_groups"] <= 1 and m["format_compliance"] == 0 for m in metrics)
+    assert [m["lr"] for m in metrics] == [1e-3, 1e-3]  # the trainer's optimizer, its schedule held constant for RL
     assert last["reward_first"] == metrics[0]["reward"] and last["reward_last"] == metrics[1]["reward"]
     before, after = (
         load_file(str(policy / "model.safetensors")),

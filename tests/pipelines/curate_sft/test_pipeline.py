@@ -69,17 +69,12 @@ class HalfRightModel:
 
 
 def test_model_rollouts_are_counted_apart_with_the_acceptance_rate(tmp_path, corpus_dir):
-    from pipelines.commands.curate_sft import _Factory, summary_line
+    from pipelines.commands.curate_sft import summary_line
+    from pipelines.curate_sft.config import CurateConfig
     from pipelines.curate_sft.pipeline import curate_sft
 
     manifest = curate_sft(
-        corpus_dir,
-        tmp_path,
-        _Factory("tests.pipelines.curate_sft.test_pipeline", "HalfRightModel"),
-        JudgeSpec(),
-        {},
-        candidates=2,
-        workers=1,
+        corpus_dir, tmp_path, CurateConfig(generator=HalfRightModel, judge=JudgeSpec(), candidates=2), workers=1
     )
     c = manifest.counts
     assert 0 < c["kept.rollout"] == c["written"] < c["read"] and "kept.rationalization" not in c

@@ -1,0 +1,18 @@
+from pathlib import Path
+
+import pytest
+
+from schemas.formats import ImportOptions
+from schemas.transfer import ImportJob, ImportTargetError, export_records, import_records
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "schemas" / "examples"
+
+
+def test_import_then_export_counts_every_record_and_refuses_a_folder_of_other_data(tmp_path):
+    raw = tmp_path / "raw"
+    manifest = import_records([EXAMPLES / "chat.jsonl"], ImportJob("chat", raw, ImportOptions(run_id="r")))
+    assert manifest.counts == {"read": 3, "written": 3, "rejected": 0} and manifest.config["run_id"] == "r"
+    result = export_records([raw], "shards", tmp_path / "shards", per_file=2)
+    assert (result.count, result.unit, result.rejected) == (2, "shards", [])
+    with pytest.raises(ImportTargetError, match="already holds data that no import wrote"):
+        import_records([EXAMPLES / "chat.jsonl"], ImportJob("chat", tmp_path / "shards"))
