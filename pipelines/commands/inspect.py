@@ -18,7 +18,7 @@ from schemas.arrow import records_to_table, schema_kind
 from schemas.names import SHARD_SUFFIX
 from schemas.records import Trajectory
 from schemas.shards import ShardError, read_shard_table
-from schemas.sources import NATIVE_SUFFIXES, read_records
+from schemas.sources import NATIVE_SUFFIXES, ValidRecords, read_records
 from schemas.validation import ReadResult
 
 TURNS_VIEW = """
@@ -65,11 +65,7 @@ def inspect_command(
     invalid: list[ReadResult] = []
     counts: dict[str, Counter] = {k: Counter() for k in ("domain", "outcome", "schema_version", "environment")}
     turns = 0
-    for result in progress(read_records(files), "reading"):
-        if not result.ok:
-            invalid.append(result)
-            continue
-        record = result.record
+    for record in ValidRecords(progress(read_records(files), "reading")).rejecting_into(invalid):
         turns += len(record.turns)
         counts["domain"][record.domain] += 1
         counts["outcome"][record.outcome.status] += 1
