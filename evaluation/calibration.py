@@ -130,3 +130,23 @@ def table_rows(calibration: Calibration) -> Iterator[tuple[str, str, str, str, s
             f"{r.adversary_mean:.2f}",
             f"{100 * r.below_threshold / r.pairs:.1f}",
         )
+
+
+def calibrate_corpus(
+    corpus, make_judge, limit: int | None = None, seed: int = 0, pairs_path=None, progress=None
+) -> Calibration:
+    """`calibrate` over a build-corpus folder's CPT shards (the first `limit` trajectories), with the judge
+    `make_judge` builds; every pair goes to `pairs_path` as JSON Lines when one is given. A corpus that is not
+    there raises FileNotFoundError. `progress(items, total)` wraps the judging loop."""
+    from training.data import load_cpt
+    from training.render import action_text
+
+    rows = load_cpt(corpus)
+    rows = rows.select(range(min(limit, len(rows)))) if limit else rows
+    turns = corpus_turns(rows, action_text)
+    judge = make_judge()
+    track = (lambda xs: progress(xs, len(turns))) if progress else None
+    if pairs_path is None:
+        return calibrate(turns, judge, seed, None, track)
+    with open(pairs_path, "w") as sink:
+        return calibrate(turns, judge, seed, sink, track)

@@ -12,6 +12,7 @@ class JudgeKind(NamedTuple):
     build: Callable[["JudgeSpec"], Judge]
     describe: Callable[["JudgeSpec"], str]  # the judge's name as reports print it, without building it
     needs_endpoint: bool  # whether it needs --judge-url and --judge-model
+    help: str  # what `--judge KIND` means, for the command line's help
 
 
 def _embedded(spec: "JudgeSpec") -> Judge:
@@ -29,9 +30,24 @@ def _endpoint(spec: "JudgeSpec") -> Judge:
 
 
 JUDGES: dict[str, JudgeKind] = {
-    "embedded": JudgeKind(_embedded, lambda spec: f"embedded ({NOT_COMPARABLE})", needs_endpoint=False),
-    "endpoint": JudgeKind(_endpoint, lambda spec: f"endpoint:{spec.model}", needs_endpoint=True),
+    "embedded": JudgeKind(
+        _embedded,
+        lambda spec: f"embedded ({NOT_COMPARABLE})",
+        needs_endpoint=False,
+        help="deterministic, offline, no model; not comparable with AgentWorldBench",
+    ),
+    "endpoint": JudgeKind(
+        _endpoint,
+        lambda spec: f"endpoint:{spec.model}",
+        needs_endpoint=True,
+        help="an LLM judge behind any OpenAI-compatible API, with per-domain rubrics",
+    ),
 }
+
+
+def kinds_help() -> str:
+    """`embedded (...) or endpoint (...)`: every registered judge with what it is."""
+    return " or ".join(f"{name} ({kind.help})" for name, kind in JUDGES.items())
 
 
 @dataclass(frozen=True)

@@ -57,6 +57,15 @@ def save_checkpoint(folder: Path, model, optimizer, scheduler, step: int, info: 
     return folder
 
 
+def context_window(folder: str | Path, model) -> int:
+    """The longest sequence a model may be asked to read: what its checkpoint recorded (the context it was trained on,
+    or its starting model's when that is longer), else its position limit (a model trajforge did not train)."""
+    limit = model.config.max_position_embeddings
+    info = Path(folder) / INFO_NAME
+    recorded = json.loads(info.read_text()).get("context_length") if info.exists() else None
+    return min(int(recorded), limit) if recorded else limit
+
+
 def load_weights(model, folder: Path) -> None:
     missing, unexpected = model.load_state_dict(load_file(str(Path(folder) / WEIGHTS_NAME)), strict=False)
     tied = {"lm_head.weight"} if getattr(model.config, "tie_word_embeddings", False) else set()

@@ -5,12 +5,23 @@ at the chat format's end of turn (and at the eos token, where that is another on
 import torch
 
 from training.chat_format import ChatFormat, Message
-from training.labels import label_document
+from training.labels import head_length, label_document
 
 
 def prompt_ids(messages: list[dict], tokenizer, chat: ChatFormat) -> list[int]:
     """Messages ({role, content}) in the model's chat format, up to where the assistant's answer starts."""
     return label_document(chat.prompt(Message.all_of(messages)), tokenizer).input_ids.tolist()
+
+
+def fit_window(ids: list[int], window: int, reserve: int) -> list[int]:
+    """A prompt that leaves `reserve` tokens of the window for the answer: unchanged when it fits, else its first
+    `head_length(window)` tokens (the start of the system prompt) and its most recent rest, the view SFT trains on
+    (training/labels.py, `trim_history`). `reserve` is at most half the window."""
+    room = window - min(reserve, window // 2)
+    if len(ids) <= room:
+        return ids
+    head = head_length(window)
+    return ids[:head] + ids[len(ids) - (room - head) :]
 
 
 def stop_ids(tokenizer, chat: ChatFormat) -> list[int]:

@@ -122,10 +122,11 @@ class RationalizationGenerator(Generator):
 
     def labelled(self, query: Query, n: int, seed: int, hint: bool = True) -> list[Candidate]:
         reference = query.reference
+        # Short and free of copied text: a small model trained on it learns to close its reasoning and write the
+        # prediction (measured after the demo's 300 SFT steps: 46% format compliance quoting the action, 96% without).
         reasoning = (
-            f"The action is `{query.action[:200]}`. Given the history ({len(query.messages) // 2} earlier "
-            f"turns), the environment answers with {'JSON' if reference.lstrip().startswith('{') else 'text'} "
-            f"of about {len(reference)} characters."
+            f"After {len(query.messages) // 2} earlier turns, the environment answers with "
+            f"{'JSON' if reference.lstrip().startswith('{') else 'text'} of about {len(reference)} characters."
         )
         variants = [
             reference,

@@ -11,8 +11,12 @@ transformers causal LMs do), else IGNORE_INDEX. A token with empty offsets is ou
 
 Documents longer than the context: `split` cuts them into consecutive chunks of at most context_length tokens, each
 packed as a document of its own (its positions restart at 0; a later chunk no longer sees the system prompt, but
-every loss token is trained); `truncate` keeps the first chunk only. The first token of every chunk is out of the
-loss: nothing in its chunk precedes it, and in a packed row the token before it belongs to another document.
+every loss token is trained); `truncate` keeps the first chunk only; `trim_history`, for documents whose loss is at
+their end (an SFT answer), keeps the first `head_length(context_length)` tokens (the start of the system prompt) and
+the most recent rest, answer included, as one document: the view that generation gives a long prompt
+(training/generation.py), so the model learns from what it is later asked with (it falls back to `split` when the
+answer alone does not fit). The first token of every chunk, and of a trimmed tail, is out of the loss: nothing in its
+chunk precedes it, and in a packed row the token before it belongs to another document.
 """
 
 from collections.abc import Sequence
@@ -25,7 +29,12 @@ from transformers import PreTrainedTokenizerBase
 from training.chat_format import RenderedDocument
 
 IGNORE_INDEX = -100
-Overflow = Literal["split", "truncate"]
+Overflow = Literal["split", "truncate", "trim_history"]
+
+
+def head_length(window: int) -> int:
+    """How much of its start a prompt too long for the window keeps (the rest is its most recent tokens)."""
+    return window // 4
 
 
 @dataclass(frozen=True)
@@ -99,6 +108,10 @@ def fit_to_context(
         raise ValueError(f"context_length {context_length}: expected at least 2")
     if overflow not in Overflow.__args__:
         raise ValueError(f"overflow {overflow!r}: expected one of {', '.join(Overflow.__args__)}")
+    if overflow == "trim_history" and len(document) > context_length:
+        trimmed = _trim_history(document, context_length)
+        if trimmed is not None:
+            return [trimmed]
     starts = range(0, len(document), context_length)
     if overflow == "truncate":
         starts = starts[:1]
@@ -109,3 +122,16 @@ def fit_to_context(
         labels[0] = IGNORE_INDEX
         chunks.append(TokenizedDocument(ids, labels))
     return chunks
+
+
+def _trim_history(document: TokenizedDocument, context_length: int) -> TokenizedDocument | None:
+    """The head and the most recent tokens, when every loss token is among the latter (and not their first)."""
+    head = head_length(context_length)
+    tail_start = len(document) - (context_length - head)
+    in_loss = np.flatnonzero(document.labels != IGNORE_INDEX)
+    if len(in_loss) and in_loss[0] <= tail_start:
+        return None
+    ids = np.concatenate([document.input_ids[:head], document.input_ids[tail_start:]])
+    labels = np.concatenate([document.labels[:head], document.labels[tail_start:]])
+    labels[0] = IGNORE_INDEX
+    return TokenizedDocument(ids, labels)

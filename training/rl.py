@@ -21,8 +21,9 @@ from evaluation.extraction import extract_prediction
 from evaluation.factory import JudgeSpec
 from schemas.names import RL_DIR
 from training.chat_format import ChatFormat
+from training.checkpoint import context_window
 from training.data import load_shards, stage_rows
-from training.generation import prompt_ids, sample, stop_ids
+from training.generation import fit_window, prompt_ids, sample, stop_ids
 from training.gspo import EPS_HIGH, EPS_LOW, group_advantages, gspo_loss, sequence_logprobs
 from training.model import load_model_for, resolve_init
 from training.optimization import METRICS_NAME, Optimizer, append_metrics, checkpoint_due
@@ -57,12 +58,13 @@ class RLConfig:
 
 @torch.no_grad()
 def rollout(
-    model, tokenizer, chat: ChatFormat, row: dict, config: RLConfig, seed: int
+    model, tokenizer, chat: ChatFormat, row: dict, config: RLConfig, seed: int, window: int
 ) -> tuple[torch.Tensor, torch.Tensor, list[str]]:
-    """G samples for one prompt: the token ids (prompt + response), the response mask, the decoded responses."""
-    prompt = torch.tensor([prompt_ids(row["messages"], tokenizer, chat)])
+    """G samples for one prompt (fitted to the policy's context window, as serving fits it): the token ids (prompt
+    + response), the response mask, the decoded responses."""
+    prompt = torch.tensor([fit_window(prompt_ids(row["messages"], tokenizer, chat), window, config.max_new_tokens)])
     stops = stop_ids(tokenizer, chat)
-    room = model.config.max_position_embeddings - prompt.shape[1]
+    room = window - prompt.shape[1]
     output = sample(
         model,
         prompt.repeat(config.group_size, 1),
@@ -91,6 +93,7 @@ def run_rl(config: RLConfig, progress=None) -> dict:
     tokenizer = load_tokenizer(init)
     chat = ChatFormat.of(tokenizer)
     model = load_model_for(init, tokenizer)
+    window = context_window(init, model)
     reference = copy.deepcopy(model).eval() if config.kl_coef else None
     optimizer = Optimizer(model, config.lr, 0, config.max_steps, weight_decay=0.0, clip=config.clip, lr_floor=1.0)
     output = Path(config.output)
@@ -105,7 +108,7 @@ def run_rl(config: RLConfig, progress=None) -> dict:
         model.eval()
         groups, rewards, verified, formatted, judge_failures = [], [], [], [], 0
         for j, row in enumerate(batch):
-            ids, mask, texts = rollout(model, tokenizer, chat, row, config, config.seed * 7919 + step * 101 + j)
+            ids, mask, texts = rollout(model, tokenizer, chat, row, config, config.seed * 7919 + step * 101 + j, window)
             scored = [row_reward(judge, row, t) for t in texts]
             formatted += [extract_prediction(t).tagged for t in texts]
             rewards.append([r.total for r in scored])
@@ -155,7 +158,14 @@ def run_rl(config: RLConfig, progress=None) -> dict:
         if progress is not None:
             progress(last)
         if checkpoint_due(step, config.save_every, config.max_steps):
-            info = {"stage": "rl", "init": init, "chat_format": chat.name, "rl": config.as_dict(), "metrics": last}
+            info = {
+                "stage": "rl",
+                "init": init,
+                "chat_format": chat.name,
+                "context_length": window,
+                "rl": config.as_dict(),
+                "metrics": last,
+            }
             optimizer.save(output, step, info, tokenizer)
     return {**last, **reward_trend(output / METRICS_NAME)}
 

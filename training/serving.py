@@ -16,7 +16,8 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from training.chat_format import ROLES, ChatFormat
-from training.generation import prompt_ids, sample, stop_ids
+from training.checkpoint import context_window
+from training.generation import fit_window, prompt_ids, sample, stop_ids
 from training.model import load_model_for
 from training.tokenizer import load_tokenizer
 
@@ -32,6 +33,7 @@ class LocalModel:
         self.model = load_model_for(self.folder, self.tokenizer).eval()
         self.chat_format = ChatFormat.of(self.tokenizer)
         self.stop_ids = stop_ids(self.tokenizer, self.chat_format)
+        self.window = context_window(self.folder, self.model)
         self.lock = threading.Lock()
 
     @torch.no_grad()
@@ -44,14 +46,9 @@ class LocalModel:
         top_p: float = 1.0,
     ) -> tuple[str, str, int, int]:
         """(text, finish reason, prompt tokens, completion tokens)."""
-        ids = prompt_ids(messages, self.tokenizer, self.chat_format)
-        window = self.model.config.max_position_embeddings
-        budget = window - min(max_new_tokens, window // 2)
-        if len(ids) > budget:  # too long: keep the start (the system prompt) and the most recent history
-            head = budget // 4
-            ids = ids[:head] + ids[len(ids) - (budget - head) :]
+        ids = fit_window(prompt_ids(messages, self.tokenizer, self.chat_format), self.window, max_new_tokens)
         input_ids = torch.tensor([ids])
-        limit = window - len(ids)
+        limit = self.window - len(ids)
         with self.lock:
             output = sample(
                 self.model,

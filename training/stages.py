@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from training.chat_format import ChatFormat
+from training.checkpoint import context_window
 from training.data import TrajectorySplit, held_out_rows, load_shards, split_by_trajectory, stage_rows
 from training.distributed import World
 from training.loop import LoopConfig, evaluate, train
@@ -48,6 +49,8 @@ def run_stage(config: StageConfig, world: World, progress=None, eval_only: bool 
     else:
         split = split_by_trajectory(stage_rows(rows, config.stage), config.held_out, seed=config.loop.seed)
     render = render_row if config.stage == "cpt" else render_sft_row
+    # An SFT answer is learned in the view generation later gives a long prompt (training/labels.py).
+    overflow = "split" if config.stage == "cpt" else "trim_history"
     init = resolve_init(config.init)
     source = config.tokenizer or init
     if source:
@@ -62,7 +65,9 @@ def run_stage(config: StageConfig, world: World, progress=None, eval_only: bool 
     if config.context_length > model.config.max_position_embeddings:
         raise ValueError(f"context_length {config.context_length} > the model's {model.config.max_position_embeddings}")
     # Held-out loss is over every observation token, so runs with and without masking compare.
-    eval_sequences = packed_sequences(split.held_out, tokenizer, config.context_length, "all", render=render)
+    eval_sequences = packed_sequences(
+        split.held_out, tokenizer, config.context_length, "all", overflow, render=render
+    )
     if eval_only:
         model.to(world.device)
         return {
@@ -70,7 +75,9 @@ def run_stage(config: StageConfig, world: World, progress=None, eval_only: bool 
             "eval_loss": evaluate(model, eval_sequences, config.loop, world),
             "held_out_rows": len(split.held_out),
         }
-    train_sequences = packed_sequences(split.train, tokenizer, config.context_length, config.mask_mode, render=render)
+    train_sequences = packed_sequences(
+        split.train, tokenizer, config.context_length, config.mask_mode, overflow, render=render
+    )
     output = Path(config.output)
     if world.main:
         save_tokenizer(tokenizer, output / "tokenizer")
@@ -96,5 +103,7 @@ def run_stage(config: StageConfig, world: World, progress=None, eval_only: bool 
         "vocab_size": len(tokenizer),
         "world_size": world.size,
         "packing_efficiency": train_sequences.efficiency,
+        # the longest prompt + answer it may be asked for: the context it was trained on, or its starting model's
+        "context_length": max(config.context_length, context_window(init, model)) if init else config.context_length,
     }
     return train(model, train_sequences, eval_sequences, config.loop, output, world, info, tokenizer, progress)

@@ -50,8 +50,10 @@ def quiet_logging(verbose: bool) -> None:
 
 @contextlib.contextmanager
 def job_errors(verbose: bool) -> Iterator[None]:
-    """Bad Beam options, an unreachable job service or object store, missing input, a failed job: one red line
+    """Around a Beam job, from importing its pipeline to its end: Beam's logging quieted first (unless verbose);
+    bad Beam options, an unreachable job service or object store, missing input, a failed job: one red line
     and exit code 2 (the whole traceback with --verbose)."""
+    quiet_logging(verbose)
     from pipelines.beam_runtime import BeamOptionsError
     from pipelines.job import JobError
     from schemas.shards import ShardError

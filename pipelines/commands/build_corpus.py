@@ -1,111 +1,136 @@
 """`trajforge build-corpus`: the Beam job from raw trajectories to masked CPT shards."""
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
 from curation.filters import FILTERS, FilterConfig
-from masking import PolicyError, load_policy
-from pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
-from pipelines.commands.beam_command import VERBOSE_HELP, beam_args, job_errors, quiet_logging
+from masking import load_policy
+from pipelines.build_corpus.config import BuildConfig
+from pipelines.commands import EXIT_OK, EXIT_REJECTED
+from pipelines.commands.beam_command import VERBOSE_HELP, beam_args, job_errors
 from pipelines.console import console
 from schemas.formats import FORMATS
 from schemas.names import CPT_DIR, MANIFEST_NAME
+from schemas.splits import SplitConfig
 from schemas.storage import join
 
+MB = 1024 * 1024
+DEFAULTS = BuildConfig()
 
-def build_corpus_command(
-    ctx: typer.Context,
-    input: list[str] = typer.Option(
-        ["data/raw"], "--input", "-i", help="Raw segments, or folders of them (repeatable; a path or a URL)."
-    ),
-    output: str = typer.Option(
-        "data/corpus", "--output", "-o", help="Corpus folder (a path or a URL): cpt/ shards, manifest, rejections."
-    ),
-    input_format: str = typer.Option(
-        "trajforge", help=f"trajforge (raw segments or shards) or a foreign format: {', '.join(FORMATS)}."
-    ),
-    policy: str = typer.Option(
-        "paper", help="Masking policy: paper, information, or a YAML path (see masking/policies/)."
-    ),
-    disable: list[str] = typer.Option([], "--disable", help=f"Switch a filter off (repeatable): {', '.join(FILTERS)}."),
-    min_turns: int = typer.Option(2, min=0, help="Drop trajectories with fewer turns (0: keep all)."),
-    near_dedup: bool = typer.Option(True, help="MinHash near-duplicate removal."),
-    redact: bool = typer.Option(True, help="Replace secrets with typed placeholders."),
-    shard_mb: float = typer.Option(64.0, min=0.001, help="Target shard size in MB."),
-    workers: int | None = typer.Option(
-        None, min=1, help="Worker processes of the in-process runner (default: the cores)."
-    ),
-    incremental: bool = typer.Option(
-        False, help="Only inputs that are new or changed since the last build; shards are added."
-    ),
-    held_out: float = typer.Option(
-        0.1, min=0.0, max=1.0, help="Share of TASKS held out: no training stage reads them, eval reads only them."
-    ),
-    sft_rl_share: float = typer.Option(
-        0.0,
+Inputs = Annotated[
+    list[str], typer.Option("--input", "-i", help="Raw segments, or folders of them (repeatable; a path or a URL).")
+]
+Output = Annotated[
+    str, typer.Option("--output", "-o", help="Corpus folder (a path or a URL): cpt/ shards, manifest, rejections.")
+]
+InputFormat = Annotated[
+    str, typer.Option(help=f"trajforge (raw segments or shards) or a foreign format: {', '.join(FORMATS)}.")
+]
+Policy = Annotated[
+    str, typer.Option(help="Masking policy: paper, information, or a YAML path (see masking/policies/).")
+]
+Disable = Annotated[
+    list[str], typer.Option("--disable", help=f"Switch a filter off (repeatable): {', '.join(FILTERS)}.")
+]
+MinTurns = Annotated[int, typer.Option(min=0, help="Drop trajectories with fewer turns (0: keep all).")]
+NearDedup = Annotated[bool, typer.Option(help="MinHash near-duplicate removal.")]
+Redact = Annotated[bool, typer.Option(help="Replace secrets with typed placeholders.")]
+ShardMb = Annotated[float, typer.Option(min=0.001, help="Target shard size in MB.")]
+Workers = Annotated[
+    int | None, typer.Option(min=1, help="Worker processes of the in-process runner (default: the cores).")
+]
+Incremental = Annotated[
+    bool, typer.Option(help="Only inputs that are new or changed since the last build; shards are added.")
+]
+HeldOut = Annotated[
+    float,
+    typer.Option(min=0.0, max=1.0, help="Share of TASKS held out: no training stage reads them, eval reads only them."),
+]
+SftRlShare = Annotated[
+    float,
+    typer.Option(
         min=0.0,
         max=1.0,
         help="Share of the training tasks that feed only SFT and RL, kept out of CPT (the paper's disjoint "
         "pools; 0: every training task feeds every stage).",
     ),
-    split_seed: int = typer.Option(0, help="Seed of the task split's hash."),
-    knowledge: list[Path] = typer.Option(
-        [],
+]
+SplitSeed = Annotated[int, typer.Option(help="Seed of the task split's hash.")]
+Knowledge = Annotated[
+    list[Path],
+    typer.Option(
         "--knowledge",
         help="World-knowledge documents for CPT, a file or a folder (repeatable): plain text, Markdown, HTML, "
         "JSON Lines with a `text` field, man pages (roff, gzip'd or not). Each becomes a single-turn document "
         "wholly in the loss, CPT-only; a binary or non-UTF-8 file is rejected and named.",
     ),
-    knowledge_share: float = typer.Option(
-        1.0,
+]
+KnowledgeShare = Annotated[
+    float,
+    typer.Option(
         min=0.0,
         max=1.0,
         help="The most of the CPT characters knowledge documents may take; past it, documents (in hash order) are "
         "dropped and counted. Default: no cap.",
     ),
-    verbose: bool = typer.Option(False, "--verbose", help=VERBOSE_HELP),
+]
+Verbose = Annotated[bool, typer.Option("--verbose", help=VERBOSE_HELP)]
+
+
+def build_corpus_command(
+    ctx: typer.Context,
+    input: Inputs = ["data/raw"],  # noqa: B006 - typer copies list defaults
+    output: Output = "data/corpus",
+    input_format: InputFormat = DEFAULTS.input_format,
+    policy: Policy = DEFAULTS.policy,
+    disable: Disable = [],  # noqa: B006
+    min_turns: MinTurns = DEFAULTS.filters.min_turns,
+    near_dedup: NearDedup = DEFAULTS.near_dedup,
+    redact: Redact = DEFAULTS.redact,
+    shard_mb: ShardMb = DEFAULTS.shard_bytes / MB,
+    workers: Workers = None,
+    incremental: Incremental = False,
+    held_out: HeldOut = DEFAULTS.split.held_out,
+    sft_rl_share: SftRlShare = DEFAULTS.split.sft_rl_share,
+    split_seed: SplitSeed = DEFAULTS.split.seed,
+    knowledge: Knowledge = [],  # noqa: B006
+    knowledge_share: KnowledgeShare = DEFAULTS.knowledge_share,
+    verbose: Verbose = False,
 ) -> None:
-    """Build the CPT corpus with Apache Beam: validate (quarantining bad records), normalise, deduplicate
-    (exact and MinHash), apply the paper's filters, redact secrets, compute per-turn statistics and loss masks,
-    decide each TASK's split (held out for eval, or training; with --sft-rl-share, CPT-only or SFT/RL-only),
-    recorded in every row and counted in the manifest, and write deterministic Arrow IPC stream shards with a
-    manifest whose counts reconcile.
+    """Build the CPT corpus with Apache Beam: validate (quarantining bad records), normalise, deduplicate (exact and
+    MinHash), apply the paper's filters, redact secrets, compute per-turn statistics and loss masks, decide each TASK's
+    split (held out for eval, or training; with --sft-rl-share, CPT-only or SFT/RL-only), recorded in every row and
+    counted in the manifest, and write deterministic Arrow IPC stream shards with a manifest whose counts reconcile.
 
-    Runs in-process by default; Beam flags after `--` (and only there) select another runner, e.g.
-    `trajforge build-corpus -i gs://b/raw -o gs://b/corpus -- --runner=DataflowRunner --project=P --region=R`.
-    Exit code 0: done; 1: done, and some records were rejected (see OUTPUT/_rejections.jsonl); 2: bad
-    arguments, or the job could not run (one line says why).
+    Runs in-process by default; Beam flags after `--` (and only there) select another runner, e.g. `trajforge
+    build-corpus -i gs://b/raw -o gs://b/corpus -- --runner=DataflowRunner --project=P --region=R`. Exit code 0: done;
+    1: done, and some records were rejected (see OUTPUT/_rejections.jsonl); 2: bad arguments, or the job could not run
+    (one line says why).
     """
-    from pipelines.build_corpus.config import BuildConfig
-
-    quiet_logging(verbose)
-    from pipelines.build_corpus.pipeline import build_corpus
-    from schemas.splits import SplitConfig
-
-    try:
-        if input_format not in ("trajforge", *FORMATS):
-            raise ValueError(f"unknown --input-format {input_format!r}")
-        filters = FilterConfig(disabled=tuple(disable), min_turns=min_turns)
-        load_policy(policy)
-    except (ValueError, PolicyError) as exc:
-        console.print(f"[red]{exc}[/]")
-        raise typer.Exit(EXIT_USAGE) from exc
-    config = BuildConfig(
-        input_format=input_format,
-        policy=policy,
-        filters=filters,
-        near_dedup=near_dedup,
-        redact=redact,
-        shard_bytes=int(shard_mb * 1024 * 1024),
-        split=SplitConfig(held_out=held_out, sft_rl_share=sft_rl_share, seed=split_seed),
-        knowledge=tuple(str(p) for p in knowledge),
-        knowledge_share=knowledge_share,
-    )
     with job_errors(verbose):
+        from pipelines.build_corpus.pipeline import build_corpus
+
+        config = BuildConfig(checked_format(input_format), checked_policy(policy),
+            filters=FilterConfig(disabled=tuple(disable), min_turns=min_turns), near_dedup=near_dedup, redact=redact,
+            shard_bytes=int(shard_mb * MB), split=SplitConfig(held_out, sft_rl_share, split_seed),
+            knowledge=tuple(str(p) for p in knowledge), knowledge_share=knowledge_share)  # fmt: skip
         manifest = build_corpus(input, output, config, beam_args(ctx), incremental, workers, verbose)
     _summary(manifest, output)
     raise typer.Exit(EXIT_REJECTED if manifest.counts.get("rejected") else EXIT_OK)
+
+
+def checked_format(input_format: str) -> str:
+    if input_format not in ("trajforge", *FORMATS):
+        raise ValueError(f"unknown --input-format {input_format!r}")
+    return input_format
+
+
+def checked_policy(policy: str) -> str:
+    """The policy's name or path, once it is known to load (a PolicyError names the file and every problem)."""
+    load_policy(policy)
+    return policy
 
 
 def _summary(manifest, output: str) -> None:

@@ -6,7 +6,7 @@ from typing import Annotated
 import typer
 
 from pipelines.commands import EXIT_OK
-from pipelines.commands.beam_command import VERBOSE_HELP, beam_args, job_errors, quiet_logging
+from pipelines.commands.beam_command import VERBOSE_HELP, beam_args, job_errors
 from pipelines.commands.judge_options import with_judge_options
 from pipelines.console import console
 from pipelines.curate_sft.config import CurateConfig
@@ -66,10 +66,9 @@ def curate_sft_command(
     consistency, realism and quality; the best of N is kept when it reaches the threshold. Every query's scores
     go to OUTPUT/_scores.jsonl; system prompts vary over several templates, picked per sample. Beam flags go
     after `--`."""
-    quiet_logging(verbose)
-    from pipelines.curate_sft.pipeline import curate_sft
-
     with job_errors(verbose):
+        from pipelines.curate_sft.pipeline import curate_sft
+
         spec = GeneratorSpec(generator, generator_url, generator_model, checkpoint and str(checkpoint), max_new_tokens)
         config = CurateConfig(spec, judge_spec, candidates, threshold, per_trajectory, hint, seed)
         manifest = curate_sft(input, output, config, beam_args(ctx), workers, verbose)

@@ -15,11 +15,11 @@ from pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, require_input
 from pipelines.console import console, out, progress
 from schemas import storage
 from schemas.arrow import records_to_table, schema_kind
+from schemas.inspection import RecordSummary, summarise_records
 from schemas.names import SHARD_SUFFIX
 from schemas.records import Trajectory
 from schemas.shards import ShardError, read_shard_table
-from schemas.sources import NATIVE_SUFFIXES, ValidRecords, read_records
-from schemas.validation import ReadResult
+from schemas.sources import NATIVE_SUFFIXES, read_records
 
 TURNS_VIEW = """
 create view turns as
@@ -61,30 +61,24 @@ def inspect_command(
         files = [f for f in files if f not in derived]
         if not files:
             raise typer.Exit(EXIT_OK)
-    valid: list[Trajectory] = []
-    invalid: list[ReadResult] = []
-    counts: dict[str, Counter] = {k: Counter() for k in ("domain", "outcome", "schema_version", "environment")}
-    turns = 0
-    for record in ValidRecords(progress(read_records(files), "reading")).rejecting_into(invalid):
-        turns += len(record.turns)
-        counts["domain"][record.domain] += 1
-        counts["outcome"][record.outcome.status] += 1
-        counts["schema_version"][record.schema_version] += 1
-        counts["environment"][record.environment.name] += 1
-        if len(valid) < samples:
-            valid.append(record)
-    n = sum(counts["domain"].values())
-    out.print(f"[bold]{len(files)} files[/]: {n} valid records, {len(invalid)} invalid, {turns} turns")
-    for key, counter in counts.items():
+    summary = summarise_records(files, samples, progress)
+    _print_summary(summary, len(files), max_problems)
+    raise typer.Exit(EXIT_REJECTED if summary.invalid else EXIT_OK)
+
+
+def _print_summary(summary: RecordSummary, files: int, max_problems: int) -> None:
+    out.print(
+        f"[bold]{files} files[/]: {summary.valid} valid records, {len(summary.invalid)} invalid, {summary.turns} turns"
+    )
+    for key, counter in summary.counts.items():
         if counter:
             out.print(f"  {key}: " + ", ".join(f"{k} {v}" for k, v in counter.most_common()))
-    if invalid:
-        out.print(f"[red]invalid records ({len(invalid)}):[/]")
-        for result in invalid[:max_problems]:
+    if summary.invalid:
+        out.print(f"[red]invalid records ({len(summary.invalid)}):[/]")
+        for result in summary.invalid[:max_problems]:
             out.print(f"  {result.source}:{result.locator}: " + "; ".join(result.reasons()), markup=False)
-    for record in valid:
+    for record in summary.samples:
         out.print(_sample(record))
-    raise typer.Exit(EXIT_REJECTED if invalid else EXIT_OK)
 
 
 def shard_kind(path: str | Path) -> str:

@@ -26,30 +26,26 @@ def judge_check_command(
     kind; one fact altered; a verbose paraphrase with invented facts), judge both, and report per kind and overall
     how often the judge scores the real observation higher (pairwise accuracy), the adversaries' mean score and
     the share of them below the curation threshold (3.5)."""
-    from evaluation.calibration import calibrate, corpus_turns, table_rows
-    from training.data import load_cpt
-    from training.render import action_text
+    from evaluation.calibration import calibrate_corpus
 
     try:
-        rows = load_cpt(corpus)
+        track = lambda xs, total: progress(xs, "judge-check", total)  # noqa: E731
+        result = calibrate_corpus(corpus, judge_spec, limit, seed, pairs, track)
     except FileNotFoundError as exc:
         console.print(f"[red]{exc}[/]")
         raise typer.Exit(EXIT_USAGE) from exc
-    rows = rows.select(range(min(limit, len(rows)))) if limit else rows
-    turns = corpus_turns(rows, action_text)
-    judge = judge_spec.build()
-    sink = open(pairs, "w") if pairs is not None else None  # noqa: SIM115 - closed below
-    try:
-        result = calibrate(turns, judge, seed, sink, lambda xs: progress(xs, "judge-check", len(turns)))
-    finally:
-        if sink is not None:
-            sink.close()
+    out.print(calibration_table(result))
+    if output is not None:
+        output.write_text(json.dumps(result.as_dict(), indent=2))
+    raise typer.Exit(EXIT_OK)
+
+
+def calibration_table(result) -> Table:
+    from evaluation.calibration import table_rows
+
     table = Table(title=f"judge calibration: {result.judge}, {result.turns} turns")
     for column in ("adversary", "pairs", "pairwise accuracy %", "adversary mean (1-5)", "adversary < 3.5 %"):
         table.add_column(column, justify="left" if column == "adversary" else "right")
     for row in table_rows(result):
         table.add_row(*row)
-    out.print(table)
-    if output is not None:
-        output.write_text(json.dumps(result.as_dict(), indent=2))
-    raise typer.Exit(EXIT_OK)
+    return table

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from evaluation.endpoint import KEY_ENV
-from evaluation.factory import JudgeSpec
+from evaluation.factory import JudgeSpec, kinds_help
 from pipelines.commands import EXIT_USAGE
 
 OPTIONS = {
@@ -17,8 +17,7 @@ OPTIONS = {
         typer.Option(
             "embedded",
             "--judge",
-            help="embedded (deterministic, offline, no model; not comparable with AgentWorldBench) or endpoint (an "
-            "LLM judge behind any OpenAI-compatible API, with per-domain rubrics).",
+            help=f"{kinds_help()}.",
         ),
     ),
     "judge_url": (

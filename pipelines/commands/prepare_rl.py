@@ -5,7 +5,7 @@ from pathlib import Path
 import typer
 
 from pipelines.commands import EXIT_OK
-from pipelines.commands.beam_command import VERBOSE_HELP, beam_args, job_errors, quiet_logging
+from pipelines.commands.beam_command import VERBOSE_HELP, beam_args, job_errors
 from pipelines.console import console
 
 
@@ -21,10 +21,9 @@ def prepare_rl_command(
     """Prepare RL data (paper §3.4): one turn per trajectory as a prompt capped by a token budget, with the real
     observation and a rule-verifier spec where one can be derived (stdout facts for terminals, JSON fields and
     error flags for MCP, accessibility-tree anchors for the web). Beam flags go after `--`."""
-    quiet_logging(verbose)
-    from pipelines.prepare_rl.pipeline import prepare_rl
-
     with job_errors(verbose):
+        from pipelines.prepare_rl.pipeline import prepare_rl
+
         manifest = prepare_rl(
             input,
             output,

@@ -132,9 +132,9 @@ def test_no_held_out_task_reaches_any_stage(pools, tmp_path, tiny_checkpoint, mo
     prompts = []
     real_rollout = training.rl.rollout
 
-    def recording_rollout(model, tokenizer, chat, row, config, seed):
+    def recording_rollout(model, tokenizer, chat, row, config, seed, window):
         prompts.append(row["task"])
-        return real_rollout(model, tokenizer, chat, row, config, seed)
+        return real_rollout(model, tokenizer, chat, row, config, seed, window)
 
     monkeypatch.setattr(training.rl, "rollout", recording_rollout)
     rl_config = RLConfig(

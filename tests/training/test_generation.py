@@ -44,3 +44,19 @@ def test_a_model_gets_embeddings_for_tokens_its_tokenizer_added(tiny_checkpoint)
     tokenizer.add_tokens(["<|new_a|>", "<|new_b|>"], special_tokens=True)
     grown = load_model_for(tiny_checkpoint, tokenizer)
     assert grown.get_input_embeddings().num_embeddings == len(tokenizer) >= before + 2
+
+
+def test_a_model_is_asked_within_the_context_it_was_trained_on(tiny_checkpoint, tmp_path):
+    import json
+    import shutil
+
+    from training.checkpoint import INFO_NAME
+
+    messages = [{"role": "system", "content": "S " * 200}, {"role": "user", "content": "ls"}]
+    full = len(prompt_ids(messages, load_tokenizer(tiny_checkpoint), MARKERS))
+    assert LocalModel(tiny_checkpoint).chat(messages, 8, temperature=0)[2] == full  # no record: the position limit
+    folder = shutil.copytree(tiny_checkpoint, tmp_path / "trained-at-64")
+    info = json.loads((folder / INFO_NAME).read_text())
+    (folder / INFO_NAME).write_text(json.dumps({**info, "context_length": 64}))
+    text, _, prompt_tokens, completion_tokens = LocalModel(folder).chat(messages, 8, temperature=0)
+    assert full > 64 and prompt_tokens == 64 - 8 and prompt_tokens + completion_tokens <= 64

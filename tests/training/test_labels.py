@@ -4,6 +4,7 @@ from tokenizers import Tokenizer, models
 from transformers import PreTrainedTokenizerFast
 
 from training.chat_format import ASSISTANT, BEGIN, END, SYSTEM, USER
+from training.generation import fit_window
 from training.labels import IGNORE_INDEX, TokenizedDocument, fit_to_context, label_document, label_documents
 from training.render import render_row
 from training.sequences import packed_sequences
@@ -83,6 +84,22 @@ def test_truncate_and_fitting_documents():
     assert fit_to_context(document(0), 4) == []
     with pytest.raises(ValueError, match="overflow"):
         fit_to_context(short, 4, overflow="wrap")
+
+
+def test_trim_history_keeps_the_head_and_the_answer_as_generation_fits_a_prompt():
+    doc = document(20, loss_from=17)  # a 17-token prompt, a 3-token answer
+    (trimmed,) = fit_to_context(doc, 8, overflow="trim_history")
+    assert trimmed.input_ids.tolist() == [*doc.input_ids[:2], *doc.input_ids[14:]]  # head 8 // 4 = 2, then the rest
+    assert trimmed.labels.tolist() == [IGNORE_INDEX] * 5 + doc.labels[17:].tolist()  # every answer token learned
+    prompt = doc.input_ids[:17].tolist()
+    assert fit_window(prompt, 8, reserve=3) == trimmed.input_ids[:5].tolist()  # the view it is later asked with
+    assert fit_window(prompt[:5], 8, reserve=3) == prompt[:5]  # a prompt that fits is left alone
+
+
+def test_trim_history_splits_an_answer_longer_than_the_tail():
+    doc = document(20, loss_from=10)
+    assert [len(c) for c in fit_to_context(doc, 8, overflow="trim_history")] == [8, 8, 4]
+    assert fit_to_context(document(6, loss_from=3), 8, overflow="trim_history")[0].labels.tolist()[3:] == [13, 14, 15]
 
 
 def test_no_documents(tokenizer):

@@ -44,5 +44,14 @@ def test_a_judge_failure_earns_no_judge_reward():
 
             return Judgement(None, "judge timed out")
 
-    reward = row_reward(Failing(), _row("x", None), "x")
+    reward = row_reward(Failing(), _row("x", None), candidate("I think.", "x"))
     assert reward.total == 0.0 and reward.judge_failure == "judge timed out"
+
+
+def test_an_answer_without_the_format_earns_nothing_even_when_its_text_is_right():
+    reference = TERMINAL["content"]
+    row = _row(reference, derive_verifier(TERMINAL, "terminal"))
+    untagged = row_reward(EmbeddedJudge(), row, reference)
+    tagged = row_reward(EmbeddedJudge(), row, candidate("I think.", reference))
+    assert (untagged.total, untagged.judge, untagged.verifier) == (0.0, 0.0, 0.0)
+    assert tagged.total == 25.0

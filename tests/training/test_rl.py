@@ -96,10 +96,19 @@ def test_reward_trend_compares_the_first_and_last_quarter(tmp_path):
     assert rl.reward_trend(tmp_path / "none.jsonl") == {}
 
 
-def test_rl_rewards_come_from_the_judge_the_command_names(tmp_path, policy, rl_data):
+def test_rl_rewards_come_from_the_judge_the_command_names(tmp_path, policy, rl_data, monkeypatch):
     """train --stage rl --judge endpoint: every sample judged by the judge behind a real HTTP server (2 of 5 for
-    these terminal turns), the reward 0.9 x 5 x mean + 0.1 x 25 x verifier where a verifier exists."""
+    these terminal turns), the reward 0.9 x 5 x mean + 0.1 x 25 x verifier where a verifier exists. The untrained
+    policy's samples are wrapped in the answer format (an untagged answer earns nothing, unjudged)."""
     from tests.evaluation.judge_server import judge_server
+
+    real_rollout = rl.rollout
+
+    def tagged_rollout(*args, **kwargs):
+        ids, mask, texts = real_rollout(*args, **kwargs)
+        return ids, mask, [f"<predicted_observation>{t}</predicted_observation>" for t in texts]
+
+    monkeypatch.setattr(rl, "rollout", tagged_rollout)
 
     with judge_server() as (url, requests):
         result = runner.invoke(

@@ -1,0 +1,93 @@
+"""What eval scores: one protocol for "a model that answers chat messages", with three kinds behind it (a
+checkpoint, an OpenAI-compatible endpoint, and an untrained model shaped like a checkpoint). The evaluation
+loop only ever calls the protocol."""
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class Sampling:
+    temperature: float
+    max_tokens: int
+    seed: int
+
+
+class ChatModel(Protocol):
+    name: str  # the column its report is printed under
+    stage: str | None  # the pipeline stage that made it (cpt, sft, rl, untrained), None when not a trajforge run
+    folder: Path | None  # where its weights are, None for an endpoint
+
+    def answer(self, messages: list[dict], sampling: Sampling) -> str | None:
+        """The model's answer; None when it gave none (a failed request counts as no answer, as the benchmark's
+        does)."""
+
+    def heldout_loss(self, rows: Sequence[dict]) -> float | None:
+        """Teacher-forced loss per observation token on held-out rows; None when the weights are not at hand."""
+
+
+def checkpoint_name(folder: Path) -> str:
+    return f"{folder.parent.name}/{folder.name}" if folder.name.startswith("checkpoint-") else folder.name
+
+
+class CheckpointModel:
+    """A checkpoint folder, sampled locally."""
+
+    def __init__(self, folder: Path, name: str | None = None):
+        from training.serving import LocalModel
+        from training.stage_effects import stage_of
+
+        self.folder, self.local = Path(folder), LocalModel(folder)
+        self.name, self.stage = name or checkpoint_name(self.folder), stage_of(self.folder)
+
+    def answer(self, messages: list[dict], sampling: Sampling) -> str | None:
+        return self.local.chat(messages, sampling.max_tokens, temperature=sampling.temperature, seed=sampling.seed)[0]
+
+    def heldout_loss(self, rows: Sequence[dict]) -> float | None:
+        from training.distributed import World
+        from training.loop import LoopConfig, evaluate
+        from training.sequences import packed_sequences
+
+        length = min(512, self.local.model.config.max_position_embeddings)
+        sequences = packed_sequences(rows, self.local.tokenizer, length, mask_mode="all")
+        return evaluate(self.local.model, sequences, LoopConfig(batch_size=4), World())
+
+
+class UntrainedModel(CheckpointModel):
+    """The same architecture and tokenizer as a checkpoint, random weights: what training bought, measured."""
+
+    def __init__(self, like: Path):
+        import torch
+        from transformers import AutoModelForCausalLM
+
+        super().__init__(like, name="untrained")
+        self.stage = "untrained"
+        torch.manual_seed(0)
+        self.local.model = AutoModelForCausalLM.from_config(self.local.model.config).eval()
+
+
+class EndpointModel:
+    """An OpenAI-compatible endpoint; a failed request is no answer, and `on_failure` hears why."""
+
+    stage = None
+    folder = None
+
+    def __init__(self, url: str, model: str, sampling: Sampling, on_failure: Callable[[str], None] = print):
+        from training.generators import EndpointGenerator
+
+        self.client = EndpointGenerator(url, model, temperature=sampling.temperature, max_tokens=sampling.max_tokens)
+        self.name, self.on_failure = model, on_failure
+
+    def answer(self, messages: list[dict], sampling: Sampling) -> str | None:
+        import httpx
+
+        try:
+            return self.client.complete(messages, seed=sampling.seed)[0]
+        except (httpx.HTTPError, KeyError, IndexError, ValueError) as exc:
+            self.on_failure(f"{self.client.name}: no answer ({str(exc).splitlines()[0][:160]})")
+            return None
+
+    def heldout_loss(self, rows: Sequence[dict]) -> float | None:
+        return None

@@ -1,0 +1,164 @@
+"""The evaluation run behind `trajforge eval`: load the items (held-out corpus turns or AgentWorldBench lines),
+ask every model, judge the answers as the benchmark does, and return the reports. Models are anything that
+answers chat messages (`evaluation.models.ChatModel`); the run never asks which kind it holds."""
+
+import contextlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from evaluation.benchmark import Item, Report, score
+from evaluation.factory import JudgeSpec
+from evaluation.models import ChatModel, CheckpointModel, EndpointModel, Sampling, UntrainedModel
+
+BENCHMARK_TEMPERATURE = 0.6  # the published evaluator's defaults
+BENCHMARK_MAX_TOKENS = 32768
+
+
+class EvalInputError(ValueError):
+    """Nothing can be evaluated: no readable items, or no model. The message says what to give."""
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    checkpoints: tuple[Path, ...] = ()
+    endpoints: tuple[str, ...] = ()  # URL=MODEL
+    untrained: bool = False  # also a random-init model shaped like the first checkpoint
+    corpus: str = "data/corpus"  # a build-corpus folder or URL: its held-out tasks
+    agentworldbench: Path | None = None  # benchmark lines instead of the corpus
+    limit: int | None = None  # held-out trajectories (or benchmark lines) at most
+    plain: bool = True  # corpus: plain CPT-style prompts (False: the SFT reasoning templates)
+    temperature: float = BENCHMARK_TEMPERATURE
+    max_tokens: int = BENCHMARK_MAX_TOKENS
+    seed: int = 0
+    judge: JudgeSpec = field(default_factory=JudgeSpec)
+    export: Path | None = None  # corpus: the sampled turns as an AgentWorldBench folder
+
+    @property
+    def sampling(self) -> Sampling:
+        return Sampling(self.temperature, self.max_tokens, self.seed)
+
+
+class Display:
+    """How a run shows its progress; silent by default (the command line passes one that draws)."""
+
+    def progress(self, items: Iterable, label: str, total: int) -> Iterable:
+        return items
+
+    @contextlib.contextmanager
+    def status(self, label: str) -> Iterator[None]:
+        yield
+
+    def note(self, text: str, kind: str = "info") -> None:
+        """A line worth showing (kind info, warning or error): an exported folder, a model that gave no answer,
+        a bad benchmark line."""
+
+
+@dataclass
+class EvalResult:
+    reports: list[Report]
+    details: list[dict]  # one entry per (model, line): answer, prediction, judgement
+    stages: list[str | None]  # the pipeline stage of each model, in report order
+    rl_run: Path | None  # the run folder of an RL checkpoint, if one was scored
+    judge_label: str
+    rejected: list[dict]  # benchmark lines that could not be read, and why
+
+
+def evaluate(config: EvalConfig, display: Display | None = None) -> EvalResult:
+    display = display or Display()
+    items, rows, rejected = load_items(config, display)
+    return score_models(build_models(config, display), items, rows, rejected, config, display)
+
+
+def score_models(
+    models: list[ChatModel], items: list[Item], rows: list[dict], rejected: list[dict], config: EvalConfig,
+    display: Display,
+) -> EvalResult:  # fmt: skip
+    """Every model answers every item; the judge `config` names scores the answers."""
+    judge = config.judge.build()
+    reports, details = [], []
+    for model in models:
+        prompts = display.progress(items, f"eval {model.name}", len(items))
+        answers = [
+            model.answer([{"role": r, "content": c} for r, c in item.messages], config.sampling) for item in prompts
+        ]
+        with display.status(f"judging {model.name} ({judge.name})"):
+            report = score(model.name, items, answers, judge, details)
+        report.rejected_lines = rejected
+        report.heldout_loss = model.heldout_loss(rows) if rows else None
+        reports.append(report)
+    rl_run = next((m.folder.parent for m in models if m.stage == "rl" and m.folder), None)
+    return EvalResult(reports, details, [m.stage for m in models], rl_run, judge.label, rejected)
+
+
+def load_items(config: EvalConfig, display: Display) -> tuple[list[Item], list[dict], list[dict]]:
+    """(items, held-out corpus rows, rejected benchmark lines); what cannot be read raises EvalInputError."""
+    from schemas.storage import StorageError
+
+    rows, rejected = [], []
+    try:
+        if config.agentworldbench is not None:
+            items, rejected = benchmark_items(config.agentworldbench, config.limit, display)
+        else:
+            from evaluation.items import corpus_items
+
+            rows = corpus_rows(config.corpus, config.limit)
+            items = corpus_items(rows, config.plain)
+    except (FileNotFoundError, ValueError, StorageError) as exc:  # ShardError (a damaged shard) is a ValueError
+        raise EvalInputError(str(exc)) from exc
+    if not items:
+        raise EvalInputError("nothing to evaluate: no held-out trajectories or valid benchmark lines")
+    if config.export is not None and rows:
+        export_items(rows, config.export, display)
+    return items, rows, rejected
+
+
+def build_models(config: EvalConfig, display: Display) -> list[ChatModel]:
+    """Untrained first (when asked), then the checkpoints, then the endpoints."""
+    models: list[ChatModel] = [CheckpointModel(folder) for folder in config.checkpoints]
+    if config.untrained and config.checkpoints:
+        models.insert(0, UntrainedModel(config.checkpoints[0]))
+    for entry in config.endpoints:
+        url, _, model = entry.partition("=")
+        models.append(EndpointModel(url, model, config.sampling, lambda text: display.note(text, "warning")))
+    if not models:
+        raise EvalInputError("give at least one --checkpoint or --endpoint")
+    return models
+
+
+def benchmark_items(path: Path, limit: int | None, display: Display) -> tuple[list[Item], list[dict]]:
+    """(items, rejected lines): every valid line's own turn; each bad line named by file and line."""
+    from evaluation.items import line_item
+    from schemas.formats.agentworldbench import read_lines
+
+    items, rejected = [], []
+    for result in read_lines(path):
+        if result.line is None:
+            reason = "; ".join(map(str, result.problems))
+            display.note(f"{result.where}: {reason}", "error")
+            rejected.append({"where": result.where, "reason": reason})
+        elif limit is None or len(items) < limit:
+            items.append(line_item(result.line, result.where))
+    return items, rejected
+
+
+def corpus_rows(corpus: str, limit: int | None) -> list[dict]:
+    """The held-out tasks' trajectories, as build-corpus split them: nothing a training stage read."""
+    from training.data import held_out_rows, load_cpt
+
+    rows = list(held_out_rows(load_cpt(corpus)))
+    return rows[:limit] if limit is not None else rows
+
+
+def export_items(rows: list[dict], folder: Path, display: Display) -> None:
+    from evaluation.benchmark import sample_turns
+    from schemas.arrow import trajectory_view
+    from schemas.formats.agentworldbench import export_folder
+    from schemas.records import Trajectory
+
+    records = (Trajectory.model_validate(trajectory_view(row)) for row in rows)
+    summary = export_folder(((r, sample_turns(len(r.turns))) for r in records), folder)
+    skipped = ", ".join(f"{n} {d}" for d, n in sorted(summary.skipped.items()))
+    display.note(
+        f"exported {summary.count} benchmark lines -> {folder}" + (f" (skipped: {skipped})" if skipped else "")
+    )

@@ -1,0 +1,70 @@
+from pathlib import Path
+
+import pytest
+
+from evaluation.models import Sampling
+from evaluation.run import Display, EvalConfig, EvalInputError, build_models, load_items, score_models
+
+BENCH = Path(__file__).resolve().parents[2] / "schemas" / "examples" / "agentworldbench.jsonl"
+
+
+class Oracle:
+    """Stands in for a model in this test of the run around it: answers with the real observation, tagged."""
+
+    name, stage, folder = "oracle", "sft", None
+
+    def __init__(self, references: dict[str, str]):
+        self.references, self.seen = references, []
+
+    def answer(self, messages: list[dict], sampling: Sampling) -> str | None:
+        self.seen.append(sampling)
+        action = messages[-1]["content"]
+        return f"<think>x</think><predicted_observation>{self.references[action]}</predicted_observation>"
+
+    def heldout_loss(self, rows) -> float | None:
+        return None
+
+
+class Silent(Oracle):
+    name, stage = "silent", "untrained"
+
+    def answer(self, messages, sampling):
+        return None
+
+
+def test_every_chat_model_is_asked_and_judged_alike_whatever_its_kind():
+    config = EvalConfig(agentworldbench=BENCH, temperature=0.0, max_tokens=7, seed=3)
+    items, rows, rejected = load_items(config, Display())
+    assert items and rows == [] and rejected == []
+    oracle = Oracle({item.action: item.reference for item in items})
+    result = score_models([oracle, Silent({})], items, rows, rejected, config, Display())
+    right, silent = result.reports
+    assert right.model == "oracle" and right.scored == len(items) and right.format_compliance == 1.0
+    assert silent.scored == 0 and silent.excluded == {"no answer": len(items)}
+    assert right.pooled["overall"] > 50 and result.stages == ["sft", "untrained"]
+    assert set(oracle.seen) == {Sampling(0.0, 7, 3)} and len(result.details) == 2 * len(items)
+    assert result.judge_label.startswith("embedded")
+
+
+def test_a_run_without_items_or_models_names_what_to_give(tmp_path):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    with pytest.raises(EvalInputError, match="nothing to evaluate"):
+        load_items(EvalConfig(agentworldbench=empty), Display())
+    with pytest.raises(EvalInputError, match="give at least one --checkpoint or --endpoint"):
+        build_models(EvalConfig(), Display())
+
+
+def test_an_endpoint_that_cannot_be_reached_gives_no_answer_and_says_why():
+    import socket
+
+    from evaluation.models import EndpointModel
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # nothing listens there once the probe closes
+    heard = []
+    model = EndpointModel(f"http://127.0.0.1:{port}/v1", "m", Sampling(0.6, 8, 0), heard.append)
+    assert model.answer([{"role": "user", "content": "ls"}], Sampling(0.6, 8, 0)) is None
+    assert len(heard) == 1 and heard[0].startswith("endpoint:m: no answer (")
+    assert (model.name, model.stage, model.folder, model.heldout_loss([{}])) == ("m", None, None, None)
