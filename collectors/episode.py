@@ -5,12 +5,12 @@ import time
 from datetime import UTC, datetime
 
 from collectors.policies.base import Policy
-from sandboxes.base import Environment, EpisodeEnded, Task
+from sandboxes.base import EpisodeEnded, Sandbox, Task
 from schemas.records import Action, Observation, Trajectory, new_trajectory
 
 
 def run_episode(
-    env: Environment, policy: Policy, task: Task, key: str, run_id: str, seed: int, max_turns: int = 30
+    env: Sandbox, policy: Policy, task: Task, key: str, run_id: str, seed: int, max_turns: int = 30
 ) -> Trajectory:
     """Run one episode and record it, however it ends: an infrastructure failure is recorded too, as
     `infra_error` with the turns made before it, and the runner decides whether to retry."""

@@ -1,5 +1,6 @@
-"""The collection runner: plan episodes, shard them, run them in parallel, retry infrastructure failures only,
-and resume an interrupted run without redoing or duplicating finished episodes."""
+"""The collection runner: plan episodes, shard them, run them in parallel, retry infrastructure failures only
+(never an agent's failure, never a task whose setup failed), and resume an interrupted run without redoing or
+duplicating finished episodes."""
 
 import logging
 import time
@@ -7,11 +8,13 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 
+from collectors.environments import KindSpec
+from collectors.environments.terminal import TerminalSpec
 from collectors.episode import run_episode
 from collectors.policies.base import Policy
 from collectors.tasks import Suite
 from collectors.writer import RunWriter
-from sandboxes.base import Environment, Task
+from sandboxes.base import Sandbox, Task
 from schemas.hashing import content_hash
 from schemas.records import Trajectory, new_trajectory
 
@@ -23,7 +26,7 @@ class EpisodeSpec:
     key: str  # "<suite>/<task>#<repeat>": stable across runs and machines
     task: Task
     seed: int
-    environment: dict = field(default_factory=lambda: {"kind": "terminal"})
+    environment: KindSpec = TerminalSpec()
     faults: dict | None = None
 
 
@@ -34,6 +37,7 @@ class RunResult:
     ran: int = 0
     retries: int = 0
     infra_errors: int = 0
+    task_errors: int = 0  # tasks whose setup failed: a broken suite, not a broken run
     seconds: float = 0.0
     outcomes: dict[str, int] = field(default_factory=dict)
 
@@ -68,7 +72,7 @@ def plan_episodes(
 def run_collection(
     episodes: list[EpisodeSpec],
     writer: RunWriter,
-    make_env: Callable[[EpisodeSpec], Environment],
+    make_env: Callable[[EpisodeSpec], Sandbox],
     make_policy: Callable[[], Policy],
     run_id: str,
     concurrency: int = 2,
@@ -103,6 +107,7 @@ def run_collection(
             status = trajectory.outcome.status
             result.outcomes[status] = result.outcomes.get(status, 0) + 1
             result.infra_errors += status == "infra_error"
+            result.task_errors += status == "task_error"
     writer.flush()
     result.seconds = time.monotonic() - started
     return result

@@ -1,14 +1,15 @@
 """Task suites as YAML data files: load, validate with clear errors, turn into sandbox Tasks."""
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from sandboxes.base import Task
+from collectors.environments import EnvironmentSpec, KindSpec
+from collectors.environments.terminal import TerminalSpec
+from sandboxes.base import Check, PageCheck, ShellCheck, Task, ToolCheck
 from schemas.records import DOMAINS, Action
 from schemas.validation import format_path
 
@@ -34,7 +35,7 @@ class ToolCallSpec(_Spec):
     arguments: dict = {}
 
 
-class BrowserSpec(_Spec):
+class BrowserActionSpec(_Spec):
     """A BrowserGym-style action: click(ref), fill(ref, text), select_option, press, scroll, goto(url), go_back."""
 
     browser: str
@@ -48,53 +49,14 @@ class BrowserSpec(_Spec):
     direction: str | None = None
 
 
-class ToolCheckSpec(_Spec):
-    """Success check for tool environments: call a tool, succeed when its text contains `contains`."""
-
-    tool: str
-    arguments: dict = {}
-    contains: str = ""
-
-
-class BrowserCheckSpec(_Spec):
-    """Success check for the browser: the current URL and accessibility tree contain these."""
-
-    url_contains: str = ""
-    contains: str = ""
-
-
-class EnvironmentSpec(_Spec):
-    """Where a suite's episodes run. terminal: a Docker sandbox; mcp: a bundled `server`, or any server by
-    `command`/`args`/`env` (stdio) or `url` (streamable HTTP); browser: a bundled web `app`.
-
-    A stdio MCP server runs in a fresh hardened container per episode (`isolation: container`, the default) with
-    no network (`network: none`, the default; `allow` for a server that must reach an API); `isolation: host` runs
-    it on the host, as trajforge's user, and is warned about. A `url` server is not isolated by trajforge."""
-
-    kind: Literal["terminal", "mcp", "browser", "simulated"] = "terminal"
-    name: str | None = None
-    server: str | None = None
-    command: str | None = None
-    args: list[str] = []
-    env: dict[str, str] = {}
-    url: str | None = None
-    isolation: Literal["container", "host"] = "container"
-    network: Literal["none", "allow"] = "none"
-    mounts: list[str] = []  # host folders a stdio server needs, mounted read-only at the same path
-    python_packages: list[str] = []  # PyPI requirements of a Python stdio server (installed once, into the cache)
-    app: str | None = None
-    model: str | None = None  # simulated: the world model's name at `url`
-    instruction: str | None = None  # simulated: how the world model should behave
-
-
 class TaskSpec(_Spec):
     id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
     instruction: str = Field(min_length=1)
     image: str | None = None
     setup: list[str | ToolCallSpec] | None = None
     files: dict[str, str] = {}
-    actions: list[str | KeystrokesSpec | ToolCallSpec | BrowserSpec] = []
-    check: str | ToolCheckSpec | BrowserCheckSpec | None = None
+    actions: list[str | KeystrokesSpec | ToolCallSpec | BrowserActionSpec] = []
+    check: str | ToolCheck | PageCheck | None = None  # a string: a shell command
     vocabulary: list[str] = []
     config: dict = {}
 
@@ -102,14 +64,14 @@ class TaskSpec(_Spec):
 class Defaults(_Spec):
     image: str | None = None
     setup: list[str | ToolCallSpec] = []
-    check: str | ToolCheckSpec | BrowserCheckSpec | None = None
+    check: str | ToolCheck | PageCheck | None = None
     config: dict = {}
 
 
 class SuiteSpec(_Spec):
     suite: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
     domain: str
-    environment: EnvironmentSpec = EnvironmentSpec()
+    environment: EnvironmentSpec = TerminalSpec()
     faults: dict | None = None  # fault injection config (sandboxes/faults.py), off when absent
     defaults: Defaults = Defaults()
     tasks: list[TaskSpec] = Field(min_length=1)
@@ -121,16 +83,16 @@ class Suite:
     domain: str
     path: Path | None
     tasks: tuple[Task, ...]
-    environment: dict = field(default_factory=lambda: {"kind": "terminal"})
+    environment: KindSpec = TerminalSpec()
     faults: dict | None = None
 
 
-def _action(spec: str | KeystrokesSpec | ToolCallSpec | BrowserSpec) -> Action:
+def _action(spec: str | KeystrokesSpec | ToolCallSpec | BrowserActionSpec) -> Action:
     if isinstance(spec, str):
         return Action(kind="shell", content=spec)
     if isinstance(spec, KeystrokesSpec):
         return Action(kind="keystrokes", content=json.dumps(spec.model_dump()))
-    if isinstance(spec, BrowserSpec):
+    if isinstance(spec, BrowserActionSpec):
         arguments = spec.model_dump(exclude={"browser"}, exclude_none=True)
         return Action(kind="browser", name=spec.browser, content=json.dumps(arguments, ensure_ascii=False))
     return Action(kind="tool_call", name=spec.tool, content=json.dumps(spec.arguments, ensure_ascii=False))
@@ -140,8 +102,8 @@ def _setup(spec: str | ToolCallSpec) -> str | Action:
     return spec if isinstance(spec, str) else _action(spec)
 
 
-def _check(spec: str | ToolCheckSpec | BrowserCheckSpec | None) -> str | None:
-    return spec if spec is None or isinstance(spec, str) else spec.model_dump_json()
+def _check(spec: str | ToolCheck | PageCheck | None) -> Check | None:
+    return ShellCheck(command=spec) if isinstance(spec, str) else spec
 
 
 def resolve_suite_path(name_or_path: str) -> Path:
@@ -207,5 +169,17 @@ def load_suite(name_or_path: str) -> Suite:
         )
         for t in spec.tasks
     )
-    environment = spec.environment.model_dump(exclude_defaults=True) | {"kind": spec.environment.kind}
-    return Suite(spec.suite, spec.domain, path, tasks, environment, spec.faults)
+    if problems := _misfits(spec.environment, tasks, path):
+        raise SuiteError("\n".join(problems))
+    return Suite(spec.suite, spec.domain, path, tasks, spec.environment, spec.faults)
+
+
+def _misfits(environment: KindSpec, tasks: tuple[Task, ...], path: Path) -> list[str]:
+    """Setup steps and checks that the suite's kind of environment cannot run."""
+    problems = []
+    for i, task in enumerate(tasks):
+        if any(not isinstance(step, environment.setup_types) for step in task.setup):
+            problems.append(f"{path}: tasks[{i}].setup: a {environment.kind} environment cannot run {task.setup!r}")
+        if task.check is not None and not isinstance(task.check, environment.check_types):
+            problems.append(f"{path}: tasks[{i}].check: a {environment.kind} environment cannot run {task.check!r}")
+    return problems

@@ -1,4 +1,3 @@
-"""Environments behind one interface: reset(task) -> Observation, step(Action) -> Observation, action_space(), close().
-
-Docker terminal, MCP servers, headless browser, search and simulated environments land here (issues #3, #4, #7).
-"""
+"""Environments behind one interface, `sandboxes.base.Sandbox`: reset(task) -> Observation, step(Action) ->
+Observation, action_space(), check(task), close(). Docker terminal, MCP servers, headless browser, search and a
+served world model (simulated) live here; `collectors.environments` says which a suite runs in."""

@@ -5,7 +5,36 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
+
 from schemas.records import Action, Observation
+
+
+class ShellCheck(BaseModel):
+    """Success when this bash command exits 0 in the task's sandbox (terminal)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    command: str
+
+
+class ToolCheck(BaseModel):
+    """Success when calling `tool` with `arguments` returns no error and its text contains `contains` (MCP)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    tool: str
+    arguments: dict = {}
+    contains: str = ""
+
+
+class PageCheck(BaseModel):
+    """Success when the current page's URL and accessibility tree contain these (browser)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    url_contains: str = ""
+    contains: str = ""
+
+
+Check = ShellCheck | ToolCheck | PageCheck
 
 
 @dataclass(frozen=True)
@@ -19,7 +48,7 @@ class Task:
     setup: tuple[str | Action, ...] = ()  # commands (or tool calls) run before the first turn, not recorded
     files: dict[str, str] = field(default_factory=dict)  # workspace-relative path -> content
     actions: tuple[Action, ...] = ()  # scripted actions, for the scripted policy
-    check: str | None = None  # a command whose exit code decides success (JSON of a tool check for tool envs)
+    check: Check | None = None  # how the environment decides success; the kind of check fits the environment
     vocabulary: tuple[str, ...] = ()  # words that seed the explorer policy
     config: dict[str, Any] = field(default_factory=dict)
 
@@ -34,7 +63,7 @@ def json_arguments(action: Action) -> dict | None:
 
 
 class EpisodeEnded(Exception):
-    """The episode cannot go on. `status` says whose fault (agent_error, infra_error, timeout)."""
+    """The episode cannot go on. `status` says whose fault (agent_error, infra_error, task_error)."""
 
     status = "agent_error"
 
@@ -54,7 +83,17 @@ class InfraError(EpisodeEnded):
     status = "infra_error"
 
 
-class Environment(ABC):
+class TaskSetupError(EpisodeEnded):
+    """The task itself is broken (a setup command or call failed): the episode never started. Neither the agent's
+    fault nor the infrastructure's: a task error, never retried (it would fail the same way), never a target."""
+
+    status = "task_error"
+
+
+class Sandbox(ABC):
+    """One environment an episode runs in (Docker terminal, MCP server, browser, world model); its trajectory's
+    `environment` record is what `describe()` returns."""
+
     name: str = "environment"
     source_kind: str = "collected"  # a world model standing in for the environment says "simulated"
 

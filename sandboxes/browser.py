@@ -13,7 +13,7 @@ import re
 import shutil
 from urllib.parse import urljoin, urlparse
 
-from sandboxes.base import Environment, InfraError, Task, json_arguments
+from sandboxes.base import InfraError, PageCheck, Sandbox, Task, json_arguments
 from sandboxes.webapps import RunningApp, start_app
 from schemas.records import Action, Observation
 
@@ -63,7 +63,7 @@ def chromium_path() -> str:
     raise InfraError("no Chromium found: apt-get install chromium (Playwright's own download is not used)")
 
 
-class BrowserEnvironment(Environment):
+class BrowserEnvironment(Sandbox):
     name = "browser"
 
     def __init__(self, app: str, timeout: float = 10.0, allowed_origins: tuple[str, ...] = ()):
@@ -135,19 +135,7 @@ class BrowserEnvironment(Environment):
             raise InfraError(f"the page never loaded: {url}", Observation(content=str(exc), is_error=True)) from exc
 
     def action_space(self) -> list[dict]:
-        return [
-            {
-                "name": name,
-                "description": f"browser action {name}",
-                "input_schema": {
-                    "type": "object",
-                    "properties": props,
-                    "required": REQUIRED[name],
-                    "additionalProperties": False,
-                },
-            }
-            for name, props in ACTIONS.items()
-        ]
+        return action_space()
 
     def describe(self) -> dict:
         version = self._browser.version if self._browser else None
@@ -260,12 +248,11 @@ class BrowserEnvironment(Environment):
         )
 
     def check(self, task: Task) -> bool | None:
-        """`check` is JSON: {"url_contains": ..., "contains": ...}; both optional, on the current page."""
-        if task.check is None:
+        """A PageCheck, on the current page."""
+        if not isinstance(check := task.check, PageCheck):
             return None
-        spec = json.loads(task.check)
         url, snapshot = self._settled(self._state)
-        return spec.get("url_contains", "") in url and spec.get("contains", "") in snapshot
+        return check.url_contains in url and check.contains in snapshot
 
     def close(self) -> None:
         for closer in (lambda: self._browser.close(), lambda: self._pw.stop(), lambda: self._app.stop()):
@@ -274,6 +261,23 @@ class BrowserEnvironment(Environment):
             except Exception:  # noqa: BLE001,S110 - closing what may already be gone
                 pass
         self._pw = self._browser = self._page = self._app = None
+
+
+def action_space() -> list[dict]:
+    """The browser's actions as tool schemas (the same for every app and page)."""
+    return [
+        {
+            "name": name,
+            "description": f"browser action {name}",
+            "input_schema": {
+                "type": "object",
+                "properties": props,
+                "required": REQUIRED[name],
+                "additionalProperties": False,
+            },
+        }
+        for name, props in ACTIONS.items()
+    ]
 
 
 def _origin(url: str) -> str:

@@ -13,7 +13,7 @@ import time
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from sandboxes.base import Environment, Task
+from sandboxes.base import Sandbox, Task
 from schemas.records import Action, Observation
 
 PAGE_TOKEN = "page_token"
@@ -78,8 +78,8 @@ class FaultConfig(_Config):
         return " ".join(parts)
 
 
-class FaultInjector(Environment):
-    def __init__(self, env: Environment, config: dict | FaultConfig, seed: int = 0):
+class FaultInjector(Sandbox):
+    def __init__(self, env: Sandbox, config: dict | FaultConfig, seed: int = 0):
         self.env = env
         self.config = config if isinstance(config, FaultConfig) else FaultConfig.model_validate(config)
         self.seed = seed

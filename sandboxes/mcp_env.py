@@ -21,7 +21,7 @@ from anyio.from_thread import start_blocking_portal
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from sandboxes.base import Environment, InfraError, Task, json_arguments
+from sandboxes.base import InfraError, Sandbox, Task, TaskSetupError, ToolCheck, json_arguments
 from schemas.records import Action, Observation
 
 WORKDIR = "{workdir}"  # in a server's args and env: the episode's fresh work folder
@@ -76,7 +76,7 @@ def result_text(result) -> str:
     return "\n".join(getattr(part, "text", "") for part in result.content)
 
 
-class MCPEnvironment(Environment):
+class MCPEnvironment(Sandbox):
     def __init__(self, server: MCPServerConfig, call_timeout: float = 30.0, log_dir: str | None = None, isolation=None):
         """`isolation` (sandboxes.mcp_container.Isolation): the image, labels and package cache of an isolated
         server; the defaults when not given."""
@@ -109,7 +109,9 @@ class MCPEnvironment(Environment):
             if isinstance(setup, Action):
                 observation = self.step(setup)
                 if observation.is_error:
-                    raise InfraError(f"task setup call {setup.name} failed: {observation.content[:500]}")
+                    raise TaskSetupError(f"task setup call {setup.name} failed: {observation.content[:500]}")
+            else:
+                raise TaskSetupError(f"an MCP task's setup is tool calls, got {setup!r}")
         info = self._client.server_info
         names = ", ".join(t["name"] for t in self._tools)
         version = f" {info.version}" if info and info.version else ""
@@ -243,14 +245,11 @@ class MCPEnvironment(Environment):
         return Observation(content=result_json(result), format="json", is_error=bool(result.is_error))
 
     def check(self, task: Task) -> bool | None:
-        """`check` is JSON: {"tool": ..., "arguments": {...}, "contains": "..."}; success when the text has it."""
-        if task.check is None:
+        """A ToolCheck: call its tool; success when the result is no error and its text has `contains`."""
+        if not isinstance(check := task.check, ToolCheck):
             return None
-        spec = json.loads(task.check)
-        result = self._call(
-            lambda: self._client.call_tool(spec["tool"], spec.get("arguments", {}), self.call_timeout), "the check"
-        )
-        return not result.is_error and spec.get("contains", "") in result_text(result)
+        result = self._call(lambda: self._client.call_tool(check.tool, check.arguments, self.call_timeout), "the check")
+        return not result.is_error and check.contains in result_text(result)
 
 
 def _describe(exc: BaseException) -> str:

@@ -8,12 +8,12 @@ import json
 import httpx
 
 from evaluation.extraction import extract_prediction
-from sandboxes.base import Environment, InfraError, Task
+from sandboxes.base import InfraError, Sandbox, Task
 from schemas.records import Action, Observation
 from schemas.system_prompt import render_system_prompt
 
 
-class SimulatedEnvironment(Environment):
+class SimulatedEnvironment(Sandbox):
     source_kind = "simulated"
 
     def __init__(

@@ -13,7 +13,7 @@ import docker
 import docker.errors
 
 from sandboxes import keystrokes
-from sandboxes.base import Environment, EpisodeEnded, InfraError, ResourceLimitExceeded, Task
+from sandboxes.base import EpisodeEnded, InfraError, ResourceLimitExceeded, Sandbox, ShellCheck, Task, TaskSetupError
 from sandboxes.containers import Limits, start_container
 from sandboxes.image import REPOSITORY
 from sandboxes.shell import DEFAULT_MAX_OUTPUT, PersistentShell, ShellDied, ShellResult, ansi_c_quote
@@ -39,7 +39,7 @@ FORK_FAILED = ("fork: retry: Resource temporarily unavailable", "fork: Resource 
 CHECK_TIMEOUT_S = 60
 
 
-class DockerTerminal(Environment):
+class DockerTerminal(Sandbox):
     name = "docker-terminal"
 
     def __init__(
@@ -89,7 +89,12 @@ class DockerTerminal(Environment):
         return Observation(content=listing.output, metadata=json.dumps({"cwd": listing.cwd}))
 
     def _setup(self, command: str) -> None:
-        result = self._run(command, timeout=max(60.0, self.command_timeout))
+        try:
+            result = self._run(command, timeout=max(60.0, self.command_timeout))
+        except InfraError:
+            raise
+        except EpisodeEnded as exc:  # e.g. `exit 3`: the shell is gone before the first turn, by the task's doing
+            raise TaskSetupError(f"setup command ended the episode ({exc.reason}): {command[:200]}") from exc
         if result.exit_code != 0:
             raise TaskSetupError(f"setup command failed ({result.exit_code}): {command[:200]}\n{result.output[-1000:]}")
 
@@ -209,18 +214,14 @@ class DockerTerminal(Environment):
         raise ResourceLimitExceeded(f"resource limit: {kind} ({detail})", observation)
 
     def check(self, task: Task) -> bool | None:
-        if task.check is None:
+        if not isinstance(task.check, ShellCheck):
             return None
         if self.container is None:
             return False
         try:
             result = self.container.exec_run(
-                ["timeout", str(CHECK_TIMEOUT_S), "bash", "-c", task.check], user="1000:1000", workdir="/work"
+                ["timeout", str(CHECK_TIMEOUT_S), "bash", "-c", task.check.command], user="1000:1000", workdir="/work"
             )
         except docker.errors.DockerException as exc:
             raise InfraError(f"could not run the success check: {exc}") from exc
         return result.exit_code == 0
-
-
-class TaskSetupError(InfraError):
-    """The task itself is broken (a setup command failed): the episode never started."""

@@ -16,8 +16,9 @@ Domain = Literal["terminal", "swe", "mcp", "search", "web", "os", "android", "ot
 ActionKind = Literal["shell", "keystrokes", "tool_call", "browser", "message"]
 ObservationFormat = Literal["text", "json", "aria", "html"]
 SourceKind = Literal["collected", "imported", "simulated", "knowledge"]  # knowledge: a CPT document
-# infra_error and timeout are the environment's fault, never the agent's: they never become training targets.
-OutcomeStatus = Literal["success", "failure", "agent_error", "infra_error", "timeout", "unknown"]
+# infra_error and timeout are the environment's fault, task_error the task's (its setup failed), never the agent's:
+# they never become training targets.
+OutcomeStatus = Literal["success", "failure", "agent_error", "infra_error", "task_error", "timeout", "unknown"]
 
 DOMAINS: tuple[str, ...] = Domain.__args__
 SYSTEM_PROMPT_PARTS = (

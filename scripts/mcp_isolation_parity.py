@@ -16,7 +16,7 @@ from pathlib import Path
 import docker
 
 from collectors.environments import Settings, build_environment
-from collectors.policies import ScriptedPolicy
+from collectors.policies.scripted import ScriptedPolicy
 from collectors.runner import plan_episodes, run_collection
 from collectors.tasks import SUITES_DIR, load_suite
 from collectors.writer import RunWriter
@@ -28,11 +28,11 @@ WORKDIR = re.compile(r"/tmp/trajforge-[\w.-]+?-[a-z0-9_]{8}|/work\b")
 
 
 def bundled_mcp_suites() -> list[str]:
-    return sorted(p.stem for p in SUITES_DIR.glob("*.yaml") if load_suite(p.stem).environment["kind"] == "mcp")
+    return sorted(p.stem for p in SUITES_DIR.glob("*.yaml") if load_suite(p.stem).environment.kind == "mcp")
 
 
 def collect(suite, isolation: str, settings: Settings, out: Path) -> dict:
-    environment = {**suite.environment, "isolation": isolation}
+    environment = suite.environment.model_copy(update={"isolation": isolation})
     suite = dataclasses.replace(suite, environment=environment)
     episodes = plan_episodes([suite], repeats=1)
     result = run_collection(

@@ -74,7 +74,7 @@ MUTANTS = [
     ),
     Mutant(
         "GSPO: PPO's clip range as the default",
-        "training/gspo.py",
+        "training/configs.py",
         "EPS_LOW = 3e-4\nEPS_HIGH = 4e-4",
         "EPS_LOW = 0.2\nEPS_HIGH = 0.28",
         ("tests/training/test_gspo.py::test_the_readme_clip_range_is_the_default",),

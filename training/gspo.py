@@ -8,8 +8,7 @@ from dataclasses import dataclass
 
 import torch
 
-EPS_LOW = 3e-4
-EPS_HIGH = 4e-4
+from training.configs import EPS_HIGH, EPS_LOW
 
 
 @dataclass(frozen=True)

@@ -10,36 +10,18 @@ token attends across documents.
 import contextlib
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel
 
+from training.configs import LoopConfig
 from training.distributed import World, all_reduce_sum
 from training.model import default_lr
 from training.optimization import Optimizer, append_metrics, checkpoint_due
 from training.packing import PackedSequences
-
-
-@dataclass(frozen=True)
-class LoopConfig:
-    batch_size: int = 4  # sequences per micro-batch, per process
-    grad_accum: int = 1
-    lr: float | None = None  # None: default_lr(model), by the model's size
-    warmup_steps: int = 10
-    max_steps: int = 100
-    weight_decay: float = 0.01
-    clip: float = 1.0
-    seed: int = 0
-    bf16: bool | None = None  # None: on where the device supports it (CUDA with bf16)
-    eval_every: int = 50
-    save_every: int = 50
-    log_every: int = 1
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
 
 def collate(packed: PackedSequences, rows: list[int], device: torch.device) -> dict[str, torch.Tensor]:

@@ -12,48 +12,22 @@ start from a policy that already writes the answer format (a longer SFT), or sam
 import copy
 import json
 import time
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import torch
 
 from evaluation.extraction import extract_prediction
-from evaluation.factory import JudgeSpec
 from schemas.names import RL_DIR
 from training.chat_format import ChatFormat
 from training.checkpoint import context_window
+from training.configs import RLConfig
 from training.data import load_shards, stage_rows
 from training.generation import fit_window, prompt_ids, sample, stop_ids
-from training.gspo import EPS_HIGH, EPS_LOW, group_advantages, gspo_loss, sequence_logprobs
+from training.gspo import group_advantages, gspo_loss, sequence_logprobs
 from training.model import load_model_for, resolve_init
 from training.optimization import METRICS_NAME, Optimizer, append_metrics, checkpoint_due
 from training.rewards import row_reward
 from training.tokenizer import load_tokenizer
-
-
-@dataclass(frozen=True)
-class RLConfig:
-    data: str = "data/rl"
-    output: str = "runs/rl"
-    init: str | None = None
-    group_size: int = 4
-    prompts_per_step: int = 2
-    max_new_tokens: int = 128
-    temperature: float = 1.0
-    updates_per_batch: int = 2
-    lr: float = 1e-5  # constant: no warmup, no decay
-    clip: float = 1.0  # gradient norm, per minibatch update
-    eps_low: float = EPS_LOW
-    eps_high: float = EPS_HIGH
-    kl_coef: float = 0.0
-    max_steps: int = 20
-    save_every: int = 10
-    seed: int = 0
-    judge: JudgeSpec = field(default_factory=JudgeSpec)
-    degenerate_warning: float = 0.9  # warn when at least this share of a step's groups is degenerate
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
 
 @torch.no_grad()

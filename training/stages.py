@@ -1,41 +1,23 @@
-"""The stages the trainer runs: CPT on masked corpus shards, SFT on curated shards. Each prepares its data
-(tokenizer, packed sequences, the rows its split allows) and hands it to the one loop. CPT's held-out loss is
-over the corpus's held-out tasks; SFT data holds none (curate-sft skips them), so SFT validates on a share of
-its own trajectories."""
+"""The CPT and SFT stages (RL is training/rl.py): CPT on masked corpus shards, SFT on curated shards. Each
+prepares its data (tokenizer, packed sequences, the rows its split allows) and hands it to the one loop. CPT's
+held-out loss is over the corpus's held-out tasks; SFT data holds none (curate-sft skips them), so SFT validates
+on a share of its own trajectories."""
 
 import json
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from training.chat_format import ChatFormat
 from training.checkpoint import context_window
+from training.configs import StageConfig
 from training.data import TrajectorySplit, held_out_rows, load_shards, split_by_trajectory, stage_rows
 from training.distributed import World
-from training.loop import LoopConfig, evaluate, train
-from training.model import TinyModelConfig, build_tiny_model, load_model_for, resolve_init
+from training.loop import evaluate, train
+from training.model import build_tiny_model, load_model_for, resolve_init
 from training.render import render_row, render_sft_row
 from training.sequences import packed_sequences, rendered_texts
 from training.tokenizer import load_tokenizer, save_tokenizer, train_tokenizer
 
 STAGES = ("cpt", "sft")
-
-
-@dataclass(frozen=True)
-class StageConfig:
-    stage: str = "cpt"
-    data: str = "data/corpus"  # CPT: a build-corpus folder; SFT: a curate-sft folder
-    output: str = "runs/cpt"
-    init: str | None = None  # a checkpoint or Hugging Face model folder; None: the tiny random-init default
-    tokenizer: str | None = None  # None: the init folder's, or one trained on the training data
-    vocab_size: int = 4096
-    context_length: int = 512
-    mask_mode: str = "masked"  # "all": every observation in the loss, the comparison run without masking
-    held_out: float = 0.1  # SFT: share of its trajectories kept for validation (CPT uses the corpus's held-out tasks)
-    model: TinyModelConfig = field(default_factory=TinyModelConfig)
-    loop: LoopConfig = field(default_factory=LoopConfig)
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
 
 def run_stage(config: StageConfig, world: World, progress=None, eval_only: bool = False) -> dict:

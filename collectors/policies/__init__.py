@@ -1,11 +1,12 @@
-"""Policies that choose actions: scripted (replays a task's actions), explorer (samples from a grammar for
-volume without a model) and an LLM agent for any OpenAI-compatible chat-completions endpoint."""
+"""Policies that choose actions, one module each: scripted (replays a task's actions), explorer (samples from a
+grammar for volume without a model), llm (an agent for any OpenAI-compatible chat-completions endpoint)."""
 
-from collectors.policies.base import Policy
-from collectors.policies.explorer import ExplorerPolicy
-from collectors.policies.llm import LLMAgentPolicy
-from collectors.policies.scripted import ScriptedPolicy
+import importlib
+import pkgutil
 
-POLICIES = {"scripted": ScriptedPolicy, "explorer": ExplorerPolicy, "llm": LLMAgentPolicy}
+from collectors.policies.base import POLICIES, Policy
 
-__all__ = ["POLICIES", "ExplorerPolicy", "LLMAgentPolicy", "Policy", "ScriptedPolicy"]
+for _module in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_module.name}")
+
+__all__ = ["POLICIES", "Policy"]

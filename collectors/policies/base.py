@@ -1,14 +1,24 @@
-"""The policy interface: start an episode, then one action at a time until the policy says it is done."""
+"""The policy interface: start an episode, then one action at a time until the policy says it is done. A policy
+registers itself with `@policy`; `collectors.policies` imports every module of the package, so adding one is one
+module (plus its test)."""
 
 from abc import ABC, abstractmethod
 
 from sandboxes.base import Task
 from schemas.records import Action, Observation
 
+POLICIES: dict[str, type["Policy"]] = {}
+
 
 class Policy(ABC):
     name: str = "policy"
     model: str | None = None
+
+    @classmethod
+    def arguments(cls, config) -> dict:
+        """Its constructor's arguments from a run's CollectConfig (recorded in the manifest); ValueError when the
+        config lacks what it needs."""
+        return {}
 
     def start(self, task: Task, action_space: list[dict], initial: Observation, seed: int) -> None:
         """A new episode: the task, the tools the environment offers, its initial state, a seed."""
@@ -20,3 +30,9 @@ class Policy(ABC):
     @abstractmethod
     def act(self, last: Observation | None) -> Action | None:
         """The next action given the last observation (None before the first); None ends the episode."""
+
+
+def policy(cls: type[Policy]) -> type[Policy]:
+    """Register a policy under its `name` (what `collect --policy` takes)."""
+    POLICIES[cls.name] = cls
+    return cls

@@ -10,7 +10,7 @@ what errors look like. Sampling is seeded: the same seed gives the same episode.
 import random
 import re
 
-from collectors.policies.base import Policy
+from collectors.policies.base import Policy, policy
 from collectors.policies.tool_sampler import ToolCallSampler
 from schemas.records import Action, Observation
 
@@ -72,8 +72,13 @@ TYPOS = ["sl", "cta", "gerp", "pyhton3", "mkdri", "ehco"]
 FILE_LIKE = re.compile(r"^[\w][\w.-]{0,40}$")
 
 
+@policy
 class ExplorerPolicy(Policy):
     name = "explorer"
+
+    @classmethod
+    def arguments(cls, config) -> dict:
+        return {"steps": config.explorer_steps}
 
     def __init__(self, steps: int = 8, invalid_rate: float = 0.25):
         self.steps = steps

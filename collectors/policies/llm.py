@@ -12,7 +12,7 @@ import time
 
 import httpx
 
-from collectors.policies.base import Policy
+from collectors.policies.base import Policy, policy
 from sandboxes.base import EpisodeEnded
 from schemas.records import Action, Observation
 
@@ -28,8 +28,15 @@ class EndpointError(EpisodeEnded):
     """The model endpoint failed after retries: the agent could not act."""
 
 
+@policy
 class LLMAgentPolicy(Policy):
     name = "llm"
+
+    @classmethod
+    def arguments(cls, config) -> dict:
+        if not config.llm_url or not config.llm_model:
+            raise ValueError("--policy llm needs --llm-url and --llm-model (or TRAJFORGE_LLM_URL/TRAJFORGE_LLM_MODEL)")
+        return {"base_url": config.llm_url, "model": config.llm_model}
 
     def __init__(
         self,

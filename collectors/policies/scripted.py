@@ -1,9 +1,10 @@
 """Replays the task's scripted actions, in order."""
 
-from collectors.policies.base import Policy
+from collectors.policies.base import Policy, policy
 from schemas.records import Action, Observation
 
 
+@policy
 class ScriptedPolicy(Policy):
     name = "scripted"
 

@@ -1,8 +1,6 @@
 """The judge options every judging command shares (curate-sft, train --stage rl, eval, judge-check), added to a
 command by one decorator: the command receives the judge they name as `judge_spec`."""
 
-import functools
-import inspect
 from pathlib import Path
 
 import typer
@@ -10,6 +8,7 @@ import typer
 from evaluation.endpoint import KEY_ENV
 from evaluation.factory import JudgeSpec, kinds_help
 from pipelines.commands import EXIT_USAGE
+from pipelines.commands.options import add_options
 
 OPTIONS = {
     "judge": (
@@ -60,24 +59,14 @@ def judge_spec(
 
 def with_judge_options(command):
     """Give a typer command the judge options; it is called with `judge_spec=JudgeSpec(...)` instead."""
-    signature = inspect.signature(command)
-    kept = [p for p in signature.parameters.values() if p.name != "judge_spec"]
-    added = [
-        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=annotation)
-        for name, (annotation, option) in OPTIONS.items()
-    ]
+    return add_options(command, OPTIONS, "judge_spec", _judge_spec_or_exit)
 
-    @functools.wraps(command)
-    def wrapper(*args, **kwargs):
-        from pipelines.console import console
 
-        try:
-            spec = judge_spec(**{name: kwargs.pop(name) for name in OPTIONS})
-        except ValueError as exc:
-            console.print(f"[red]{exc}[/]")
-            raise typer.Exit(EXIT_USAGE) from exc
-        return command(*args, judge_spec=spec, **kwargs)
+def _judge_spec_or_exit(values: dict) -> JudgeSpec:
+    from pipelines.console import console
 
-    wrapper.__signature__ = signature.replace(parameters=[*kept, *added])
-    del wrapper.__wrapped__  # typer must read the new signature, not the command's own
-    return wrapper
+    try:
+        return judge_spec(**values)
+    except ValueError as exc:
+        console.print(f"[red]{exc}[/]")
+        raise typer.Exit(EXIT_USAGE) from exc

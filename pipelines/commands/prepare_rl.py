@@ -7,13 +7,16 @@ import typer
 from pipelines.commands import EXIT_OK
 from pipelines.commands.beam_command import VERBOSE_HELP, beam_args, job_errors
 from pipelines.console import console
+from pipelines.prepare_rl import DEFAULT_TOKEN_BUDGET
 
 
 def prepare_rl_command(
     ctx: typer.Context,
     input: str = typer.Option("data/corpus", "--input", "-i", help="A build-corpus folder or URL (its cpt/ shards)."),
     output: str = typer.Option("data/rl", "--output", "-o", help="RL folder or URL: rl/ shards and the manifest."),
-    token_budget: int = typer.Option(2048, min=16, help="Prompt tokens at most; the oldest history goes first."),
+    token_budget: int = typer.Option(
+        DEFAULT_TOKEN_BUDGET, min=16, help="Prompt tokens at most; the oldest history goes first."
+    ),
     tokenizer: Path | None = typer.Option(None, help="Count tokens with this tokenizer (default: ~4 characters each)."),
     workers: int | None = typer.Option(None, min=1),
     verbose: bool = typer.Option(False, "--verbose", help=VERBOSE_HELP),

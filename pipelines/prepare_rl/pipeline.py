@@ -12,6 +12,7 @@ from evaluation.verifiers import derive_verifier
 from pipelines.beam_runtime import pipeline_options
 from pipelines.build_corpus.transforms import COUNTS, CountingFn
 from pipelines.job import ReadShardRows, SaveOutputs, SumCounts, read_outputs, run_pipeline
+from pipelines.prepare_rl import DEFAULT_TOKEN_BUDGET
 from pipelines.shard_writing import WriteShards, cpt_inputs, write_shard_job_manifest
 from schemas.arrow import RL_SCHEMA
 from schemas.hashing import content_hash
@@ -82,7 +83,7 @@ class _PromptFn(CountingFn):
 def prepare_rl(
     corpus: str | Path,
     output: str | Path,
-    token_budget: int = 2048,
+    token_budget: int = DEFAULT_TOKEN_BUDGET,
     tokenizer: str | None = None,
     shard_bytes: int = 64 << 20,
     beam_args: list[str] | None = None,

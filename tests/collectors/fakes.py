@@ -1,14 +1,16 @@
 """A scripted in-memory environment for unit tests of the code around real sandboxes."""
 
-from sandboxes.base import Environment, InfraError, ResourceLimitExceeded, Task
+from sandboxes.base import InfraError, ResourceLimitExceeded, Sandbox, Task, TaskSetupError
 from schemas.records import Action, Observation
 
 
-class FakeEnvironment(Environment):
+class FakeEnvironment(Sandbox):
     name = "fake"
 
-    def __init__(self, fail_resets: int = 0, limit_on: str | None = None, crash_on: str | None = None):
-        self.fail_resets = fail_resets
+    def __init__(
+        self, fail_resets: int = 0, limit_on: str | None = None, crash_on: str | None = None, broken_setup=False
+    ):
+        self.fail_resets, self.broken_setup = fail_resets, broken_setup
         self.limit_on, self.crash_on = limit_on, crash_on
         self.files: set[str] = set()
         self.closed = False
@@ -17,6 +19,8 @@ class FakeEnvironment(Environment):
         if self.fail_resets > 0:
             self.fail_resets -= 1
             raise InfraError("daemon hiccup")
+        if self.broken_setup:
+            raise TaskSetupError("setup command failed (1): make fixtures")
         self.files = set(task.files)
         return Observation(content=" ".join(sorted(self.files)))
 
@@ -30,7 +34,7 @@ class FakeEnvironment(Environment):
         return Observation(content=f"ran {action.content}", exit_code=0)
 
     def check(self, task: Task) -> bool | None:
-        return None if task.check is None else task.check in self.files
+        return None if task.check is None else task.check.command in self.files
 
     def action_space(self) -> list[dict]:
         return [{"name": "shell"}]

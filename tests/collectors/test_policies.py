@@ -3,8 +3,9 @@ import json
 import httpx
 import pytest
 
-from collectors.policies import ExplorerPolicy, LLMAgentPolicy, ScriptedPolicy
-from collectors.policies.llm import EndpointError
+from collectors.policies.explorer import ExplorerPolicy
+from collectors.policies.llm import EndpointError, LLMAgentPolicy
+from collectors.policies.scripted import ScriptedPolicy
 from sandboxes.base import Task
 from schemas.records import Action, Observation
 

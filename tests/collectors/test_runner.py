@@ -1,11 +1,11 @@
 import pytest
 
 from collectors.episode import run_episode
-from collectors.policies import ScriptedPolicy
+from collectors.policies.scripted import ScriptedPolicy
 from collectors.runner import parse_shard, plan_episodes, run_collection
 from collectors.tasks import Suite
 from collectors.writer import RunWriter
-from sandboxes.base import Task
+from sandboxes.base import ShellCheck, Task
 from schemas.records import Action
 from schemas.sources import read_records
 from tests.collectors.fakes import FakeEnvironment
@@ -20,7 +20,8 @@ SUITE = Suite(
     "terminal",
     None,
     tuple(
-        Task(id=f"t{i}", instruction=f"task {i}", actions=shell("ls", f"touch f{i}"), check=f"f{i}") for i in range(6)
+        Task(id=f"t{i}", instruction=f"task {i}", actions=shell("ls", f"touch f{i}"), check=ShellCheck(command=f"f{i}"))
+        for i in range(6)
     ),
 )
 
@@ -65,6 +66,19 @@ def test_infra_failures_are_retried_agent_failures_are_not(tmp_path):
     statuses = sorted(r.record.outcome.status for r in read_records([tmp_path]))
     assert statuses == ["infra_error", "success"]
     assert result.retries == 3 and result.infra_errors == 1
+
+
+def test_a_task_whose_setup_fails_is_a_task_error_and_never_retried(tmp_path):
+    made = []
+
+    def make_env(spec):
+        made.append(FakeEnvironment(broken_setup=True))
+        return made[-1]
+
+    result = run_collection(plan_episodes([SUITE], 1)[:1], RunWriter(tmp_path), make_env, ScriptedPolicy, "run")
+    (record,) = [r.record for r in read_records([tmp_path])]
+    assert record.outcome.status == "task_error" and "make fixtures" in record.outcome.error
+    assert len(made) == 1 and result.retries == 0 and (result.task_errors, result.infra_errors) == (1, 0)
 
 
 def test_resume_skips_what_is_finished(tmp_path):

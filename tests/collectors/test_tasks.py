@@ -41,3 +41,28 @@ def test_unknown_suite_and_broken_yaml(tmp_path):
     path.write_text("suite: [unclosed\n")
     with pytest.raises(SuiteError, match="not valid YAML"):
         load_suite(str(path))
+
+
+def test_a_check_or_setup_the_environment_cannot_run_is_refused_at_load(tmp_path):
+    path = tmp_path / "mixed.yaml"
+    path.write_text(
+        "suite: s\ndomain: mcp\nenvironment: {kind: mcp, server: kvstore}\ntasks:\n"
+        "  - {id: a, instruction: x, check: test -f /work/done}\n"
+        "  - {id: b, instruction: y, setup: [rm -rf /work]}\n"
+        "  - {id: c, instruction: z, check: {tool: get, arguments: {key: k}, contains: v}}\n"
+    )
+    with pytest.raises(SuiteError) as error:
+        load_suite(str(path))
+    assert str(error.value).splitlines() == [
+        f"{path}: tasks[0].check: a mcp environment cannot run ShellCheck(command='test -f /work/done')",
+        f"{path}: tasks[1].setup: a mcp environment cannot run ('rm -rf /work',)",
+    ]
+
+
+def test_checks_are_typed_by_what_decides_success():
+    from sandboxes.base import PageCheck, ShellCheck, ToolCheck
+
+    swe = load_suite("swe").tasks[0]
+    assert swe.check == ShellCheck(command="python3 -m pytest -q -p no:cacheprovider")
+    assert all(isinstance(t.check, ToolCheck | None) for t in load_suite("mcp-kvstore").tasks)
+    assert all(isinstance(t.check, PageCheck) for t in load_suite("web-wiki").tasks)

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from sandboxes.base import InfraError, Task
+from sandboxes.base import InfraError, PageCheck, Task
 from sandboxes.browser import BrowserEnvironment
 from schemas.records import Action
 
@@ -69,7 +69,7 @@ def test_blocked_navigation_no_change_and_bad_refs(shop):
 
 
 def test_success_check(shop):
-    task = Task(id="t", instruction="x", check=json.dumps({"url_contains": "/cart", "contains": "Enamel mug"}))
+    task = Task(id="t", instruction="x", check=PageCheck(url_contains="/cart", contains="Enamel mug"))
     shop.reset(task)
     assert shop.check(task) is False
     act(shop, "click", ref="e20")

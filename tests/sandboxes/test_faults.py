@@ -3,7 +3,7 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from sandboxes.base import Environment, Task
+from sandboxes.base import Sandbox, Task
 from sandboxes.faults import FaultInjector
 from sandboxes.mcp_env import MCPEnvironment
 from sandboxes.servers import bundled_server
@@ -12,7 +12,7 @@ from schemas.records import Action, Observation
 TASK = Task(id="t", instruction="x")
 
 
-class ListServer(Environment):
+class ListServer(Sandbox):
     """Answers every call like an MCP server returning a list of ten items; counts the calls it really got."""
 
     name = "list-server"

@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 
 from collectors.environments import Settings, build_environment
+from collectors.environments.mcp import MCPSpec
 from collectors.episode import run_episode
-from collectors.policies import ExplorerPolicy, ScriptedPolicy
+from collectors.policies.explorer import ExplorerPolicy
+from collectors.policies.scripted import ScriptedPolicy
 from collectors.runner import EpisodeSpec, run_collection
 from collectors.writer import RunWriter
 from sandboxes.base import InfraError, Task
@@ -121,10 +123,8 @@ def test_a_server_that_cannot_start_is_an_infra_error_with_its_stderr_and_the_ru
         actions=(Action(kind="tool_call", name="get", content='{"key": "db/host"}'),),
     )
     specs = [
-        EpisodeSpec(
-            "s/broken#0", TASK, 0, {"kind": "mcp", "name": "broken", "command": sys.executable, "args": [str(broken)]}
-        ),
-        EpisodeSpec("s/kv#0", kv_task, 0, {"kind": "mcp", "server": "kvstore"}),
+        EpisodeSpec("s/broken#0", TASK, 0, MCPSpec(name="broken", command=sys.executable, args=[str(broken)])),
+        EpisodeSpec("s/kv#0", kv_task, 0, MCPSpec(server="kvstore")),
     ]
     settings = Settings(run_id="pytest", image=sandbox_image, command_timeout=30, docker_client=docker_client)
     result = run_collection(

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from collectors.environments import Settings
-from collectors.policies import ScriptedPolicy
+from collectors.environments.mcp import MCPSpec
+from collectors.policies.scripted import ScriptedPolicy
 from collectors.runner import EpisodeSpec, run_collection
 from collectors.writer import RunWriter
 from sandboxes.base import InfraError, Task
@@ -104,7 +105,7 @@ def test_runner_records_what_came_before_and_carries_on(tmp_path, docker_client,
         actions=(Action(kind="tool_call", name="poke", content="{}"),) * 2,
     )
     specs = [
-        EpisodeSpec(f"s/{mode}#0", task, 0, {"kind": "mcp", "command": sys.executable, "args": [MISBEHAVING, mode]})
+        EpisodeSpec(f"s/{mode}#0", task, 0, MCPSpec(command=sys.executable, args=[MISBEHAVING, mode]))
         for mode in ("crash", "garbage")
     ] + [
         EpisodeSpec(
@@ -116,7 +117,7 @@ def test_runner_records_what_came_before_and_carries_on(tmp_path, docker_client,
                 actions=(Action(kind="tool_call", name="get", content='{"key": "db/host"}'),),
             ),
             0,
-            {"kind": "mcp", "server": "kvstore"},
+            MCPSpec(server="kvstore"),
         )
     ]
     from collectors.environments import build_environment

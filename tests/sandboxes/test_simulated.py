@@ -3,7 +3,7 @@
 import json
 
 from collectors.episode import run_episode
-from collectors.policies import ScriptedPolicy
+from collectors.policies.scripted import ScriptedPolicy
 from sandboxes.base import Task
 from sandboxes.faults import FaultInjector
 from sandboxes.simulated import SimulatedEnvironment

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from sandboxes.base import ResourceLimitExceeded, Task
+from sandboxes.base import ResourceLimitExceeded, ShellCheck, Task
 from sandboxes.containers import RUN_LABEL, Limits, reap_stale, start_container
 from sandboxes.terminal import DockerTerminal
 from schemas.records import Action
@@ -97,7 +97,7 @@ def test_resource_attacks_are_contained(docker_client, sandbox_image, attack, ki
 
 
 def test_success_check(terminal):
-    task = Task(id="c", instruction="make a file", check="test -f /work/done")
+    task = Task(id="c", instruction="make a file", check=ShellCheck(command="test -f /work/done"))
     terminal.reset(task)
     assert terminal.check(task) is False
     sh(terminal, "touch done")

@@ -70,11 +70,14 @@ def test_cli_runs_rl_with_the_hybrid_reward(tmp_path, policy, rl_data):
             "8",
             "--kl-coef",
             "0.1",
+            "--lr",
+            "1e-3",
         ],
     )
     assert result.exit_code == 0, result.output
     info = json.loads((tmp_path / "checkpoint-1" / "checkpoint.json").read_text())
     assert info["stage"] == "rl" and info["rl"]["kl_coef"] == 0.1
+    assert info["rl"]["lr"] == 1e-3  # an explicit --lr is used as given, also when it is the CPT default
     assert "format 0%, degenerate groups" in result.output  # an untrained policy never writes the answer format
     assert info["metrics"]["format_compliance"] == 0.0
     assert runner.invoke(app, ["train", "--stage", "rl", "--data", str(rl_data)]).exit_code == 2  # needs --init

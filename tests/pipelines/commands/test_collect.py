@@ -5,7 +5,6 @@ import json
 from typer.testing import CliRunner
 
 from pipelines.cli import app
-from pipelines.commands.collect import mcp_policy
 
 SUITE = """
 suite: {name}
@@ -31,17 +30,3 @@ def test_a_host_suite_is_warned_about_once_and_recorded(tmp_path):
     manifest = json.loads((tmp_path / "raw" / "r" / "_manifest.json").read_text())
     policy = {"transport": "stdio", "isolation": "host", "network": "none"}
     assert manifest["config"]["mcp"] == {"kv-a": policy, "kv-b": policy}
-
-
-def test_the_manifest_policy_of_each_kind_of_server():
-    assert mcp_policy({"kind": "mcp", "server": "issues"}) == {
-        "transport": "stdio",
-        "isolation": "container",
-        "network": "none",
-    }
-    assert mcp_policy({"kind": "mcp", "command": "npx", "args": ["-y", "x"], "network": "allow"})["network"] == "allow"
-    assert mcp_policy({"kind": "mcp", "url": "https://api.example.com:8443/mcp"}) == {
-        "transport": "http",
-        "isolation": "none (remote)",
-        "url_host": "api.example.com",
-    }

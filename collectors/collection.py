@@ -1,0 +1,162 @@
+"""A collection run from one typed config: load and plan the suites, start what their environments need (the
+Docker daemon and image, MCP server packages), run the episodes and write the manifest. `trajforge collect` is
+this module behind flags."""
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from collectors.config import CollectConfig
+from collectors.environments import KindSpec, Settings, build_environment
+from collectors.environments.simulated import SimulatedSpec
+from collectors.policies import POLICIES
+from collectors.runner import RunResult, parse_shard, plan_episodes, run_collection
+from collectors.tasks import Suite, load_faults, load_suite
+from collectors.writer import RunWriter
+from schemas import storage
+from schemas.hashing import config_hash
+
+Log = Callable[[str], None]
+
+
+class CollectSetupError(ValueError):
+    """The run cannot start (no Docker daemon, an unreachable store): one line that says what to do."""
+
+
+@dataclass
+class Collected:
+    run_id: str
+    run_dir: str
+    result: RunResult
+    counts: dict[str, int]
+
+
+def plan_suites(config: CollectConfig) -> list[Suite]:
+    """The suites as this run sees them: faults added, simulated when asked, only the chosen tasks; ValueError
+    (SuiteError) for anything wrong with them."""
+    suites = [load_suite(s) for s in config.suites]
+    if config.faults:
+        fault_config = load_faults(config.faults)
+        suites = [dataclasses.replace(s, faults=fault_config) for s in suites]
+    if config.simulate:
+        suites = [dataclasses.replace(s, environment=simulated(s.environment, config)) for s in suites]
+    if config.tasks:
+        unknown = set(config.tasks) - {t.id for s in suites for t in s.tasks}
+        if unknown:
+            raise ValueError(f"unknown task ids: {', '.join(sorted(unknown))}")
+        suites = [dataclasses.replace(s, tasks=tuple(t for t in s.tasks if t.id in config.tasks)) for s in suites]
+    return suites
+
+
+def simulated(real: KindSpec, config: CollectConfig) -> SimulatedSpec:
+    """A world model standing in for `real`, offering the action space of real's kind."""
+    url, _, model = (config.simulate or "").partition("=")
+    if not url or not model:
+        raise ValueError("--simulate takes URL=MODEL, e.g. http://127.0.0.1:8000/v1=checkpoint-60")
+    return SimulatedSpec(
+        url=url,
+        model=model,
+        instruction=config.simulation_instruction,
+        action_space=real.simulated_action_space(),
+        stands_for=real.kind,
+    )
+
+
+def run_config(config: CollectConfig, suites: list[Suite], policy_args: dict, warn: Log) -> dict:
+    """What the manifest records of the run (and its default id is a hash of): the kinds add their part."""
+    recorded = {
+        "suites": [s.name for s in suites],
+        "tasks": sorted(config.tasks),
+        "policy": config.policy,
+        "policy_args": policy_args,
+        "repeats": config.repeats,
+        "max_turns": config.max_turns,
+        "command_timeout": config.command_timeout,
+        "seed": config.seed,
+        "shard": config.shard,
+        "faults": {s.name: s.faults for s in suites if s.faults},
+        "simulate": config.simulate,
+    }
+    for kind in sorted({type(s.environment) for s in suites}, key=lambda k: k.__name__):
+        notes, warnings = kind.run_notes({s.name: s.environment for s in suites if type(s.environment) is kind})
+        recorded |= notes
+        for warning in warnings:
+            warn(warning)
+    return recorded
+
+
+def docker_client():
+    import docker
+
+    try:
+        client = docker.from_env()
+        client.ping()
+    except Exception as exc:  # noqa: BLE001 - any failure means no usable daemon
+        raise CollectSetupError(
+            f"no Docker daemon reachable ({exc}). Start it (e.g. `dockerd &`) and run again."
+        ) from exc
+    return client
+
+
+def start_docker(image: str | None, log: Log):
+    """The daemon, cleared of containers an earlier run left when it died, and the sandbox image."""
+    from sandboxes.containers import reap_stale
+    from sandboxes.image import ensure_base_image, image_digest
+
+    client = docker_client()
+    if reaped := reap_stale(client):
+        log(f"removed {reaped} containers left by an earlier run that died")
+    image = image or ensure_base_image(client, log=log)
+    return client, {"image": image, "image_digest": image_digest(client, image)}
+
+
+def prepare_environments(suites: list[Suite], settings: Settings, warn: Log) -> bool:
+    """What each suite's environment needs before its first episode; False if one failed (its episodes will end
+    as infra_error, saying why; the others run)."""
+    ok = True
+    for suite in suites:
+        if problem := suite.environment.prepare(settings, warn):
+            warn(f"{suite.name}: {problem}")
+            ok = False
+    return ok
+
+
+def collect(config: CollectConfig, log: Log, warn: Log, progress=lambda items, description, total: items) -> Collected:
+    """Run the collection `config` describes; ValueError (SuiteError, CollectSetupError) before any episode runs."""
+    suites = plan_suites(config)
+    shard = parse_shard(config.shard)
+    if config.policy not in POLICIES:
+        raise ValueError(f"unknown policy {config.policy!r}; policies: {', '.join(sorted(POLICIES))}")
+    policy_args = POLICIES[config.policy].arguments(config)
+    recorded = run_config(config, suites, policy_args, warn)
+    client, image = None, config.image
+    if any(s.environment.needs_docker() for s in suites):
+        client, docker_config = start_docker(config.image, log)
+        image, recorded = docker_config["image"], recorded | docker_config
+    run_id = config.run_id or default_run_id(config, recorded)
+    settings = Settings(run_id=run_id, image=image, command_timeout=config.command_timeout, docker_client=client)
+    prepare_environments(suites, settings, warn)
+    run_dir = storage.join(config.output, run_id)
+    try:
+        writer = RunWriter(run_dir, flush_every=config.flush_every)  # reads what an earlier run left there
+    except storage.StorageError as exc:
+        raise CollectSetupError(str(exc)) from exc
+    episodes = plan_episodes(suites, config.repeats, shard, config.seed)
+    result = run_collection(
+        episodes,
+        writer,
+        make_env=lambda spec: build_environment(spec.environment, settings, spec.faults, spec.seed),
+        make_policy=lambda: POLICIES[config.policy](**policy_args),
+        run_id=run_id,
+        concurrency=config.concurrency,
+        retries=config.retries,
+        max_turns=config.max_turns,
+        progress=lambda items, total: progress(items, f"collecting {run_id}", total),
+    )
+    manifest = writer.write_manifest(recorded, len(episodes), {"seconds": round(result.seconds, 3)})
+    return Collected(run_id, run_dir, result, manifest.counts)
+
+
+def default_run_id(config: CollectConfig, recorded: dict) -> str:
+    shard = f"-shard{config.shard.replace('/', 'of')}" if config.shard != "0/1" else ""
+    return f"{'+'.join(recorded['suites'])}-{config.policy}-{config_hash(recorded)[:8]}{shard}"

@@ -1,0 +1,29 @@
+"""The typed configuration of a collection run (light to import: the CLI builds it before anything runs)."""
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class CollectConfig:
+    """Everything a collection run is decided by; the defaults of `trajforge collect`."""
+
+    suites: tuple[str, ...] = ("terminal", "swe")  # bundled suite names or .yaml paths
+    policy: str = "scripted"
+    output: str = "data/raw"  # a folder or a URL; the run goes to OUTPUT/<run-id>/
+    run_id: str | None = None  # default: derived from the config, so the same command resumes
+    repeats: int = 1
+    concurrency: int = 2
+    shard: str = "0/1"
+    retries: int = 2
+    max_turns: int = 30
+    command_timeout: float = 10.0
+    tasks: tuple[str, ...] = ()  # only these task ids
+    image: str | None = None  # default: the sandbox base image, built if missing
+    seed: int = 0
+    explorer_steps: int = 8
+    llm_url: str | None = None
+    llm_model: str | None = None
+    flush_every: int = 8
+    faults: str | None = None  # a bundled fault config or a YAML path
+    simulate: str | None = None  # URL=MODEL of a world model standing in for every environment
+    simulation_instruction: str = ""

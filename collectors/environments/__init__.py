@@ -1,0 +1,49 @@
+"""Environment kinds: each module of this package is one kind (terminal, mcp, browser, simulated, ...), with its
+suite spec and how to build its sandbox. `EnvironmentSpec` is the union of their specs, told apart by `kind`."""
+
+import importlib
+import pkgutil
+from typing import Annotated, Union
+
+from pydantic import Discriminator, Tag, TypeAdapter, ValidationError
+
+from collectors.environments.base import KINDS, KindSpec, Settings
+from sandboxes.base import Sandbox
+from schemas.validation import format_path
+
+for _module in pkgutil.iter_modules(__path__):
+    if _module.name != "base":
+        importlib.import_module(f"{__name__}.{_module.name}")
+
+
+def _kind(value) -> str:
+    return value.get("kind", "terminal") if isinstance(value, dict) else value.kind
+
+
+EnvironmentSpec = Annotated[
+    Union[tuple(Annotated[spec, Tag(name)] for name, spec in sorted(KINDS.items()))],  # noqa: UP007 - built at run time
+    Discriminator(_kind),
+]
+_ADAPTER = TypeAdapter(EnvironmentSpec)
+
+
+def parse_environment(data: dict, where: str = "environment") -> KindSpec:
+    """A suite's `environment:` block, checked; a ValueError names `where` and each problem."""
+    try:
+        return _ADAPTER.validate_python(data)
+    except ValidationError as exc:
+        problems = [f"{where}: {format_path(e['loc']) + ': ' if e['loc'] else ''}{e['msg']}" for e in exc.errors()]
+        raise ValueError("\n".join(problems)) from None
+
+
+def build_environment(spec: KindSpec, settings: Settings, faults: dict | None = None, seed: int = 0) -> Sandbox:
+    """The sandbox of one episode, wrapped in fault injection when configured."""
+    env = spec.build(settings)
+    if faults:
+        from sandboxes.faults import FaultInjector
+
+        env = FaultInjector(env, faults, seed)
+    return env
+
+
+__all__ = ["KINDS", "EnvironmentSpec", "KindSpec", "Settings", "build_environment", "parse_environment"]

@@ -1,0 +1,23 @@
+"""`kind: browser`: headless Chromium on a bundled web `app` (sandboxes/browser.py)."""
+
+from typing import Literal
+
+from collectors.environments.base import KindSpec, Settings, environment_kind
+from sandboxes.base import PageCheck, Sandbox
+
+
+@environment_kind
+class BrowserSpec(KindSpec):
+    kind: Literal["browser"] = "browser"
+    app: str
+    check_types = (PageCheck,)
+
+    def build(self, settings: Settings) -> Sandbox:
+        from sandboxes.browser import BrowserEnvironment
+
+        return BrowserEnvironment(app=self.app, timeout=max(settings.command_timeout, 5.0))
+
+    def simulated_action_space(self) -> list[dict]:
+        from sandboxes.browser import action_space
+
+        return action_space()

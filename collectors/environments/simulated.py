@@ -1,0 +1,26 @@
+"""`kind: simulated`: a world model at an OpenAI-compatible endpoint answers every action (sandboxes/simulated.py).
+`collect --simulate URL=MODEL` puts every suite in this kind, keeping the action space of the kind it stands for."""
+
+from typing import Literal
+
+from collectors.environments.base import KindSpec, Settings, environment_kind
+from sandboxes.base import PageCheck, Sandbox, ShellCheck, ToolCheck
+from schemas.records import Action
+
+
+@environment_kind
+class SimulatedSpec(KindSpec):
+    kind: Literal["simulated"] = "simulated"
+    url: str
+    model: str  # the world model's name at `url`
+    instruction: str = ""  # how the world model should behave
+    action_space: list[dict] = []
+    stands_for: str | None = None  # the kind of environment it simulates
+    # A world model has no state to set up or check: what a suite holds for its real kind is accepted and unused.
+    setup_types = (str, Action)
+    check_types = (ShellCheck, ToolCheck, PageCheck)
+
+    def build(self, settings: Settings) -> Sandbox:
+        from sandboxes.simulated import SimulatedEnvironment
+
+        return SimulatedEnvironment(self.url, self.model, self.instruction, self.action_space)

