@@ -14,6 +14,7 @@ from pathlib import Path
 from schemas import storage
 from schemas.jsonl import SEGMENT_SUFFIXES
 from schemas.manifest import Manifest
+from schemas.names import SEGMENT_PREFIX
 from schemas.records import Trajectory
 from schemas.sinks import write_segments
 from schemas.sources import find_data_files, read_records
@@ -63,7 +64,7 @@ class RunWriter:
         manifest = Manifest(
             stage="collect",
             config=config,
-            outputs=sorted(storage.name(p) for p in segments if storage.name(p).startswith("segment-")),
+            outputs=sorted(storage.name(p) for p in segments if storage.name(p).startswith(SEGMENT_PREFIX)),
             counts={
                 "planned": planned,
                 "read": len(records),

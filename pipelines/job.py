@@ -18,8 +18,8 @@ import apache_beam as beam
 from pipelines.console import console
 from schemas import storage
 from schemas.atomic import remove_stale_temporaries
+from schemas.names import WORK_DIR
 
-WORK_DIR = "_work"
 PROGRESS_DIR = "progress"
 LEGACY_SPILL_DIR = ".spill"
 

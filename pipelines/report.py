@@ -11,7 +11,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from schemas import storage
-from schemas.manifest import REJECTIONS_NAME, read_manifest
+from schemas.manifest import read_manifest
+from schemas.names import REJECTIONS_NAME
 from schemas.shards import read_shard_table
 
 STATISTICS = ("overlap", "novelty", "jaccard", "length_ratio", "compression_gain", "predictability")

@@ -16,7 +16,8 @@ from apache_beam.utils.windowed_value import WindowedValue
 from pipelines.job import finish_output, prepare_output, sum_counts, work_dir
 from schemas import storage
 from schemas.manifest import Manifest
-from schemas.shards import SHARD_SUFFIX, read_shard_table, shard_name, table_to_stream_bytes
+from schemas.names import CPT_DIR, SHARD_SUFFIX
+from schemas.shards import read_shard_table, shard_name, table_to_stream_bytes
 from schemas.sources import find_data_files
 
 SPILL_DIR = "spill"  # under OUTPUT/_work
@@ -159,7 +160,7 @@ class ShardInputs:
 def cpt_inputs(corpus: str, output: str, shard_bytes: int) -> ShardInputs:
     """A job reading CPT shards: its input files and how many output shards, with OUTPUT ready (created, and
     cleared of what an interrupted run left)."""
-    cpt = storage.join(corpus, "cpt")
+    cpt = storage.join(corpus, CPT_DIR)
     root = cpt if storage.is_dir(cpt) else corpus
     files, missing = find_data_files([root], (SHARD_SUFFIX,))
     if missing or not files:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from schemas.records import Trajectory
-from schemas.sources import read_records
+from schemas.sources import ValidRecords, read_records
 from schemas.validation import ReadResult
 
 COUNTED = ("domain", "outcome", "schema_version", "environment")
@@ -40,9 +40,6 @@ def summarise_records(
     """Every record of `files`, read and validated once (`progress(items, label)` may wrap the reading)."""
     summary = RecordSummary()
     results = read_records(files)
-    for result in progress(results, "reading") if progress else results:
-        if result.ok:
-            summary.add(result.record, samples)
-        else:
-            summary.invalid.append(result)
+    for record in ValidRecords(progress(results, "reading") if progress else results).rejecting_into(summary.invalid):
+        summary.add(record, samples)
     return summary

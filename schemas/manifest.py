@@ -15,11 +15,9 @@ from pydantic import BaseModel, Field
 from schemas import storage
 from schemas.atomic import atomic_write
 from schemas.hashing import config_hash
+from schemas.names import MANIFEST_NAME, REJECTIONS_NAME
 from schemas.validation import ReadResult
 from schemas.version import SCHEMA_VERSION
-
-MANIFEST_NAME = "_manifest.json"
-REJECTIONS_NAME = "_rejections.jsonl"
 
 
 @cache

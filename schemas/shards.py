@@ -8,9 +8,8 @@ import pyarrow as pa
 from schemas import storage
 from schemas.arrow import schema_problems, table_to_results
 from schemas.hashing import content_hash
+from schemas.names import SHARD_SUFFIX
 from schemas.validation import Problem, ReadResult
-
-SHARD_SUFFIX = ".arrow"
 
 
 def table_to_stream_bytes(table: pa.Table, max_chunksize: int = 1024) -> bytes:

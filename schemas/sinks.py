@@ -8,6 +8,7 @@ from schemas import storage
 from schemas.arrow import records_to_table
 from schemas.hashing import content_hash
 from schemas.jsonl import record_to_json
+from schemas.names import SEGMENT_PREFIX
 from schemas.records import Trajectory
 from schemas.shards import write_shard
 
@@ -27,7 +28,7 @@ def write_segments(
     paths: list[Path | str] = []
     for chunk in _chunks(records, per_file):
         data = "".join(record_to_json(r) + "\n" for r in chunk).encode("utf-8")
-        written = storage.write_bytes(storage.join(directory, f"segment-{content_hash(data, 16)}.jsonl"), data)
+        written = storage.write_bytes(storage.join(directory, f"{SEGMENT_PREFIX}{content_hash(data, 16)}.jsonl"), data)
         paths.append(written if storage.is_url(written) else Path(written))
     return paths
 

@@ -8,7 +8,10 @@ from schemas.formats import ImportOptions, get_format
 from schemas.formats.knowledge import KNOWLEDGE
 from schemas.formats.knowledge import read as read_knowledge
 from schemas.jsonl import SEGMENT_SUFFIXES, read_segment
-from schemas.shards import SHARD_SUFFIX, read_shard
+from schemas.manifest import RejectionWriter
+from schemas.names import SHARD_SUFFIX
+from schemas.records import Trajectory
+from schemas.shards import read_shard
 from schemas.validation import Problem, ReadResult
 
 NATIVE = "trajforge"
@@ -99,3 +102,20 @@ def read_records(
             yield from read_shard(path)
         else:
             yield from read_segment(path, options.max_observation_chars)
+
+
+class ValidRecords:
+    """The one split of read results: the valid records of a stream, counted; the invalid ones go to a rejection
+    sink (a RejectionWriter or a list), so none is dropped unseen."""
+
+    def __init__(self, results: Iterable[ReadResult]):
+        self.results, self.count = results, 0
+
+    def rejecting_into(self, rejections: RejectionWriter | list[ReadResult]) -> Iterator[Trajectory]:
+        add = rejections.append if isinstance(rejections, list) else rejections.add
+        for result in self.results:
+            if result.ok:
+                self.count += 1
+                yield result.record
+            else:
+                add(result)

@@ -1,15 +1,15 @@
 """Import and export: move trajectories between trajforge and the formats users have. The jobs behind
 `trajforge import` and `trajforge export`; the command line only parses flags and prints what they return."""
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from schemas.formats import ImportOptions, get_format
-from schemas.manifest import MANIFEST_NAME, Manifest, RejectionWriter, read_manifest
-from schemas.records import Trajectory
+from schemas.manifest import Manifest, RejectionWriter, read_manifest
+from schemas.names import MANIFEST_NAME
 from schemas.sinks import DEFAULT_RECORDS_PER_FILE, write_segments, write_shards
-from schemas.sources import NATIVE, NATIVE_SUFFIXES, find_files, read_records
+from schemas.sources import NATIVE, NATIVE_SUFFIXES, ValidRecords, find_files, read_records
 from schemas.validation import ReadResult
 
 # A wrapper that shows progress over an iterable (the command line passes its own); the default shows none.
@@ -67,22 +67,6 @@ def previous_import_outputs(output: Path) -> set[str]:
     if output.exists() and find_files([output], NATIVE_SUFFIXES)[0]:
         raise ImportTargetError(f"{output} already holds data that no import wrote; choose an empty folder.")
     return set()
-
-
-class ValidRecords:
-    """The valid records of a stream, counted; the invalid ones go to a rejection sink (a writer or a list)."""
-
-    def __init__(self, results: Iterable[ReadResult]):
-        self.results, self.count = results, 0
-
-    def rejecting_into(self, rejections: RejectionWriter | list[ReadResult]) -> Iterator[Trajectory]:
-        add = rejections.append if isinstance(rejections, list) else rejections.add
-        for result in self.results:
-            if result.ok:
-                self.count += 1
-                yield result.record
-            else:
-                add(result)
 
 
 @dataclass

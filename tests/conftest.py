@@ -2,63 +2,15 @@ import os
 
 os.environ.setdefault("COLUMNS", "200")  # rich wraps at 80 columns without a terminal
 
-import json
-from pathlib import Path
-
 import pytest
 
-from schemas.records import Trajectory, new_trajectory
-
-EXAMPLES = Path(__file__).resolve().parents[1] / "schemas" / "examples"
-
-
-def make_trajectory(n_turns: int = 3, domain: str = "terminal", **overrides) -> Trajectory:
-    turns = [
-        {
-            "index": i,
-            "action": {"kind": "shell", "content": f"echo step {i}"},
-            "observation": {"content": f"step {i}\n", "exit_code": 0, "metadata": json.dumps({"cwd": "/work"})},
-            "latency_ms": 3.5,
-        }
-        for i in range(n_turns)
-    ]
-    fields = {
-        "domain": domain,
-        "source": {"kind": "collected", "by": "scripted", "run_id": "run-1"},
-        "environment": {"name": "terminal", "image_digest": "sha256:abc", "backend": "docker"},
-        "task_description": "Print the steps.",
-        "action_space": json.dumps([{"name": "shell", "input_schema": {"type": "string"}}]),
-        "agent": {"name": "scripted"},
-        "turns": turns,
-        "outcome": {"status": "success", "reward": 1.0},
-        "started_at": "2026-11-30T02:00:00Z",
-    }
-    fields.update(overrides)
-    return new_trajectory(**fields)
-
-
-def report_turns(tail: str, n: int = 16) -> list[dict]:
-    """Turns of a long, repetitive trajectory; two that differ only in `tail` are near-duplicates."""
-    turns = [
-        {
-            "index": j,
-            "action": {"kind": "shell", "content": f"grep -n total report{j}.csv"},
-            "observation": {"content": f"{j}: total revenue for region {j} was recorded in the ledger"},
-        }
-        for j in range(n)
-    ]
-    turns[-1]["observation"]["content"] = tail
-    return turns
+from schemas.records import Trajectory
+from tests.builders import make_trajectory
 
 
 @pytest.fixture
 def trajectory() -> Trajectory:
     return make_trajectory()
-
-
-def record_dict(record: Trajectory) -> dict:
-    """The record as it appears in a raw segment."""
-    return json.loads(record.model_dump_json(exclude_none=True))
 
 
 @pytest.fixture(scope="session")

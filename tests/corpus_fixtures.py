@@ -11,7 +11,7 @@ from pipelines.build_corpus.config import BuildConfig
 from pipelines.build_corpus.pipeline import build_corpus
 from schemas.sinks import write_segments
 from schemas.splits import SplitConfig
-from tests.conftest import make_trajectory
+from tests.builders import make_trajectory
 from training.data import load_cpt
 from training.sequences import rendered_texts
 from training.tokenizer import train_tokenizer

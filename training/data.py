@@ -15,13 +15,12 @@ from typing import NamedTuple
 import datasets
 
 from schemas import storage
-from schemas.shards import SHARD_SUFFIX, ShardError
+from schemas.names import CPT_DIR, SHARD_SUFFIX
+from schemas.shards import ShardError
 from schemas.splits import STAGE_SPLITS, row_placement, split_of, task_draw
 
-CPT_FOLDER = "cpt"
 
-
-def shard_paths(source: str | Path | Sequence[str | Path], subfolder: str = CPT_FOLDER) -> list[Path]:
+def shard_paths(source: str | Path | Sequence[str | Path], subfolder: str = CPT_DIR) -> list[Path]:
     """The shard files of a job's output folder (its `subfolder` - cpt/, sft/, rl/ - when there is one), a folder
     of shards, or a list. A URL (s3://, gs://) is copied to a local cache first: shards are memory-mapped."""
     if isinstance(source, str) and storage.is_url(source):
@@ -42,7 +41,7 @@ def shard_paths(source: str | Path | Sequence[str | Path], subfolder: str = CPT_
     return paths
 
 
-def cache_shards(url: str, subfolder: str = CPT_FOLDER, cache: Path | None = None) -> list[Path]:
+def cache_shards(url: str, subfolder: str = CPT_DIR, cache: Path | None = None) -> list[Path]:
     """Copy the shards under URL (its `subfolder` when there is one) to a local cache; shards are named by their
     content, so one already there is not copied again."""
     root = storage.join(url, subfolder) if storage.is_dir(storage.join(url, subfolder)) else url
@@ -59,7 +58,7 @@ def cache_shards(url: str, subfolder: str = CPT_FOLDER, cache: Path | None = Non
     return paths
 
 
-def load_shards(source: str | Path | Sequence[str | Path], subfolder: str = CPT_FOLDER) -> datasets.Dataset:
+def load_shards(source: str | Path | Sequence[str | Path], subfolder: str = CPT_DIR) -> datasets.Dataset:
     """All rows of the shards, memory-mapped (nothing is copied into memory), in file order. A file that is not a
     readable shard is a ShardError that names it."""
     parts = []
@@ -72,7 +71,7 @@ def load_shards(source: str | Path | Sequence[str | Path], subfolder: str = CPT_
 
 
 def load_cpt(source: str | Path | Sequence[str | Path]) -> datasets.Dataset:
-    return load_shards(source, CPT_FOLDER)
+    return load_shards(source, CPT_DIR)
 
 
 def row_splits(dataset: datasets.Dataset) -> list[str]:

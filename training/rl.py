@@ -17,6 +17,7 @@ from pathlib import Path
 import torch
 
 from evaluation.extraction import extract_prediction
+from schemas.names import RL_DIR
 from training.chat_format import ChatFormat
 from training.checkpoint import context_window
 from training.configs import RLConfig
@@ -59,7 +60,7 @@ def rollout(
 
 
 def run_rl(config: RLConfig, progress=None) -> dict:
-    rows = stage_rows(load_shards(config.data, "rl"), "rl")
+    rows = stage_rows(load_shards(config.data, RL_DIR), "rl")
     init = resolve_init(config.init)
     if init is None:
         raise ValueError("--stage rl needs --init: a CPT or SFT checkpoint (the policy to sharpen)")

@@ -6,12 +6,8 @@ import json
 from pipelines.job import finish_output, read_outputs, sum_counts, write_json_lines
 from pipelines.shard_writing import remove_stale_shards
 from schemas import storage
-from schemas.manifest import MANIFEST_NAME, REJECTIONS_NAME, Manifest, reason_key
-
-SHARDS_DIR = "cpt"
-DUPLICATES_NAME = "_duplicates.jsonl"
-FILTERED_NAME = "_filtered.jsonl"  # every trajectory a filter dropped, with the filter's name as its reason
-SEEN_NAME = "_seen_ids.txt"  # content ids kept by exact dedup so far: what an incremental build dedups against
+from schemas.manifest import Manifest, reason_key
+from schemas.names import CPT_DIR, DUPLICATES_NAME, FILTERED_NAME, REJECTIONS_NAME, SEEN_NAME
 
 
 def read_seen(output: str) -> frozenset[str]:
@@ -55,7 +51,7 @@ def finish(output: str, config: dict, inputs: dict[str, str], previous: dict | N
         rejection_reasons=reasons,
     )
     manifest.write(output)
-    remove_stale_shards(output, SHARDS_DIR, manifest.outputs)
+    remove_stale_shards(output, CPT_DIR, manifest.outputs)
     finish_output(output)
     return manifest
 
@@ -64,6 +60,3 @@ def _read_jsonl(path: str) -> list[dict]:
     if not storage.exists(path):
         return []
     return [json.loads(line) for line in storage.read_text(path).splitlines() if line.strip()]
-
-
-__all__ = ["DUPLICATES_NAME", "FILTERED_NAME", "MANIFEST_NAME", "REJECTIONS_NAME", "SHARDS_DIR", "finish"]

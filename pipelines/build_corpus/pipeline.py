@@ -9,7 +9,7 @@ import apache_beam as beam
 from masking import load_policy
 from pipelines.beam_runtime import pipeline_options
 from pipelines.build_corpus.config import BuildConfig
-from pipelines.build_corpus.outputs import SHARDS_DIR, finish, read_seen
+from pipelines.build_corpus.outputs import finish, read_seen
 from pipelines.build_corpus.transforms import (
     COUNTS,
     FILTERED,
@@ -32,7 +32,8 @@ from pipelines.shard_writing import WriteShards
 from schemas import storage
 from schemas.arrow import CPT_SCHEMA
 from schemas.formats.knowledge import KNOWLEDGE, find_knowledge_files
-from schemas.manifest import MANIFEST_NAME, Manifest, read_manifest
+from schemas.manifest import Manifest, read_manifest
+from schemas.names import CPT_DIR, MANIFEST_NAME
 from schemas.sources import FOREIGN_SUFFIXES, NATIVE, NATIVE_SUFFIXES, find_data_files
 
 
@@ -129,7 +130,7 @@ def build_corpus(
             records = redacted.records
         annotated = records | "Annotate" >> Annotate(policy, table, config.split)
         counts += [annotated[COUNTS], annotated.rows | "CountTasks" >> CountTasks()]
-        written = annotated.rows | "WriteShards" >> WriteShards(out, shards, CPT_SCHEMA, SHARDS_DIR, ["trajectory_id"])
+        written = annotated.rows | "WriteShards" >> WriteShards(out, shards, CPT_SCHEMA, CPT_DIR, ["trajectory_id"])
         _ = {
             "counts": tuple(counts) | "Counts" >> SumCounts(),
             "shards": written,

@@ -12,7 +12,7 @@ from pipelines.commands import EXIT_OK, EXIT_REJECTED
 from pipelines.commands.beam_command import VERBOSE_HELP, beam_args, job_errors
 from pipelines.console import console
 from schemas.formats import FORMATS
-from schemas.manifest import MANIFEST_NAME
+from schemas.names import CPT_DIR, MANIFEST_NAME
 from schemas.splits import SplitConfig
 from schemas.storage import join
 
@@ -158,7 +158,7 @@ def _summary(manifest, output: str) -> None:
     for head, parts in by_head.items():
         console.print(f"  {head}: {', '.join(parts)}", highlight=False)
     console.print(
-        f"  {len(manifest.outputs)} shards under {join(output, 'cpt')}; manifest {join(output, MANIFEST_NAME)}",
+        f"  {len(manifest.outputs)} shards under {join(output, CPT_DIR)}; manifest {join(output, MANIFEST_NAME)}",
         highlight=False,
         soft_wrap=True,
     )

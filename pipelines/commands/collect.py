@@ -10,6 +10,7 @@ from collectors.collection import collect
 from collectors.config import CollectConfig
 from collectors.policies import POLICIES
 from pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
+from pipelines.commands.options import add_options
 from pipelines.console import console, progress
 
 DEFAULTS = CollectConfig()
@@ -90,28 +91,37 @@ def sandbox_image_command(
     typer.echo(tag)
 
 
-def collect_command(
-    suite: list[str] = SUITES,
-    policy: PolicyChoice = POLICY,
-    output: str = OUTPUT,
-    run_id: str | None = RUN_ID,
-    repeats: int = REPEATS,
-    concurrency: int = CONCURRENCY,
-    shard: str = SHARD,
-    retries: int = RETRIES,
-    max_turns: int = MAX_TURNS,
-    command_timeout: float = COMMAND_TIMEOUT,
-    task: list[str] = TASKS,
-    image: str | None = IMAGE,
-    seed: int = SEED,
-    explorer_steps: int = EXPLORER_STEPS,
-    llm_url: str | None = LLM_URL,
-    llm_model: str | None = LLM_MODEL,
-    flush_every: int = FLUSH_EVERY,
-    faults: str | None = FAULTS,
-    simulate: str | None = SIMULATE,
-    simulation_instruction: str = SIMULATION_INSTRUCTION,
-) -> None:
+OPTIONS = {  # {parameter: (type, option)}, in the order of --help; `_config` makes them a CollectConfig
+    "suite": (list[str], SUITES),
+    "policy": (PolicyChoice, POLICY),
+    "output": (str, OUTPUT),
+    "run_id": (str | None, RUN_ID),
+    "repeats": (int, REPEATS),
+    "concurrency": (int, CONCURRENCY),
+    "shard": (str, SHARD),
+    "retries": (int, RETRIES),
+    "max_turns": (int, MAX_TURNS),
+    "command_timeout": (float, COMMAND_TIMEOUT),
+    "task": (list[str], TASKS),
+    "image": (str | None, IMAGE),
+    "seed": (int, SEED),
+    "explorer_steps": (int, EXPLORER_STEPS),
+    "llm_url": (str | None, LLM_URL),
+    "llm_model": (str | None, LLM_MODEL),
+    "flush_every": (int, FLUSH_EVERY),
+    "faults": (str | None, FAULTS),
+    "simulate": (str | None, SIMULATE),
+    "simulation_instruction": (str, SIMULATION_INSTRUCTION),
+}
+
+
+def _config(options: dict) -> CollectConfig:
+    """The config from the command's options, which carry its field names (but `suite`, `task`, `policy`)."""
+    suites, tasks, policy = tuple(options.pop("suite")), tuple(options.pop("task")), options.pop("policy").value
+    return CollectConfig(suites=suites, tasks=tasks, policy=policy, **options)
+
+
+def collect_command(config: CollectConfig) -> None:
     """Run task suites in sandboxes (Docker, MCP servers, Chromium) and record every episode as a raw trajectory.
 
     A stdio MCP server runs in a fresh, hardened container per episode (no network, no capabilities, non-root,
@@ -122,7 +132,6 @@ def collect_command(
     command again: finished episodes are kept and skipped. Exit code 1 if some episodes ended with an
     infrastructure error after all retries, or a task error (its setup failed).
     """
-    config = _config(locals(), suites=tuple(suite), tasks=tuple(task), policy=policy.value)
     try:
         collected = collect(config, log=console.print, warn=_warn, progress=progress)
     except ValueError as exc:  # a bad suite or flag, no Docker daemon, an unreachable store: before any episode
@@ -131,10 +140,7 @@ def collect_command(
     raise typer.Exit(_print_summary(collected))
 
 
-def _config(options: dict, **converted) -> CollectConfig:
-    """The config from the command's parameters, which carry its field names."""
-    options |= converted
-    return CollectConfig(**{k: v for k, v in options.items() if k in CollectConfig.__dataclass_fields__})
+collect_command = add_options(collect_command, OPTIONS, "config", _config)
 
 
 def _warn(message: str) -> None:

@@ -10,6 +10,7 @@ from pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, require_input
 from pipelines.console import console, progress
 from schemas.formats import FORMATS, ImportOptions
 from schemas.manifest import Manifest
+from schemas.names import REJECTIONS_NAME
 from schemas.records import DOMAINS
 from schemas.sinks import DEFAULT_RECORDS_PER_FILE
 from schemas.sources import FOREIGN_SUFFIXES, NATIVE_SUFFIXES
@@ -88,7 +89,7 @@ def _import_summary(manifest: Manifest, output: Path) -> None:
     for reason, n in sorted(manifest.rejection_reasons.items(), key=lambda kv: -kv[1]):
         console.print(f"  [red]{n:>6}[/] {reason}")
     if c["rejected"]:
-        console.print(f"  reasons and raw records: {output / '_rejections.jsonl'}")
+        console.print(f"  reasons and raw records: {output / REJECTIONS_NAME}")
 
 
 def export_command(

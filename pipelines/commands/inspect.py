@@ -16,8 +16,9 @@ from pipelines.console import console, out, progress
 from schemas import storage
 from schemas.arrow import records_to_table, schema_kind
 from schemas.inspection import RecordSummary, summarise_records
+from schemas.names import SHARD_SUFFIX
 from schemas.records import Trajectory
-from schemas.shards import SHARD_SUFFIX, ShardError, read_shard_table
+from schemas.shards import ShardError, read_shard_table
 from schemas.sources import NATIVE_SUFFIXES, read_records
 
 TURNS_VIEW = """

@@ -6,7 +6,7 @@ from rich.text import Text
 from pipelines.commands import EXIT_OK, EXIT_USAGE
 from pipelines.console import console
 from schemas import storage
-from schemas.manifest import MANIFEST_NAME
+from schemas.names import MANIFEST_NAME
 from schemas.shards import ShardError
 
 

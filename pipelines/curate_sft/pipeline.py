@@ -20,9 +20,7 @@ from pipelines.shard_writing import WriteShards, cpt_inputs, write_shard_job_man
 from schemas import storage
 from schemas.arrow import SFT_SCHEMA
 from schemas.manifest import Manifest
-
-SFT_DIR = "sft"
-SCORES_NAME = "_scores.jsonl"
+from schemas.names import SCORES_NAME, SFT_DIR
 
 
 def curate_sft(

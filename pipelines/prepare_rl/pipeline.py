@@ -17,11 +17,11 @@ from pipelines.shard_writing import WriteShards, cpt_inputs, write_shard_job_man
 from schemas.arrow import RL_SCHEMA
 from schemas.hashing import content_hash
 from schemas.manifest import Manifest
+from schemas.names import RL_DIR
 from schemas.splits import readable_by, row_placement
 from schemas.version import SCHEMA_VERSION
 from training.prompts import build_query
 
-RL_DIR = "rl"
 CHARS_PER_TOKEN = 4  # the budget's estimate without a tokenizer; --tokenizer counts exactly
 
 

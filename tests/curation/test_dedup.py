@@ -9,7 +9,7 @@ from curation.dedup import (
     signature,
     similarity,
 )
-from tests.conftest import make_trajectory
+from tests.builders import make_trajectory
 
 CONFIG = MinHashConfig()
 

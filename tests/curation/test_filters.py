@@ -3,7 +3,7 @@ import json
 import pytest
 
 from curation.filters import FILTERS, FilterConfig, apply_filters
-from tests.conftest import make_trajectory
+from tests.builders import make_trajectory
 
 ALL = FilterConfig()
 

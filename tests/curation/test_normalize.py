@@ -1,5 +1,5 @@
 from curation.normalize import normalize, normalize_text
-from tests.conftest import make_trajectory
+from tests.builders import make_trajectory
 
 
 def test_normalize_text():

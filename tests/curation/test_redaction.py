@@ -3,7 +3,7 @@ from collections import Counter
 import pytest
 
 from curation.redaction import PATTERNS, redact, redact_text
-from tests.conftest import make_trajectory
+from tests.builders import make_trajectory
 
 SECRETS = [
     ("key AKIAIOSFODNN7EXAMPLE here", "aws_access_key", "key <REDACTED:aws_access_key> here"),

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from evaluation.scores import normalize
 from pipelines.cli import app
 from schemas.formats.agentworldbench import export_folder
-from tests.conftest import make_trajectory
+from tests.builders import make_trajectory
 from tests.evaluation.judge_server import judge_server
 
 JUDGE_SCORE = {"terminal": 2, "mcp": 4}  # what the judge server gives each domain

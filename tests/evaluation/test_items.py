@@ -6,7 +6,7 @@ import json
 
 from evaluation.items import line_item
 from schemas.formats.agentworldbench import export_folder
-from tests.conftest import make_trajectory
+from tests.builders import make_trajectory
 
 
 def evaluator_infer_messages(job: dict) -> list[dict]:

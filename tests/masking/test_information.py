@@ -17,7 +17,7 @@ from masking.information import (
     predictability,
 )
 from schemas.records import Action
-from tests.conftest import make_trajectory
+from tests.builders import make_trajectory
 
 LISTING = "".join(f"-rw-r--r-- 1 user user {100 + i} Jan  {i % 28 + 1} report_{i:03d}.csv\n" for i in range(60))
 

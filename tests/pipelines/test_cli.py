@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from pipelines.cli import app
 from schemas.manifest import read_manifest
 from schemas.sources import read_records
-from tests.conftest import EXAMPLES, make_trajectory, record_dict
+from tests.builders import EXAMPLES, make_trajectory, record_dict
 
 runner = CliRunner()
 COMMANDS = [

@@ -9,7 +9,7 @@ from pipelines.build_corpus.config import BuildConfig
 from pipelines.build_corpus.pipeline import build_corpus
 from pipelines.cli import app
 from schemas.sinks import write_segments
-from tests.conftest import make_trajectory
+from tests.builders import make_trajectory
 
 
 def echo_turns(topic: str) -> list[dict]:

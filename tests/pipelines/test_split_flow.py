@@ -16,7 +16,7 @@ from pipelines.prepare_rl.pipeline import prepare_rl
 from schemas.shards import read_shard_table, write_shard
 from schemas.sinks import write_segments
 from schemas.splits import SplitConfig
-from tests.conftest import make_trajectory
+from tests.builders import make_trajectory
 from training.data import held_out_rows, load_cpt
 from training.distributed import World
 

@@ -5,7 +5,7 @@ import pytest
 
 from schemas.jsonl import iter_json_lines, read_segment, record_to_json
 from schemas.sinks import write_segments
-from tests.conftest import make_trajectory, record_dict
+from tests.builders import make_trajectory, record_dict
 
 
 def write_lines(path, lines: list[bytes]) -> None:

@@ -2,7 +2,7 @@ import pytest
 from pydantic import ValidationError
 
 from schemas.records import Trajectory
-from tests.conftest import make_trajectory
+from tests.builders import make_trajectory
 
 
 def test_content_id_ignores_provenance_and_timing():

@@ -9,7 +9,7 @@ from schemas.records import Action, Observation, Trajectory, Turn
 from schemas.shards import read_shard, read_shard_table, write_shard
 from schemas.sinks import write_segments, write_shards
 from schemas.sources import read_records
-from tests.conftest import make_trajectory
+from tests.builders import make_trajectory
 
 
 def test_schema_covers_every_record_field():

@@ -3,7 +3,7 @@ import json
 import pytest
 
 from schemas.splits import SplitConfig, readable_by, row_placement, split_of, task_draw, task_key
-from tests.conftest import make_trajectory
+from tests.builders import make_trajectory
 
 
 def record(**overrides) -> dict:

@@ -4,7 +4,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from schemas.validation import format_path, validate_record
-from tests.conftest import make_trajectory, record_dict
+from tests.builders import make_trajectory, record_dict
 
 
 def problems_of(data: dict, **kwargs) -> list[str]:

@@ -11,7 +11,7 @@ from pipelines.cli import app
 from pipelines.report import build_report
 from schemas.manifest import read_manifest
 from schemas.sinks import write_segments
-from tests.conftest import make_trajectory
+from tests.builders import make_trajectory
 from tests.schemas.formats.test_roff import MAN
 from training.data import load_cpt, stage_rows
 

@@ -19,7 +19,7 @@ from pipelines.build_corpus.pipeline import build_corpus
 from pipelines.shard_writing import SPILL_DIR
 from schemas.jsonl import record_to_json
 from schemas.shards import read_shard_table
-from tests.conftest import make_trajectory, report_turns
+from tests.builders import make_trajectory, report_turns
 
 TRAJFORGE = str(Path(sys.executable).parent / "trajforge")
 

@@ -21,7 +21,7 @@ from pipelines.build_corpus.transforms import (
     ReadRecords,
     Redact,
 )
-from tests.conftest import make_trajectory, report_turns
+from tests.builders import make_trajectory, report_turns
 
 
 def TestPipeline():  # noqa: N802 - reads like Beam's own

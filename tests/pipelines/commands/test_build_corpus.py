@@ -3,7 +3,7 @@ from typer.testing import CliRunner
 from pipelines.cli import app
 from schemas.manifest import read_manifest
 from schemas.sinks import write_segments
-from tests.conftest import make_trajectory
+from tests.builders import make_trajectory
 
 runner = CliRunner()
 

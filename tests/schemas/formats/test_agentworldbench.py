@@ -3,7 +3,7 @@ import json
 import pytest
 
 from schemas.formats import ImportOptions, agentworldbench
-from tests.conftest import EXAMPLES, make_trajectory
+from tests.builders import EXAMPLES, make_trajectory
 
 BENCHMARK_TASKS = {"terminal", "swe", "mcp", "search", "web", "os", "android"}
 

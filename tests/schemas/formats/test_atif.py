@@ -1,7 +1,7 @@
 import json
 
 from schemas.formats import ImportOptions, atif
-from tests.conftest import EXAMPLES, make_trajectory
+from tests.builders import EXAMPLES, make_trajectory
 
 
 def read(path, **options):

@@ -1,7 +1,7 @@
 import json
 
 from schemas.formats import ImportOptions, chat
-from tests.conftest import EXAMPLES
+from tests.builders import EXAMPLES
 
 
 def read(path, **options):
