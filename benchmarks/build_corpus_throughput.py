@@ -3,7 +3,7 @@ single-process loop measured in the same run.
 
     .venv/bin/python benchmarks/build_corpus_throughput.py [--trajectories 20000] [--turns 10] [--workers 2]
 
-Targets (issue #12): end-to-end throughput >= 0.6x the plain loop at 1x and >= 0.8x at 10x; peak memory of the
+Targets: end-to-end throughput >= 0.6x the plain loop at 1x and >= 0.8x at 10x; peak memory of the
 whole build-corpus process tree grows < 1.5x when the input grows 10x. The machine's load average is printed
 too: other work on the same cores slows both sides, not always equally.
 """

@@ -3,7 +3,7 @@ episode container, over `docker exec -i`) against host (a child process), both m
 
     .venv/bin/python benchmarks/mcp_isolation_overhead.py [--calls 200] [--starts 5] [--server kvstore]
 
-Target (issue #14): median added per call < 5 ms. The episode start (container, server start, MCP handshake,
+Target: median added per call < 5 ms. The episode start (container, server start, MCP handshake,
 tools/list) is reported, with its part that is the container alone.
 """
 

@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/terminal_overhead.py [--runs 200]
 
-Target (issue #3): median <= 10 ms for `true` in the persistent session (about 60 ms for `docker exec`).
+Target: median <= 10 ms for `true` in the persistent session (about 60 ms for `docker exec`).
 """
 
 import argparse

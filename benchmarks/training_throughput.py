@@ -3,7 +3,7 @@ documents), and trainer throughput against a bare torch loop over the same model
 
     .venv/bin/python benchmarks/training_throughput.py [--corpus data/demo/corpus] [--steps 30]
 
-Targets (issue #6): packing keeps >= 95% of tokens non-padding; trainer tokens/s >= 0.8x the bare loop.
+Targets: packing keeps >= 95% of tokens non-padding; trainer tokens/s >= 0.8x the bare loop.
 Without --corpus, a synthetic corpus of varied lengths is built first (build-corpus on generated raw
 trajectories: 1 to 40 turns each, observation lengths log-normal), so packing has real work to do.
 """

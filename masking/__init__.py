@@ -1,4 +1,4 @@
-"""Pure functions: per-turn information statistics and the loss-masking policy (issue #5). No Beam, no torch.
+"""Pure functions: per-turn information statistics and the loss-masking policy. No Beam, no torch.
 
 statistics.py   lexical statistics of an (action, observation) pair: the paper's Table 3 quantities
 information.py  compression gain given the context; corpus-wide predictability from the action
