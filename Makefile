@@ -57,14 +57,14 @@ demo: setup sandbox-image
 	$(TF) train --stage cpt --no-mask --data $(DATA)/demo/corpus --output $(DATA)/demo/runs/cpt-nomask --max-steps 300 \
 		--eval-every 300
 	# long enough that the policy writes <predicted_observation>: RL learns nothing from groups of equal rewards
-	$(TF) train --stage sft --data $(DATA)/demo/sft --output $(DATA)/demo/runs/sft --max-steps 300 --eval-every 150 \
+	$(TF) train --stage sft --data $(DATA)/demo/sft --output $(DATA)/demo/runs/sft --max-steps 500 --eval-every 250 \
 		--init $(DATA)/demo/runs/cpt/checkpoint-300
 	$(TF) train --stage rl --data $(DATA)/demo/rl --output $(DATA)/demo/runs/rl --max-steps 16 --group-size 8 \
-		--prompts-per-step 4 --max-new-tokens 160 --lr 1e-4 --init $(DATA)/demo/runs/sft/checkpoint-300
+		--prompts-per-step 4 --max-new-tokens 160 --lr 1e-4 --init $(DATA)/demo/runs/sft/checkpoint-500
 	# ends with a row per stage and what each stage did, in plain words
 	$(TF) eval --corpus $(DATA)/demo/corpus --untrained --no-plain --limit 12 --max-new-tokens 160 \
 		-c $(DATA)/demo/runs/cpt/checkpoint-300 -c $(DATA)/demo/runs/cpt-nomask/checkpoint-300 \
-		-c $(DATA)/demo/runs/sft/checkpoint-300 -c $(DATA)/demo/runs/rl/checkpoint-16 \
+		-c $(DATA)/demo/runs/sft/checkpoint-500 -c $(DATA)/demo/runs/rl/checkpoint-16 \
 		--output $(DATA)/demo/eval.json --export $(DATA)/demo/export/benchmark
 	@echo "demo: outputs under $(DATA)/demo; corpus report: $(DATA)/demo/corpus/report.html; scores: $(DATA)/demo/eval.json"
 

@@ -123,7 +123,8 @@ class RationalizationGenerator(Generator):
     def labelled(self, query: Query, n: int, seed: int, hint: bool = True) -> list[Candidate]:
         reference = query.reference
         # Short and free of copied text: a small model trained on it learns to close its reasoning and write the
-        # prediction (measured after the demo's 300 SFT steps: 46% format compliance quoting the action, 96% without).
+        # prediction (measured on the demo's RL prompts after 300 SFT steps: 46% format compliance quoting the action,
+        # 58-96% without; 100% after 500 steps).
         reasoning = (
             f"After {len(query.messages) // 2} earlier turns, the environment answers with "
             f"{'JSON' if reference.lstrip().startswith('{') else 'text'} of about {len(reference)} characters."
