@@ -6,7 +6,6 @@ filesystem would do too), with fsync'd atomic writes. Beam is imported only when
 """
 
 import contextlib
-import io
 import os
 import posixpath
 import uuid
@@ -268,10 +267,3 @@ def make_dirs(path: str | Path) -> None:
     """Local folders are created; object stores have none to create."""
     if not is_url(path):
         Path(path).mkdir(parents=True, exist_ok=True)
-
-
-def readable_stream(path: str | Path) -> IO[bytes]:
-    """A seekable binary stream: a local file as is, a remote one read into memory (for readers that seek)."""
-    if not is_url(path):
-        return open(path, "rb")
-    return io.BytesIO(read_bytes(path))
