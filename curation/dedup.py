@@ -5,6 +5,7 @@ Shingles are windows of k bytes of the lowercased text, hashed in numpy; the sig
 MinHash (one pass over the shingles): cheap enough for every trajectory of a large corpus.
 """
 
+import io
 from dataclasses import dataclass
 
 import numpy as np
@@ -83,9 +84,15 @@ def duplicates_in_bucket(members: list[tuple[str, np.ndarray]], threshold: float
                 break
 
 
+def fingerprint(sig: np.ndarray) -> np.ndarray:
+    """A signature as LSH and the similarity estimate use it: only whether two values agree matters, so each keeps
+    its low 16 bits (two different minima agree by chance once in 65,536), half the memory of the whole."""
+    return sig.astype(np.uint16)
+
+
 class SignatureTable:
-    """Ids and MinHash signatures of a whole corpus in numpy arrays (about 4 bytes a permutation and the id's
-    bytes per record), appended in blocks: what LSH needs, without a Python object per band or signature."""
+    """Ids and MinHash fingerprints of a whole corpus in numpy arrays (2 bytes a permutation and the id's bytes per
+    record), appended in blocks: what LSH needs, without a Python object per band or signature."""
 
     BLOCK = 4096
 
@@ -97,7 +104,7 @@ class SignatureTable:
 
     def add(self, ident: str, sig: np.ndarray) -> None:
         self.ids.append(ident.encode("ascii"))
-        self.sigs.append(sig)
+        self.sigs.append(fingerprint(sig))
         if len(self.ids) >= self.BLOCK:
             self._seal()
 
@@ -116,19 +123,28 @@ class SignatureTable:
         """Distinct ids, sorted, and their signatures (exact duplicates share an id and a signature)."""
         self._seal()
         if not self.blocks:
-            return np.array([], dtype=bytes), np.zeros((0, self.permutations), dtype=np.uint32)
+            return np.array([], dtype=bytes), np.zeros((0, self.permutations), dtype=np.uint16)
         ids = np.concatenate([b[0] for b in self.blocks])
         sigs = np.concatenate([b[1] for b in self.blocks])
         ids, first = np.unique(ids, return_index=True)
         return ids, sigs[first]
 
-    def __getstate__(self):
-        self._seal()
-        return {"permutations": self.permutations, "blocks": self.blocks}
+    def __len__(self) -> int:
+        return len(self.ids) + sum(len(block[0]) for block in self.blocks)
 
-    def __setstate__(self, state):
-        self.permutations, self.blocks = state["permutations"], state["blocks"]
-        self.ids, self.sigs = [], []
+    def to_bytes(self) -> bytes:
+        """The distinct ids and their fingerprints as one .npz file's bytes (numpy arrays, no pickle)."""
+        ids, sigs = self.arrays()
+        buffer = io.BytesIO()
+        np.savez(buffer, ids=ids, sigs=sigs)
+        return buffer.getvalue()
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> "SignatureTable":
+        with np.load(io.BytesIO(data)) as saved:
+            table = cls(saved["sigs"].shape[1])
+            table.blocks.append((saved["ids"], saved["sigs"]))
+        return table
 
 
 def near_duplicate_pairs(table: SignatureTable, config: MinHashConfig) -> list[tuple[str, tuple[str, float]]]:

@@ -97,8 +97,8 @@ def build_corpus(
         )
         near = None
         if config.near_dedup:
-            near = features.records | "NearDuplicates" >> NearDuplicates(config.minhash)
-        dedup = features.records | "ExactDuplicates" >> ExactDuplicates(seen, near)
+            near = features.records | "NearDuplicates" >> NearDuplicates(config.minhash, out)
+        dedup = features.records | "ExactDuplicates" >> ExactDuplicates(paths, seen, near)
         table = None
         if policy.needs_predictability:
             table = features.records | "Predictability" >> beam.CombineGlobally(PredictabilityCombineFn())

@@ -8,6 +8,7 @@ redaction and masking, into spill files per shard, which a last step sorts into 
 stage counts what it does twice: as Beam metrics (for the runner's UI) and as ("name", n) elements that the
 manifest sums, whatever the runner."""
 
+import uuid
 from collections import Counter
 from collections.abc import Iterator
 
@@ -22,7 +23,7 @@ from curation.normalize import normalize
 from curation.redaction import redact
 from masking import MaskingPolicy, PredictabilityCombiner, mask_trajectory
 from masking.information import action_key
-from pipelines.job import mark_progress
+from pipelines.job import mark_progress, work_dir
 from schemas import storage
 from schemas.arrow import CPT_SCHEMA
 from schemas.formats import ImportOptions
@@ -36,6 +37,7 @@ COUNTS = "counts"
 REJECTED = "rejected"
 FILTERED = "filtered"
 PAIRS = "pairs"
+SIGNATURES_DIR = "signatures"  # under OUTPUT/_work
 
 
 class CountingFn(beam.DoFn):
@@ -109,49 +111,67 @@ class _ReadFn(CountingFn):
             mark_progress(self.output, "pass2" if self.report else "pass1", path, n)
 
 
-def _order(item: tuple[tuple[str, str], Trajectory]) -> tuple:
-    """Among exact duplicates the kept one is the earliest by (run, origin, location): the same in every run."""
-    (source, locator), record = item
-    return record.source.run_id or "", record.source.origin or "", source, locator
+SEP = "\x00"  # sorts before any character, so joined fields sort as their tuple would
 
 
 class ExactDuplicates(beam.PTransform):
     """Pass 1: (location, record) -> the dropped ones, as (location, "exact"), joined by id with the near
     duplicates' decisions (`near`: (dropped id, (kept id, similarity))), whose kept member becomes
-    (location, "near"). Ids an earlier build kept (`seen`, for an incremental build) count as already there.
-    Also every distinct new id, and the pairs report."""
+    (location, "near"). Among exact duplicates the kept one is the earliest by (run, origin, file, locator): the
+    same in every run. Ids an earlier build kept (`seen`, for an incremental build) count as already there. Also
+    every distinct new id, and the pairs report.
 
-    def __init__(self, seen: frozenset[str] = frozenset(), near=None):
+    Every record crosses the shuffle, so each is one short string keyed by its id (its file as an index into the
+    sorted `files`), with no tuple or path per record for an in-process runner to hold."""
+
+    def __init__(self, files: list[str], seen: frozenset[str] = frozenset(), near=None):
         super().__init__()
-        self.seen, self.near = seen, near
+        self.files, self.seen, self.near = sorted(files), seen, near
 
     def expand(self, records):
-        by_id = records | "ById" >> beam.Map(lambda item: (item[1].trajectory_id, _order(item)))
-        near = self.near if self.near is not None else by_id.pipeline | "NoNear" >> beam.Create([])
+        index = {path: i for i, path in enumerate(self.files)}
+        members = records | "ById" >> beam.Map(_member, index)
+        joined = [members]
+        if self.near is not None:
+            joined.append(self.near | "NearById" >> beam.Map(lambda d: (d[0], f"n{d[1][0]}{SEP}{d[1][1]!r}")))
         return (
-            {"members": by_id, "near": near}
-            | "Join" >> beam.CoGroupByKey()
+            joined
+            | "Tagged" >> beam.Flatten()
+            | "Join" >> beam.GroupByKey()
             | "Decide" >> beam.FlatMap(self._decide).with_outputs(PAIRS, "ids", main="dropped")
         )
 
     def _decide(self, item) -> Iterator:
-        ident, joined = item
-        members = sorted(joined["members"])
+        ident, values = item
+        members, near = [], []
+        for value in values:
+            (members if value[0] == "m" else near).append(value[1:])
         if not members:
             return
-        losers = members if ident in self.seen else members[1:]
+        members.sort()
+        located = []
+        for member in members:
+            _, _, file, locator = member.split(SEP, 3)
+            located.append((self.files[int(file)], locator))
+        losers = located if ident in self.seen else located[1:]
         if ident not in self.seen:
             yield beam.pvalue.TaggedOutput("ids", ident)
-            for kept, score in list(joined["near"])[:1]:
-                yield (members[0][2], members[0][3]), "near"
+            for kept, score in sorted(v.split(SEP) for v in near)[:1]:
+                yield located[0], "near"
                 yield beam.pvalue.TaggedOutput(
-                    PAIRS, {"kind": "near", "dropped": ident, "kept": kept, "similarity": score}
+                    PAIRS, {"kind": "near", "dropped": ident, "kept": kept, "similarity": float(score)}
                 )
-        for *_, source, locator in losers:
+        for source, locator in losers:
             yield (source, locator), "exact"
             yield beam.pvalue.TaggedOutput(
                 PAIRS, {"kind": "exact", "dropped": location(source, locator), "kept": ident, "similarity": 1.0}
             )
+
+
+def _member(item: tuple[tuple[str, str], Trajectory], index: dict[str, int]) -> tuple[str, str]:
+    (source, locator), record = item
+    fields = (record.source.run_id or "", record.source.origin or "", f"{index[source]:09d}", locator)
+    return record.trajectory_id, "m" + SEP.join(fields)
 
 
 class FilesWithDrops(beam.PTransform):
@@ -173,40 +193,49 @@ class FilesWithDrops(beam.PTransform):
 
 
 class NearDuplicates(beam.PTransform):
-    """Pass 1: MinHash signatures gathered into one compact table (numpy arrays, combined across workers), LSH
-    bands over it for candidates, then the estimated Jaccard of each candidate pair: (dropped id, (kept id,
-    similarity)). One signature per record, no Python object per band."""
+    """Pass 1: MinHash signatures of each bundle in one compact table (numpy arrays), written under OUTPUT/_work so
+    that only file names cross the runner; one step reads them all, bands them (LSH) for candidates and
+    estimates the Jaccard of each candidate pair: (dropped id, (kept id, similarity)). One fingerprint per record,
+    no Python object per band."""
 
-    def __init__(self, config: MinHashConfig):
+    def __init__(self, config: MinHashConfig, output: str):
         super().__init__()
-        self.config = config
+        self.config, self.output = config, output
 
     def expand(self, records):
         return (
             records
-            | "Signatures" >> beam.CombineGlobally(_SignatureTableFn(self.config))
-            | "Pairs" >> beam.FlatMap(near_duplicate_pairs, self.config)
+            | "Signatures" >> beam.ParDo(_SpillSignaturesFn(self.config, self.output))
+            | "AllTables" >> beam.CombineGlobally(beam.combiners.ToListCombineFn()).without_defaults()
+            | "Pairs" >> beam.FlatMap(_pairs_of_tables, self.config, storage.current_options())
         )
 
 
-class _SignatureTableFn(beam.CombineFn):
-    def __init__(self, config: MinHashConfig):
-        self.config = config
+class _SpillSignaturesFn(beam.DoFn):
+    def __init__(self, config: MinHashConfig, output: str):
+        self.config, self.output = config, output
+        self.filesystem = storage.current_options()
 
-    def create_accumulator(self) -> SignatureTable:
-        return SignatureTable(self.config.permutations)
+    def setup(self):
+        storage.use_options(self.filesystem)
 
-    def add_input(self, table: SignatureTable, item) -> SignatureTable:
-        record = item[1]
-        table.add(record.trajectory_id, signature(record, self.config))
-        return table
+    def start_bundle(self):
+        self.table = SignatureTable(self.config.permutations)
 
-    def merge_accumulators(self, tables) -> SignatureTable:
-        tables = list(tables)
-        return tables[0].merge(tables[1:])
+    def process(self, item: tuple[tuple[str, str], Trajectory]) -> None:
+        self.table.add(item[1].trajectory_id, signature(item[1], self.config))
 
-    def extract_output(self, table: SignatureTable) -> SignatureTable:
-        return table
+    def finish_bundle(self) -> Iterator:
+        if len(self.table):
+            path = storage.join(work_dir(self.output), SIGNATURES_DIR, f"{uuid.uuid4().hex}.npz")
+            storage.write_bytes(path, self.table.to_bytes())
+            yield WindowedValue(path, 0, [GlobalWindow()])
+
+
+def _pairs_of_tables(paths: list[str], config: MinHashConfig, filesystem: dict) -> list:
+    storage.use_options(filesystem)
+    tables = [SignatureTable.from_bytes(storage.read_bytes(path)) for path in sorted(paths)]
+    return near_duplicate_pairs(SignatureTable(config.permutations).merge(tables), config)
 
 
 class PredictabilityCombineFn(beam.CombineFn):

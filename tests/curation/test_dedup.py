@@ -47,8 +47,21 @@ def test_lsh_pairs_near_duplicates_with_the_smallest_id_across_merged_tables():
     loose = MinHashConfig(threshold=0.75)
     ((loser, (winner, score)),) = near_duplicate_pairs(table, loose)
     assert (loser, winner) == (dropped, kept) and 0.75 <= score < 1
+    # the table keeps 16-bit fingerprints; they agree exactly where the full signatures do
+    assert score == round(similarity(signature(near, CONFIG), signature(near2, CONFIG)), 4)
     assert near_duplicate_pairs(table, MinHashConfig(threshold=0.99)) == []
     assert near_duplicate_pairs(SignatureTable(CONFIG.permutations), CONFIG) == []
+
+
+def test_a_table_read_back_from_its_bytes_finds_the_same_pairs():
+    near, near2, far = long_trajectory(), long_trajectory(3), make_trajectory(2, task_description="other")
+    table = SignatureTable(CONFIG.permutations)
+    for record in (near, far, near2, near):
+        table.add(record.trajectory_id, signature(record, CONFIG))
+    copy = SignatureTable.from_bytes(table.to_bytes())
+    assert len(copy) == 3  # distinct ids
+    loose = MinHashConfig(threshold=0.5)
+    assert near_duplicate_pairs(copy, loose) == near_duplicate_pairs(table, loose) != []
 
 
 def test_signature_estimates_jaccard():

@@ -44,23 +44,36 @@ def test_exact_duplicates_keep_the_earliest_and_honour_seen_ids():
         (("h", "line 1"), make_trajectory(5)),
     ]
     with TestPipeline() as p:
-        out = p | beam.Create(items) | ExactDuplicates(seen=frozenset({old.trajectory_id}))
+        out = p | beam.Create(items) | ExactDuplicates(["h", "g", "f"], seen=frozenset({old.trajectory_id}))
         assert_that(out.dropped, equal_to([(("f", "line 2"), "exact"), (("g", "line 1"), "exact")]), label="dropped")
         assert_that(out.ids, equal_to([a1.trajectory_id, make_trajectory(5).trajectory_id]), label="ids")
         assert_that(out[PAIRS] | beam.Map(lambda p: p["dropped"]), equal_to(["f:line 2", "g:line 1"]), label="pairs")
+
+
+def test_among_exact_duplicates_of_one_run_the_first_file_by_path_then_by_locator_is_kept():
+    a = make_trajectory(3)
+    items = [(("b/2.jsonl", "line 1"), a), (("a/10.jsonl", "line 9"), a), (("a/10.jsonl", "line 8"), a)]
+    with TestPipeline() as p:
+        out = p | beam.Create(items) | ExactDuplicates(["b/2.jsonl", "a/10.jsonl"])
+        assert_that(
+            out.dropped,
+            equal_to([(("b/2.jsonl", "line 1"), "exact"), (("a/10.jsonl", "line 9"), "exact")]),
+            label="dropped",
+        )
 
 
 def report(tail: str, i: int):
     return make_trajectory(turns=report_turns(tail), task_description=f"task {i}")
 
 
-def test_near_duplicates_drop_the_larger_id():
+def test_near_duplicates_drop_the_larger_id(tmp_path):
     x, y = report("done", 1), report("finished", 1)
     z = make_trajectory(2)
     keep, drop = sorted([x, y], key=lambda r: r.trajectory_id)
     with TestPipeline() as p:
-        out = p | beam.Create([("a", x), ("b", y), ("c", z)]) | NearDuplicates(MinHashConfig())
+        out = p | beam.Create([(("a", "line 1"), x), (("b", "line 1"), y), (("c", "line 1"), z)]) | NearDuplicates(MinHashConfig(), str(tmp_path))
         assert_that(out | beam.Map(lambda kv: (kv[0], kv[1][0])), equal_to([(drop.trajectory_id, keep.trajectory_id)]))
+    assert len(list(tmp_path.glob("_work/signatures/*.npz"))) >= 1  # the tables went through files, not the runner
 
 
 def test_decisions_reach_each_file_by_a_join_and_pass_2_drops_them(tmp_path):
@@ -75,7 +88,7 @@ def test_decisions_reach_each_file_by_a_join_and_pass_2_drops_them(tmp_path):
     with TestPipeline() as p:
         features = p | "Pass1" >> beam.Create([(f, {}) for f in files]) | "Read1" >> ReadRecords(formats, 10**6, False)
         near = p | "Near" >> beam.Create([(c.trajectory_id, (b.trajectory_id, 0.9))])
-        dedup = features.records | ExactDuplicates(near=near)
+        dedup = features.records | ExactDuplicates(files, near=near)
         drops = dedup.dropped | FilesWithDrops(files)
         assert_that(
             drops, equal_to([(str(path), {"line 2": "exact", "line 4": "near"}), (str(other), {})]), label="drops"
