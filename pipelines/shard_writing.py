@@ -46,8 +46,11 @@ def text_bytes(row: dict) -> int:
 
 class SpillRowsFn(beam.DoFn):
     """Rows -> Arrow files per shard under OUTPUT/_work/spill (any filesystem Beam supports, so that a worker on
-    another machine can merge them). All buffers are flushed once they hold `flush_bytes` together, so memory
-    stays bounded whatever the input size and the shard count. Emits (shard, spill file)."""
+    another machine can merge them). Every `flush_bytes` of row text the rows become Arrow tables, one per shard,
+    and once those hold `spill_bytes` together each shard's tables go out as one file: memory stays bounded
+    whatever the input size and the shard count, and a shard gets a few large spill files rather than one small
+    file per flush (at 2M turns in 142 shards that was 14,000 files, each created, read and deleted). Emits
+    (shard, spill file)."""
 
     def __init__(
         self,
@@ -56,35 +59,49 @@ class SpillRowsFn(beam.DoFn):
         schema: pa.Schema,
         key: Callable[[dict], str],
         flush_bytes: int = 8 * 1024 * 1024,
+        spill_bytes: int = 64 * 1024 * 1024,
     ):
-        self.output, self.shards, self.schema, self.key, self.flush_bytes = output, shards, schema, key, flush_bytes
+        self.output, self.shards, self.schema, self.key = output, shards, schema, key
+        self.flush_bytes, self.spill_bytes = flush_bytes, spill_bytes
         self.filesystem = storage.current_options()
 
     def setup(self):
         storage.use_options(self.filesystem)
 
     def start_bundle(self):
-        self.buffers: dict[int, list[dict]] = defaultdict(list)
-        self.buffered = 0
+        self.rows: dict[int, list[dict]] = defaultdict(list)
+        self.buffered = 0  # characters of row text in self.rows
+        self.tables: dict[int, list[pa.Table]] = defaultdict(list)
+        self.held = 0  # bytes of Arrow in self.tables
 
     def process(self, row: dict) -> Iterator:
-        self.buffers[shard_of(self.key(row), self.shards)].append(row)
+        self.rows[shard_of(self.key(row), self.shards)].append(row)
         self.buffered += text_bytes(row)
         if self.buffered >= self.flush_bytes:
-            yield from self._flush_all()
+            self._to_arrow()
+            if self.held >= self.spill_bytes:
+                yield from self._spill_all()
 
     def finish_bundle(self) -> Iterator:
-        for item in self._flush_all():
+        self._to_arrow()
+        for item in self._spill_all():
             yield WindowedValue(item, 0, [GlobalWindow()])
 
-    def _flush_all(self) -> Iterator[tuple[int, str]]:
-        for shard in sorted(self.buffers):
-            yield shard, self._flush(shard)
-        self.buffers.clear()
+    def _to_arrow(self) -> None:
+        for shard, rows in self.rows.items():
+            table = pa.Table.from_pylist(rows, schema=self.schema)
+            self.tables[shard].append(table)
+            self.held += table.nbytes
+        self.rows.clear()
         self.buffered = 0
 
-    def _flush(self, shard: int) -> str:
-        table = pa.Table.from_pylist(self.buffers[shard], schema=self.schema)
+    def _spill_all(self) -> Iterator[tuple[int, str]]:
+        for shard in sorted(self.tables):
+            yield shard, self._write(shard, pa.concat_tables(self.tables[shard]))
+        self.tables.clear()
+        self.held = 0
+
+    def _write(self, shard: int, table: pa.Table) -> str:
         path = storage.join(work_dir(self.output), SPILL_DIR, str(shard), f"{uuid.uuid4().hex}.arrow")
         with storage.create(path) as f:
             f.write(table_to_stream_bytes(table, max_chunksize=1 << 20))
