@@ -71,7 +71,8 @@ def test_near_duplicates_drop_the_larger_id(tmp_path):
     z = make_trajectory(2)
     keep, drop = sorted([x, y], key=lambda r: r.trajectory_id)
     with TestPipeline() as p:
-        out = p | beam.Create([(("a", "line 1"), x), (("b", "line 1"), y), (("c", "line 1"), z)]) | NearDuplicates(MinHashConfig(), str(tmp_path))
+        records = p | beam.Create([(("a", "line 1"), x), (("b", "line 1"), y), (("c", "line 1"), z)])
+        out = records | NearDuplicates(MinHashConfig(), str(tmp_path))
         assert_that(out | beam.Map(lambda kv: (kv[0], kv[1][0])), equal_to([(drop.trajectory_id, keep.trajectory_id)]))
     assert len(list(tmp_path.glob("_work/signatures/*.npz"))) >= 1  # the tables went through files, not the runner
 
