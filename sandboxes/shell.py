@@ -133,13 +133,15 @@ class PersistentShell:
         capture = _Capture(self.max_output, self.max_output // 2 + len(marker) + 4096)
         timed_out = False
         deadline = started + timeout
-        escalation = [signal.SIGINT, signal.SIGKILL]
+        # A second SIGINT before the kill: the first can land while the shell is still starting the command, and
+        # a SIGKILL to the group would take its background jobs with it.
+        escalation = [signal.SIGINT, signal.SIGINT, signal.SIGKILL]
         while True:
             found = self._read_until(marker, capture, deadline)
             if found is not None:
                 break
             if not escalation:
-                raise ShellDied(f"no answer {timeout:.0f}s after the command and two interrupts", self._text(capture))
+                raise ShellDied(f"no answer {timeout:.0f}s after the command and its interrupts", self._text(capture))
             timed_out = True
             self.signal_group(self.pgid, escalation.pop(0))
             deadline = time.monotonic() + INTERRUPT_GRACE_S
