@@ -6,14 +6,15 @@ Specs are plain JSON, stored with RL prompts by prepare-rl."""
 
 import json
 
-from evaluation.facts import FACT, facts
+from evaluation.facts import FACT
 from evaluation.volatile import mask, volatile_spans
 
 MAX_FACTS = 8
 
 
 def _facts(text: str) -> list[str]:
-    """Stable facts only: a fact that touches a volatile value is left out."""
+    """Stable facts only, in order: a fact that touches a volatile value is left out (the hour of a clock time
+    is not a count)."""
     volatile = volatile_spans(text)
     seen: list[str] = []
     for match in FACT.finditer(text):
@@ -22,7 +23,7 @@ def _facts(text: str) -> list[str]:
         fact = match.group(0).strip("\"'")
         if len(fact) >= 2 and fact not in seen:
             seen.append(fact)
-    return seen[:MAX_FACTS]
+    return seen
 
 
 def _json_fields(value, prefix: str = "") -> dict[str, str]:
@@ -66,7 +67,7 @@ def derive_verifier(observation: dict, domain: str) -> dict | None:
     lines = [line for line in content.splitlines() if line.strip()]
     if not lines and observation.get("exit_code") in (0, None):
         return {"kind": "text", "empty": True}
-    facts = _facts(content)
+    facts = _facts(content)[:MAX_FACTS]
     first = mask(lines[0].strip())[:120] if lines else ""
     return {"kind": "text", "first_line": first, "facts": facts} if (first or facts) else None
 
@@ -80,7 +81,9 @@ def verify(spec: dict, prediction: str | None) -> bool:
         if spec.get("empty"):
             return not prediction.strip()
         first = mask(next((line.strip() for line in prediction.splitlines() if line.strip()), ""))
-        return first[:120] == spec.get("first_line", first[:120]) and set(spec.get("facts", [])) <= facts(prediction)
+        return first[:120] == spec.get("first_line", first[:120]) and set(spec.get("facts", [])) <= set(
+            _facts(prediction)
+        )
     if kind == "aria":
         return all(f"{key}: {value}" in prediction for key, value in spec["anchors"].items())
     if kind == "json":
@@ -90,7 +93,7 @@ def verify(spec: dict, prediction: str | None) -> bool:
             return False
         if isinstance(payload, dict) and bool(payload.get("isError", False)) != spec["is_error"]:
             return False
-        if not set(spec.get("facts", [])) <= facts(prediction):
+        if not set(spec.get("facts", [])) <= set(_facts(prediction)):
             return False
         inner = payload
         if isinstance(payload, dict) and isinstance(payload.get("content"), list) and payload["content"]:

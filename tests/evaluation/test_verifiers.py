@@ -39,6 +39,12 @@ def test_verifiers_per_domain():
     assert not verify(terminal, None)
 
 
+def test_a_fact_is_not_found_inside_a_volatile_value_of_the_prediction():
+    spec = derive_verifier({"content": "report ready\n17 notes/todo.txt\n", "exit_code": 0}, "terminal")
+    assert "17" in spec["facts"]
+    assert not verify(spec, "report ready\n18 notes/todo.txt\nMon Nov 30 17:17:50 UTC 2026\n")
+
+
 @pytest.mark.parametrize(
     ("text", "volatile"),
     [
