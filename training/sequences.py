@@ -28,13 +28,14 @@ def tokenized_documents(
     overflow: Overflow = "split",
     render=render_row,
 ) -> list[TokenizedDocument]:
-    """Every row as labelled documents of at most context_length tokens, in row order."""
+    """Every row as labelled documents of at most context_length tokens, in row order. A chunk with no token in the
+    loss is left out: it trains nothing (a long SFT prompt split at a small context is mostly such chunks)."""
     chat = ChatFormat.of(tokenizer)
     out: list[TokenizedDocument] = []
     iterator = iter(rows)
     while batch := list(islice(iterator, ROWS_PER_BATCH)):
         for doc in label_documents([render(row, mask_mode, chat) for row in batch], tokenizer):
-            out.extend(fit_to_context(doc, context_length, overflow))
+            out.extend(chunk for chunk in fit_to_context(doc, context_length, overflow) if chunk.loss_tokens)
     return out
 
 

@@ -1,4 +1,4 @@
-from training.labels import IGNORE_INDEX
+from training.labels import IGNORE_INDEX, fit_to_context
 from training.render import render_row
 from training.sequences import packed_sequences, rendered_texts, tokenized_documents
 
@@ -11,9 +11,12 @@ def test_documents_fit_the_context(corpus, tokenizer):
     whole = tokenized_documents(corpus, tokenizer, context_length=4096)
     assert len(whole) == len(corpus)
     short = tokenized_documents(corpus, tokenizer, context_length=32)
-    assert all(len(d) <= 32 for d in short)
-    assert sum(len(d) for d in short) == sum(len(d) for d in whole)
-    assert len(tokenized_documents(corpus, tokenizer, 32, overflow="truncate")) == len(corpus)
+    assert all(len(d) <= 32 and d.loss_tokens for d in short)
+    chunks = [chunk for d in whole for chunk in fit_to_context(d, 32)]
+    assert len(short) < len(chunks)  # the chunks of system prompt and actions only are left out...
+    assert sum(d.loss_tokens for d in short) == sum(c.loss_tokens for c in chunks)  # ...and no loss token with them
+    truncated = tokenized_documents(corpus, tokenizer, 32, overflow="truncate")
+    assert len(truncated) <= len(corpus) and all(len(d) <= 32 and d.loss_tokens for d in truncated)
 
 
 def test_corpus_packs(corpus, tokenizer):
