@@ -3,9 +3,11 @@ checkpoint, an OpenAI-compatible endpoint, and an untrained model shaped like a 
 loop only ever calls the protocol."""
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
+
+from schemas.hashing import content_hash
 
 
 @dataclass(frozen=True)
@@ -13,6 +15,12 @@ class Sampling:
     temperature: float
     max_tokens: int
     seed: int
+
+    def for_item(self, item_id: str) -> "Sampling":
+        """The sampling of one item: its own seed, derived from the run's. With one seed for all, every item draws
+        the same random numbers at each position, so a single unlucky draw (right after `</think>`, say) fails
+        many items at once and a rate over the items is not an average of independent answers."""
+        return replace(self, seed=int(content_hash(f"{self.seed}:{item_id}", 8), 16))
 
 
 class ChatModel(Protocol):

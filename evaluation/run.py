@@ -80,7 +80,8 @@ def score_models(
     for model in models:
         prompts = display.progress(items, f"eval {model.name}", len(items))
         answers = [
-            model.answer([{"role": r, "content": c} for r, c in item.messages], config.sampling) for item in prompts
+            model.answer([{"role": r, "content": c} for r, c in item.messages], config.sampling.for_item(item.id))
+            for item in prompts
         ]
         with display.status(f"judging {model.name} ({judge.name})"):
             report = score(model.name, items, answers, judge, details)

@@ -42,7 +42,11 @@ def test_every_chat_model_is_asked_and_judged_alike_whatever_its_kind():
     assert right.model == "oracle" and right.scored == len(items) and right.format_compliance == 1.0
     assert silent.scored == 0 and silent.excluded == {"no answer": len(items)}
     assert right.pooled["overall"] > 50 and result.stages == ["sft", "untrained"]
-    assert set(oracle.seen) == {Sampling(0.0, 7, 3)} and len(result.details) == 2 * len(items)
+    assert {(s.temperature, s.max_tokens) for s in oracle.seen} == {(0.0, 7)} and len(result.details) == 2 * len(items)
+    # one seed per item, the same on every run: items draw independent random numbers, reproducibly
+    assert oracle.seen == [config.sampling.for_item(item.id) for item in items]
+    assert len({s.seed for s in oracle.seen}) == len(items) == len({item.id for item in items})
+    assert EvalConfig(seed=4).sampling.for_item(items[0].id) != oracle.seen[0]
     assert result.judge_label.startswith("embedded")
 
 
