@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 DEFAULT_MAX_OUTPUT = 64 * 1024
 INTERRUPT_GRACE_S = 2.0
+BEGIN_GRACE_S = 5.0  # how much longer than its timeout a command may take to begin before it is interrupted
 
 # Background jobs of a non-interactive shell ignore SIGINT, and the shell's own handler (not SIG_IGN, which
 # children would inherit) keeps the shell alive: SIGINT to the process group stops just the foreground command.
@@ -126,33 +127,40 @@ class PersistentShell:
         self._seq += 1
         marker = f"__TF_{self._token}_{self._seq}__".encode()
         started = time.monotonic()
+        begun = f"__TF_{self._token}_{self._seq}_begun__".encode()
         self._send(
+            f"printf '\\n{begun.decode()}\\n'; "
             f"{{ eval {ansi_c_quote(command)}\n}} </dev/null; __tf_rc=$?; __tf_probe=; {self.probe or ':'}\n"
             f'printf \'\\n{marker.decode()}%s:%s:%s\\n\' "$__tf_rc" "$__tf_probe" "$PWD"\n'
         )
         capture = _Capture(self.max_output, self.max_output // 2 + len(marker) + 4096)
         timed_out = False
-        deadline = started + timeout
-        # A second SIGINT before the kill: the first can land while the shell is still starting the command, and
-        # a SIGKILL to the group would take its background jobs with it.
+        deadline = started + timeout + BEGIN_GRACE_S
+        # The shell says when the command begins, and the timeout counts from there: on a busy machine the shell
+        # can take a while to read it, and an interrupt that lands before the command exists interrupts nothing.
+        # A second SIGINT before the kill all the same, as a SIGKILL to the group takes its background jobs too.
         escalation = [signal.SIGINT, signal.SIGINT, signal.SIGKILL]
+        awaited = [begun, marker]
         while True:
-            found = self._read_until(marker, capture, deadline)
-            if found is not None:
+            line = self._read_until(awaited[0], capture, deadline)
+            if line is not None and awaited.pop(0) == marker:
                 break
+            if line is not None:
+                deadline = deadline if timed_out else time.monotonic() + timeout
+                continue
             if not escalation:
                 raise ShellDied(f"no answer {timeout:.0f}s after the command and its interrupts", self._text(capture))
             timed_out = True
             self.signal_group(self.pgid, escalation.pop(0))
             deadline = time.monotonic() + INTERRUPT_GRACE_S
-        status, probe, cwd = found
+        status, probe, cwd = line.split(":", 2)
         output, truncated = capture.result()
         text = output.decode("utf-8", "replace")
         if timed_out:
             text += f"\n[interrupted: the command ran past its {timeout:g}s timeout]"
         return ShellResult(
             output=text,
-            exit_code=None if timed_out else status,
+            exit_code=None if timed_out else int(status),
             cwd=cwd,
             probe=probe,
             timed_out=timed_out,
@@ -164,8 +172,8 @@ class PersistentShell:
     def _text(capture: _Capture) -> str:
         return capture.result()[0].decode("utf-8", "replace")
 
-    def _read_until(self, marker: bytes, capture: _Capture, deadline: float) -> tuple[int, str, str] | None:
-        """Feed output into `capture` until the marker line; None at the deadline."""
+    def _read_until(self, marker: bytes, capture: _Capture, deadline: float) -> str | None:
+        """Feed output into `capture` until the marker line; the rest of that line, or None at the deadline."""
         fd = self.proc.stdout.fileno()
         buffer = self._pending
         while True:
@@ -174,9 +182,9 @@ class PersistentShell:
                 end = buffer.find(b"\n", index + 1 + len(marker))
                 if end >= 0:
                     capture.add(bytes(buffer[:index]))
-                    status, probe, cwd = bytes(buffer[index + 1 + len(marker) : end]).decode().split(":", 2)
+                    rest = bytes(buffer[index + 1 + len(marker) : end]).decode()
                     self._pending = bytearray(buffer[end + 1 :])
-                    return int(status), probe, cwd
+                    return rest
             else:
                 # Everything but a possible partial "\n<marker>" at the end is output.
                 safe = max(0, len(buffer) - len(marker))

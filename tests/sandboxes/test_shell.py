@@ -83,6 +83,12 @@ def test_timeout_interrupts_only_the_foreground_command(shell):
     assert shell.run("kill -0 $(cat bg.pid) && echo background alive").output == "background alive\n"
 
 
+def test_the_timeout_counts_from_when_the_command_begins(shell):
+    shell._send("sleep 1\n")  # the shell is busy for a second before it reads the next command
+    result = shell.run("sleep 0.3; echo done", timeout=0.8)
+    assert not result.timed_out and result.output == "done\n" and result.seconds > 1
+
+
 def test_a_command_that_ignores_sigint_is_killed(shell):
     result = shell.run("trap '' INT; sleep 30", timeout=0.3)
     assert result.timed_out
