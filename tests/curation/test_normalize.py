@@ -6,6 +6,7 @@ def test_normalize_text():
     assert normalize_text("a\r\nb\rc") == "a\nb\nc"
     assert normalize_text("\x1b[1;31mred\x1b[0m text  \nnext") == "red text\nnext"
     assert normalize_text("cafe\u0301") == "caf\u00e9"
+    assert normalize_text("SQLite format 3\x00\x00\x00\x10\x00row") == "SQLite format 3\x10row"
 
 
 def test_normalize_updates_the_content_id():
