@@ -9,7 +9,10 @@ import pytest
 
 from sandboxes.shell import PersistentShell, ShellDied, ansi_c_quote
 
-BASH = ["setsid", "-w", "bash", "--noprofile", "--norc"]
+# SIGINT back to its default first: a suite started in the background by a non-interactive shell (as CI may start
+# it) runs with SIGINT ignored, and bash can neither trap nor undo a signal ignored on entry. A shell that
+# `docker exec` starts in a sandbox never inherits it.
+BASH = ["env", "--default-signal=INT", "setsid", "-w", "bash", "--noprofile", "--norc"]
 
 
 def signal_group(pgid: int, sig: int) -> None:
