@@ -126,8 +126,8 @@ class PersistentShell:
     def run(self, command: str, timeout: float = 10.0) -> ShellResult:
         self._seq += 1
         marker = f"__TF_{self._token}_{self._seq}__".encode()
-        started = time.monotonic()
         begun = f"__TF_{self._token}_{self._seq}_begun__".encode()
+        started = time.monotonic()
         self._send(
             f"printf '\\n{begun.decode()}\\n'; "
             f"{{ eval {ansi_c_quote(command)}\n}} </dev/null; __tf_rc=$?; __tf_probe=; {self.probe or ':'}\n"
@@ -143,10 +143,11 @@ class PersistentShell:
         awaited = [begun, marker]
         while True:
             line = self._read_until(awaited[0], capture, deadline)
-            if line is not None and awaited.pop(0) == marker:
-                break
             if line is not None:
-                deadline = deadline if timed_out else time.monotonic() + timeout
+                if awaited.pop(0) == marker:
+                    break
+                if not timed_out:  # it has begun: its own timeout from now
+                    deadline = time.monotonic() + timeout
                 continue
             if not escalation:
                 raise ShellDied(f"no answer {timeout:.0f}s after the command and its interrupts", self._text(capture))
