@@ -30,8 +30,8 @@ WORDS = (
 
 def synthetic_raw(folder: Path, trajectories: int, turns: int, seed: int = 0) -> int:
     """Raw segments of distinct trajectories with shell-like actions and observations (~300 chars a turn)."""
-    from schemas.records import new_trajectory
-    from schemas.sinks import write_segments
+    from trajforge.schemas.records import new_trajectory
+    from trajforge.schemas.sinks import write_segments
 
     rng = random.Random(seed)
 
@@ -61,9 +61,9 @@ def synthetic_raw(folder: Path, trajectories: int, turns: int, seed: int = 0) ->
 
 def baseline(folder: Path, out: Path) -> float:
     """One process, one loop: read, validate, mask, write one Arrow table. Seconds."""
-    from masking import load_policy, mask_trajectory
-    from schemas.arrow import CPT_SCHEMA
-    from schemas.jsonl import read_segment
+    from trajforge.masking import load_policy, mask_trajectory
+    from trajforge.schemas.arrow import CPT_SCHEMA
+    from trajforge.schemas.jsonl import read_segment
 
     policy = load_policy("paper")
     start = time.perf_counter()

@@ -24,7 +24,7 @@ from pathlib import Path
 def trajforge(*args: str) -> float:
     """Run one CLI command in this interpreter's environment; its wall time in seconds."""
     started = time.perf_counter()
-    command = [sys.executable, "-m", "pipelines.cli", *args]
+    command = [sys.executable, "-m", "trajforge", *args]
     print("+ trajforge " + " ".join(args), flush=True)
     subprocess.run(command, check=True)
     return time.perf_counter() - started
@@ -105,7 +105,7 @@ def main() -> None:
 
 
 def _starting_folder(init: str) -> str:
-    from training.model import resolve_init
+    from trajforge.training.model import resolve_init
 
     return str(resolve_init(init))
 

@@ -14,12 +14,12 @@ import time
 
 import docker
 
-from sandboxes.base import Task
-from sandboxes.image import ensure_base_image
-from sandboxes.mcp_container import Isolation
-from sandboxes.mcp_env import MCPEnvironment
-from sandboxes.servers import bundled_server
-from schemas.records import Action
+from trajforge.sandboxes.base import Task
+from trajforge.sandboxes.image import ensure_base_image
+from trajforge.sandboxes.mcp_container import Isolation
+from trajforge.sandboxes.mcp_env import MCPEnvironment
+from trajforge.sandboxes.servers import bundled_server
+from trajforge.schemas.records import Action
 
 TASK = Task(id="bench", instruction="benchmark", domain="mcp")
 CALL = {"kvstore": ("get", '{"key": "db/host"}'), "issues": ("get_issue", '{"number": 1}')}

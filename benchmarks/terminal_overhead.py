@@ -12,10 +12,10 @@ import time
 
 import docker
 
-from sandboxes.base import Task
-from sandboxes.image import ensure_base_image
-from sandboxes.terminal import DockerTerminal
-from schemas.records import Action
+from trajforge.sandboxes.base import Task
+from trajforge.sandboxes.image import ensure_base_image
+from trajforge.sandboxes.terminal import DockerTerminal
+from trajforge.schemas.records import Action
 
 
 def timed(fn, runs: int) -> list[float]:

@@ -27,8 +27,8 @@ def varied_raw(folder: Path, trajectories: int, seed: int = 0) -> None:
     acknowledgements to long listings (log-normal observation lengths)."""
     from build_corpus_throughput import WORDS
 
-    from schemas.records import new_trajectory
-    from schemas.sinks import write_segments
+    from trajforge.schemas.records import new_trajectory
+    from trajforge.schemas.sinks import write_segments
 
     rng = random.Random(seed)
 
@@ -59,8 +59,8 @@ def varied_raw(folder: Path, trajectories: int, seed: int = 0) -> None:
 def corpus_folder(given: str | None, tmp: Path) -> Path:
     if given:
         return Path(given)
-    from pipelines.build_corpus.config import BuildConfig
-    from pipelines.build_corpus.pipeline import build_corpus
+    from trajforge.pipelines.build_corpus.config import BuildConfig
+    from trajforge.pipelines.build_corpus.pipeline import build_corpus
 
     varied_raw(tmp / "raw", 600)
     build_corpus([str(tmp / "raw")], tmp / "corpus", BuildConfig(), workers=1)
@@ -81,8 +81,8 @@ def first_fit_rows(lengths: list[int], capacity: int) -> int:
 
 
 def packing_report(rows, tokenizer) -> None:
-    from training.packing import pack
-    from training.sequences import tokenized_documents
+    from trajforge.training.packing import pack
+    from trajforge.training.sequences import tokenized_documents
 
     for length in (512, 1024, 2048):
         documents = tokenized_documents(rows, tokenizer, length)
@@ -130,12 +130,12 @@ def main() -> None:
     parser.add_argument("--context-length", type=int, default=512)
     args = parser.parse_args()
 
-    from training.data import load_cpt
-    from training.distributed import World
-    from training.loop import LoopConfig, train
-    from training.model import TinyModelConfig, build_tiny_model
-    from training.sequences import packed_sequences, rendered_texts
-    from training.tokenizer import train_tokenizer
+    from trajforge.training.data import load_cpt
+    from trajforge.training.distributed import World
+    from trajforge.training.loop import LoopConfig, train
+    from trajforge.training.model import TinyModelConfig, build_tiny_model
+    from trajforge.training.sequences import packed_sequences, rendered_texts
+    from trajforge.training.tokenizer import train_tokenizer
 
     torch.set_num_threads(max(1, torch.get_num_threads()))
     with tempfile.TemporaryDirectory() as tmp:

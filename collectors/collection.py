@@ -6,15 +6,15 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from collectors.config import CollectConfig
-from collectors.environments import KindSpec, Settings, build_environment
-from collectors.environments.simulated import SimulatedSpec
-from collectors.policies import POLICIES
-from collectors.runner import RunResult, parse_shard, plan_episodes, run_collection
-from collectors.tasks import Suite, load_faults, load_suite
-from collectors.writer import RunWriter
-from schemas import storage
-from schemas.hashing import config_hash
+from trajforge.collectors.config import CollectConfig
+from trajforge.collectors.environments import KindSpec, Settings, build_environment
+from trajforge.collectors.environments.simulated import SimulatedSpec
+from trajforge.collectors.policies import POLICIES
+from trajforge.collectors.runner import RunResult, parse_shard, plan_episodes, run_collection
+from trajforge.collectors.tasks import Suite, load_faults, load_suite
+from trajforge.collectors.writer import RunWriter
+from trajforge.schemas import storage
+from trajforge.schemas.hashing import config_hash
 
 Log = Callable[[str], None]
 
@@ -100,8 +100,8 @@ def docker_client():
 
 def start_docker(image: str | None, log: Log):
     """The daemon, cleared of containers an earlier run left when it died, and the sandbox image."""
-    from sandboxes.containers import reap_stale
-    from sandboxes.image import ensure_base_image, image_digest
+    from trajforge.sandboxes.containers import reap_stale
+    from trajforge.sandboxes.image import ensure_base_image, image_digest
 
     client = docker_client()
     if reaped := reap_stale(client):

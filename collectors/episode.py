@@ -4,9 +4,9 @@ import json
 import time
 from datetime import UTC, datetime
 
-from collectors.policies.base import Policy
-from sandboxes.base import EpisodeEnded, Sandbox, Task
-from schemas.records import Action, Observation, Trajectory, new_trajectory
+from trajforge.collectors.policies.base import Policy
+from trajforge.sandboxes.base import EpisodeEnded, Sandbox, Task
+from trajforge.schemas.records import Action, Observation, Trajectory, new_trajectory
 
 
 def run_episode(

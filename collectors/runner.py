@@ -8,15 +8,15 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 
-from collectors.environments import KindSpec
-from collectors.environments.terminal import TerminalSpec
-from collectors.episode import run_episode
-from collectors.policies.base import Policy
-from collectors.tasks import Suite
-from collectors.writer import RunWriter
-from sandboxes.base import Sandbox, Task
-from schemas.hashing import content_hash
-from schemas.records import Trajectory, new_trajectory
+from trajforge.collectors.environments import KindSpec
+from trajforge.collectors.environments.terminal import TerminalSpec
+from trajforge.collectors.episode import run_episode
+from trajforge.collectors.policies.base import Policy
+from trajforge.collectors.tasks import Suite
+from trajforge.collectors.writer import RunWriter
+from trajforge.sandboxes.base import Sandbox, Task
+from trajforge.schemas.hashing import content_hash
+from trajforge.schemas.records import Trajectory, new_trajectory
 
 log = logging.getLogger(__name__)
 

@@ -7,11 +7,11 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from collectors.environments import EnvironmentSpec, KindSpec
-from collectors.environments.terminal import TerminalSpec
-from sandboxes.base import Check, PageCheck, ShellCheck, Task, ToolCheck
-from schemas.records import DOMAINS, Action
-from schemas.validation import format_path
+from trajforge.collectors.environments import EnvironmentSpec, KindSpec
+from trajforge.collectors.environments.terminal import TerminalSpec
+from trajforge.sandboxes.base import Check, PageCheck, ShellCheck, Task, ToolCheck
+from trajforge.schemas.records import DOMAINS, Action
+from trajforge.schemas.validation import format_path
 
 SUITES_DIR = Path(__file__).parent / "suites"
 FAULTS_DIR = Path(__file__).parent / "faults"
@@ -122,7 +122,7 @@ def resolve_suite_path(name_or_path: str) -> Path:
 
 def load_faults(name_or_path: str) -> dict:
     """A fault injection config: bundled by name (collectors/faults/) or a YAML path; checked before use."""
-    from sandboxes.faults import FaultConfig
+    from trajforge.sandboxes.faults import FaultConfig
 
     path = Path(name_or_path) if name_or_path.endswith((".yaml", ".yml")) else FAULTS_DIR / f"{name_or_path}.yaml"
     if not path.is_file():

@@ -11,13 +11,13 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from schemas import storage
-from schemas.jsonl import SEGMENT_SUFFIXES
-from schemas.manifest import Manifest
-from schemas.names import SEGMENT_PREFIX
-from schemas.records import Trajectory
-from schemas.sinks import write_segments
-from schemas.sources import find_data_files, read_records
+from trajforge.schemas import storage
+from trajforge.schemas.jsonl import SEGMENT_SUFFIXES
+from trajforge.schemas.manifest import Manifest
+from trajforge.schemas.names import SEGMENT_PREFIX
+from trajforge.schemas.records import Trajectory
+from trajforge.schemas.sinks import write_segments
+from trajforge.schemas.sources import find_data_files, read_records
 
 
 class RunWriter:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from schemas.records import Trajectory
+from trajforge.schemas.records import Trajectory
 
 MAX_SHINGLE_TEXT = 4096  # characters of each observation that take part
 

@@ -12,7 +12,7 @@ from difflib import SequenceMatcher
 from functools import cached_property
 from typing import ClassVar
 
-from schemas.records import Trajectory, Turn
+from trajforge.schemas.records import Trajectory, Turn
 
 GUI_DOMAINS = ("web", "os", "android")
 TOOL_DOMAINS = ("mcp", "swe", "search")

@@ -3,7 +3,7 @@
 import re
 import unicodedata
 
-from schemas.records import Trajectory
+from trajforge.schemas.records import Trajectory
 
 ANSI_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
 

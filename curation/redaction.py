@@ -7,7 +7,7 @@ pattern has a `secret` group, only that part is replaced (`password=<REDACTED:pa
 import re
 from collections import Counter
 
-from schemas.records import Trajectory
+from trajforge.schemas.records import Trajectory
 
 PATTERNS: list[tuple[str, re.Pattern]] = [
     (

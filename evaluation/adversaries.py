@@ -8,9 +8,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from evaluation.facts import FACT, normalized, reports_error
-from evaluation.judge import Case
-from schemas.validation import is_json
+from trajforge.evaluation.facts import FACT, normalized, reports_error
+from trajforge.evaluation.judge import Case
+from trajforge.schemas.validation import is_json
 
 
 @dataclass(frozen=True)

@@ -7,10 +7,10 @@ once) and equal-weight over domains. Every report names its judge."""
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from evaluation.extraction import extract_prediction
-from evaluation.judge import NOT_COMPARABLE, Case, Judge
-from evaluation.scores import DIMENSIONS
-from evaluation.verifiers import derive_verifier, verify
+from trajforge.evaluation.extraction import extract_prediction
+from trajforge.evaluation.judge import NOT_COMPARABLE, Case, Judge
+from trajforge.evaluation.scores import DIMENSIONS
+from trajforge.evaluation.verifiers import derive_verifier, verify
 
 
 def sample_turns(n: int) -> list[int]:

@@ -8,9 +8,9 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from evaluation.adversaries import KINDS, Turn, adversaries
-from evaluation.benchmark import sample_turns
-from evaluation.judge import Judge
+from trajforge.evaluation.adversaries import KINDS, Turn, adversaries
+from trajforge.evaluation.benchmark import sample_turns
+from trajforge.evaluation.judge import Judge
 
 CURATION_THRESHOLD = 3.5
 
@@ -138,8 +138,8 @@ def calibrate_corpus(
     """`calibrate` over a build-corpus folder's CPT shards (the first `limit` trajectories), with the judge
     `make_judge` builds; every pair goes to `pairs_path` as JSON Lines when one is given. A corpus that is not
     there raises FileNotFoundError. `progress(items, total)` wraps the judging loop."""
-    from training.data import load_cpt
-    from training.render import action_text
+    from trajforge.training.data import load_cpt
+    from trajforge.training.render import action_text
 
     rows = load_cpt(corpus)
     rows = rows.select(range(min(limit, len(rows)))) if limit else rows

@@ -9,9 +9,9 @@ everywhere."""
 import difflib
 import json
 
-from evaluation.facts import facts, lines, normalized, reports_error, words
-from evaluation.judge import Case, Judge, Judgement
-from evaluation.scores import Scores
+from trajforge.evaluation.facts import facts, lines, normalized, reports_error, words
+from trajforge.evaluation.judge import Case, Judge, Judgement
+from trajforge.evaluation.scores import Scores
 
 NEAR_PERFECT = 0.95  # the most quality a prediction that is not the observation can reach
 STALE_SIMILARITY = 0.9  # a prediction at least this close to an earlier observation (and closer than to the real one)

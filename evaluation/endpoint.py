@@ -9,9 +9,9 @@ import time
 
 import httpx
 
-from evaluation.judge import Case, Judge, Judgement
-from evaluation.rubrics import load_rubrics
-from evaluation.scores import DIMENSIONS, Scores
+from trajforge.evaluation.judge import Case, Judge, Judgement
+from trajforge.evaluation.rubrics import load_rubrics
+from trajforge.evaluation.scores import DIMENSIONS, Scores
 
 KEY_ENV = "TRAJFORGE_JUDGE_API_KEY"
 USER_PROMPT = """{context}# Current Turn:

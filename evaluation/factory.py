@@ -5,7 +5,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from evaluation.judge import NOT_COMPARABLE, Judge
+from trajforge.evaluation.judge import NOT_COMPARABLE, Judge
 
 
 class JudgeKind(NamedTuple):
@@ -16,13 +16,13 @@ class JudgeKind(NamedTuple):
 
 
 def _embedded(spec: "JudgeSpec") -> Judge:
-    from evaluation.embedded import EmbeddedJudge
+    from trajforge.evaluation.embedded import EmbeddedJudge
 
     return EmbeddedJudge()
 
 
 def _endpoint(spec: "JudgeSpec") -> Judge:
-    from evaluation.endpoint import KEY_ENV, EndpointJudge
+    from trajforge.evaluation.endpoint import KEY_ENV, EndpointJudge
 
     return EndpointJudge(
         spec.url, spec.model, spec.rubrics, spec.key_env or KEY_ENV, timeout=spec.timeout, retries=spec.retries

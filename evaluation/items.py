@@ -3,8 +3,8 @@
 the current prompt; no truncation) or from corpus trajectories (the turns `sample_turns` picks, prompted in
 trajforge's own chat format, which is how trajforge's models were trained)."""
 
-from evaluation.benchmark import Item, sample_turns
-from schemas.formats.agentworldbench import current_action, ground_truth, subtask
+from trajforge.evaluation.benchmark import Item, sample_turns
+from trajforge.schemas.formats.agentworldbench import current_action, ground_truth, subtask
 
 
 def line_item(line: dict, where: str) -> Item:
@@ -30,7 +30,7 @@ def line_item(line: dict, where: str) -> Item:
 
 def corpus_items(rows, plain: bool) -> list[Item]:
     """The sampled turns of corpus rows (`plain`: the system prompt as CPT renders it, no reasoning template)."""
-    from training.prompts import build_query
+    from trajforge.training.prompts import build_query
 
     items = []
     for row in rows:

@@ -5,7 +5,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from evaluation.scores import Scores
+from trajforge.evaluation.scores import Scores
 
 NOT_COMPARABLE = "embedded judge, not comparable with AgentWorldBench"
 

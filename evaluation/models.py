@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
-from schemas.hashing import content_hash
+from trajforge.schemas.hashing import content_hash
 
 
 @dataclass(frozen=True)
@@ -44,8 +44,8 @@ class CheckpointModel:
     """A checkpoint folder, sampled locally."""
 
     def __init__(self, folder: Path, name: str | None = None):
-        from training.serving import LocalModel
-        from training.stage_effects import stage_of
+        from trajforge.training.serving import LocalModel
+        from trajforge.training.stage_effects import stage_of
 
         self.folder, self.local = Path(folder), LocalModel(folder)
         self.name, self.stage = name or checkpoint_name(self.folder), stage_of(self.folder)
@@ -54,9 +54,9 @@ class CheckpointModel:
         return self.local.chat(messages, sampling.max_tokens, temperature=sampling.temperature, seed=sampling.seed)[0]
 
     def heldout_loss(self, rows: Sequence[dict]) -> float | None:
-        from training.distributed import World
-        from training.loop import LoopConfig, evaluate
-        from training.sequences import packed_sequences
+        from trajforge.training.distributed import World
+        from trajforge.training.loop import LoopConfig, evaluate
+        from trajforge.training.sequences import packed_sequences
 
         length = min(512, self.local.model.config.max_position_embeddings)
         sequences = packed_sequences(rows, self.local.tokenizer, length, mask_mode="all")
@@ -83,7 +83,7 @@ class EndpointModel:
     folder = None
 
     def __init__(self, url: str, model: str, sampling: Sampling, on_failure: Callable[[str], None] = print):
-        from training.generators import EndpointGenerator
+        from trajforge.training.generators import EndpointGenerator
 
         self.client = EndpointGenerator(url, model, temperature=sampling.temperature, max_tokens=sampling.max_tokens)
         self.name, self.on_failure = model, on_failure

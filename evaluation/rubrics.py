@@ -5,7 +5,7 @@ folder overrides them domain by domain. `_answer_format.txt` holds the answer fo
 
 from pathlib import Path
 
-from schemas.records import DOMAINS
+from trajforge.schemas.records import DOMAINS
 
 BUNDLED = Path(__file__).parent / "rubrics"
 FILE_NAME = "judge_system_prompt.txt"

@@ -7,9 +7,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evaluation.benchmark import Item, Report, score
-from evaluation.factory import JudgeSpec
-from evaluation.models import ChatModel, CheckpointModel, EndpointModel, Sampling, UntrainedModel
+from trajforge.evaluation.benchmark import Item, Report, score
+from trajforge.evaluation.factory import JudgeSpec
+from trajforge.evaluation.models import ChatModel, CheckpointModel, EndpointModel, Sampling, UntrainedModel
 
 BENCHMARK_TEMPERATURE = 0.6  # the published evaluator's defaults
 BENCHMARK_MAX_TOKENS = 32768
@@ -94,14 +94,14 @@ def score_models(
 
 def load_items(config: EvalConfig, display: Display) -> tuple[list[Item], list[dict], list[dict]]:
     """(items, held-out corpus rows, rejected benchmark lines); what cannot be read raises EvalInputError."""
-    from schemas.storage import StorageError
+    from trajforge.schemas.storage import StorageError
 
     rows, rejected = [], []
     try:
         if config.agentworldbench is not None:
             items, rejected = benchmark_items(config.agentworldbench, config.limit, display)
         else:
-            from evaluation.items import corpus_items
+            from trajforge.evaluation.items import corpus_items
 
             rows = corpus_rows(config.corpus, config.limit)
             items = corpus_items(rows, config.plain)
@@ -129,8 +129,8 @@ def build_models(config: EvalConfig, display: Display) -> list[ChatModel]:
 
 def benchmark_items(path: Path, limit: int | None, display: Display) -> tuple[list[Item], list[dict]]:
     """(items, rejected lines): every valid line's own turn; each bad line named by file and line."""
-    from evaluation.items import line_item
-    from schemas.formats.agentworldbench import read_lines
+    from trajforge.evaluation.items import line_item
+    from trajforge.schemas.formats.agentworldbench import read_lines
 
     items, rejected = [], []
     for result in read_lines(path):
@@ -145,17 +145,17 @@ def benchmark_items(path: Path, limit: int | None, display: Display) -> tuple[li
 
 def corpus_rows(corpus: str, limit: int | None) -> list[dict]:
     """The held-out tasks' trajectories, as build-corpus split them: nothing a training stage read."""
-    from training.data import held_out_rows, load_cpt
+    from trajforge.training.data import held_out_rows, load_cpt
 
     rows = list(held_out_rows(load_cpt(corpus)))
     return rows[:limit] if limit is not None else rows
 
 
 def export_items(rows: list[dict], folder: Path, display: Display) -> None:
-    from evaluation.benchmark import sample_turns
-    from schemas.arrow import trajectory_view
-    from schemas.formats.agentworldbench import export_folder
-    from schemas.records import Trajectory
+    from trajforge.evaluation.benchmark import sample_turns
+    from trajforge.schemas.arrow import trajectory_view
+    from trajforge.schemas.formats.agentworldbench import export_folder
+    from trajforge.schemas.records import Trajectory
 
     records = (Trajectory.model_validate(trajectory_view(row)) for row in rows)
     summary = export_folder(((r, sample_turns(len(r.turns))) for r in records), folder)

@@ -6,8 +6,8 @@ Specs are plain JSON, stored with RL prompts by prepare-rl."""
 
 import json
 
-from evaluation.facts import FACT
-from evaluation.volatile import mask, volatile_spans
+from trajforge.evaluation.facts import FACT
+from trajforge.evaluation.volatile import mask, volatile_spans
 
 MAX_FACTS = 8
 

@@ -7,11 +7,11 @@ masks.py        what a keep ratio does to a turn: turn_sampling or character spa
 annotate.py     mask_trajectory, the entry point a pipeline calls once per trajectory
 """
 
-from masking.annotate import TurnAnnotation, mask_trajectory
-from masking.information import PredictabilityCombiner, PredictabilityTable, build_predictability_table
-from masking.masks import TurnMask
-from masking.policy import MaskingPolicy, PolicyError, load_policy
-from masking.statistics import TurnStatistics
+from trajforge.masking.annotate import TurnAnnotation, mask_trajectory
+from trajforge.masking.information import PredictabilityCombiner, PredictabilityTable, build_predictability_table
+from trajforge.masking.masks import TurnMask
+from trajforge.masking.policy import MaskingPolicy, PolicyError, load_policy
+from trajforge.masking.statistics import TurnStatistics
 
 __all__ = [
     "MaskingPolicy",

@@ -3,11 +3,11 @@
 from collections import deque
 from dataclasses import dataclass
 
-from masking.information import PredictabilityTable, action_key, compression_gain, predictability
-from masking.masks import TurnMask, kept_spans, sampled_in_loss
-from masking.policy import MaskingPolicy
-from masking.statistics import TurnStatistics, turn_statistics
-from schemas.records import Trajectory, Turn
+from trajforge.masking.information import PredictabilityTable, action_key, compression_gain, predictability
+from trajforge.masking.masks import TurnMask, kept_spans, sampled_in_loss
+from trajforge.masking.policy import MaskingPolicy
+from trajforge.masking.statistics import TurnStatistics, turn_statistics
+from trajforge.schemas.records import Trajectory, Turn
 
 
 @dataclass(frozen=True, slots=True)

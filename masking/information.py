@@ -34,7 +34,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from hashlib import blake2b
 
-from schemas.records import Action, Trajectory
+from trajforge.schemas.records import Action, Trajectory
 
 COMPRESSION_LEVEL = 6
 # A 16 KiB window holds the longest context plus the longest observation, so every match into the context is found.

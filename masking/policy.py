@@ -33,10 +33,10 @@ from typing import Annotated, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, model_validator
 
-from masking.information import MAX_CONTEXT_BYTES
-from masking.masks import KeepMode, SpanLayout
-from masking.statistics import TurnStatistics
-from schemas.hashing import config_hash
+from trajforge.masking.information import MAX_CONTEXT_BYTES
+from trajforge.masking.masks import KeepMode, SpanLayout
+from trajforge.masking.statistics import TurnStatistics
+from trajforge.schemas.hashing import config_hash
 
 POLICY_DIR = Path(__file__).resolve().parent / "policies"
 

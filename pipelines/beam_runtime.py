@@ -21,7 +21,7 @@ from apache_beam.options.pipeline_options import (
 )
 from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 
-from pipelines.beam_worker import VERBOSE_ENV
+from trajforge.pipelines.beam_worker import VERBOSE_ENV
 
 
 class BeamOptionsError(ValueError):
@@ -73,7 +73,7 @@ def check_object_stores(paths: list[str], options: PipelineOptions, timeout: flo
     an unreachable endpoint for minutes): one line naming the path if it does not."""
     from apache_beam.io.filesystems import FileSystems
 
-    from schemas.storage import StorageError, check_reachable
+    from trajforge.schemas.storage import StorageError, check_reachable
 
     FileSystems.set_options(options)  # the store's settings are the job's
     try:
@@ -120,7 +120,7 @@ def runner_for(options: PipelineOptions):
     from apache_beam.runners.portability.fn_api_runner.fn_runner import ExtendedProvisionInfo
     from apache_beam.transforms.environments import SubprocessSDKEnvironment
 
-    worker = SubprocessSDKEnvironment.from_command_string(f"{sys.executable} -m pipelines.beam_worker")
+    worker = SubprocessSDKEnvironment.from_command_string(f"{sys.executable} -m trajforge.pipelines.beam_worker")
     provision = beam_provision_api_pb2.ProvisionInfo(
         retrieval_token="unused-retrieval-token",
         # A protobuf Struct turns ints into floats ("2.0"), which the worker's own parser rejects: they stay out.

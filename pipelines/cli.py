@@ -2,7 +2,7 @@
 
 import typer
 
-from pipelines.commands import (
+from trajforge.pipelines.commands import (
     build_corpus,
     collect,
     convert,
@@ -14,7 +14,7 @@ from pipelines.commands import (
     report,
     train,
 )
-from pipelines.commands.beam_command import BeamCommand
+from trajforge.pipelines.commands.beam_command import BeamCommand
 
 app = typer.Typer(
     name="trajforge",

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 import apache_beam as beam
 
-from pipelines.console import console
-from schemas import storage
-from schemas.atomic import remove_stale_temporaries
-from schemas.names import WORK_DIR
+from trajforge.pipelines.console import console
+from trajforge.schemas import storage
+from trajforge.schemas.atomic import remove_stale_temporaries
+from trajforge.schemas.names import WORK_DIR
 
 PROGRESS_DIR = "progress"
 LEGACY_SPILL_DIR = ".spill"
@@ -124,7 +124,7 @@ class ReadShardRows(beam.PTransform):
 
 
 def _shard_rows(path: str, output: str, filesystem: dict) -> Iterator[dict]:
-    from schemas.shards import read_shard_table
+    from trajforge.schemas.shards import read_shard_table
 
     storage.use_options(filesystem)
     rows = read_shard_table(path).to_pylist()
@@ -192,7 +192,7 @@ class ProgressWatcher:
 def run_pipeline(name: str, options, output: str, total_files: int, build: Callable[[beam.Pipeline], None]) -> None:
     """Build the job's graph with `build`, run it to the end with progress shown, and turn the ways a job fails
     to start (an unreachable job service, object store or worker pool) into one JobError line."""
-    from pipelines.beam_runtime import runner_for
+    from trajforge.pipelines.beam_runtime import runner_for
 
     pipeline = beam.Pipeline(runner=runner_for(options), options=options)
     build(pipeline)

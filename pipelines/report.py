@@ -10,10 +10,10 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from schemas import storage
-from schemas.manifest import read_manifest
-from schemas.names import REJECTIONS_NAME
-from schemas.shards import read_shard_table
+from trajforge.schemas import storage
+from trajforge.schemas.manifest import read_manifest
+from trajforge.schemas.names import REJECTIONS_NAME
+from trajforge.schemas.shards import read_shard_table
 
 STATISTICS = ("overlap", "novelty", "jaccard", "length_ratio", "compression_gain", "predictability")
 BINS = 20

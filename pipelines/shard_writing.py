@@ -13,12 +13,12 @@ import pyarrow as pa
 from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.windowed_value import WindowedValue
 
-from pipelines.job import finish_output, prepare_output, sum_counts, work_dir
-from schemas import storage
-from schemas.manifest import Manifest
-from schemas.names import CPT_DIR, SHARD_SUFFIX
-from schemas.shards import read_shard_table, shard_name, table_to_stream_bytes
-from schemas.sources import find_data_files
+from trajforge.pipelines.job import finish_output, prepare_output, sum_counts, work_dir
+from trajforge.schemas import storage
+from trajforge.schemas.manifest import Manifest
+from trajforge.schemas.names import CPT_DIR, SHARD_SUFFIX
+from trajforge.schemas.shards import read_shard_table, shard_name, table_to_stream_bytes
+from trajforge.schemas.sources import find_data_files
 
 SPILL_DIR = "spill"  # under OUTPUT/_work
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from schemas.records import Action, Observation
+from trajforge.schemas.records import Action, Observation
 
 
 class ShellCheck(BaseModel):

@@ -13,9 +13,9 @@ import re
 import shutil
 from urllib.parse import urljoin, urlparse
 
-from sandboxes.base import InfraError, PageCheck, Sandbox, Task, json_arguments
-from sandboxes.webapps import RunningApp, start_app
-from schemas.records import Action, Observation
+from trajforge.sandboxes.base import InfraError, PageCheck, Sandbox, Task, json_arguments
+from trajforge.sandboxes.webapps import RunningApp, start_app
+from trajforge.schemas.records import Action, Observation
 
 CHROMIUM_ARGS = [
     "--no-sandbox",

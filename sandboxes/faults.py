@@ -13,8 +13,8 @@ import time
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from sandboxes.base import Sandbox, Task
-from schemas.records import Action, Observation
+from trajforge.sandboxes.base import Sandbox, Task
+from trajforge.schemas.records import Action, Observation
 
 PAGE_TOKEN = "page_token"
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import docker
 import docker.errors
 
-from schemas.hashing import config_hash
+from trajforge.schemas.hashing import config_hash
 
 REPOSITORY = "trajforge/sandbox"
 MIRROR = "http://deb.debian.org/debian"

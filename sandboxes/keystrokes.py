@@ -9,7 +9,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from sandboxes.shell import ansi_c_quote
+from trajforge.sandboxes.shell import ansi_c_quote
 
 SESSION = "tf"
 KEY_NAME = re.compile(

@@ -14,10 +14,10 @@ import docker
 import docker.errors
 from mcp.client.stdio import StdioServerParameters, get_default_environment
 
-from sandboxes.base import InfraError
-from sandboxes.containers import Limits, start_container
-from sandboxes.image import ImageRecipe
-from sandboxes.server_packages import (
+from trajforge.sandboxes.base import InfraError
+from trajforge.sandboxes.containers import Limits, start_container
+from trajforge.sandboxes.image import ImageRecipe
+from trajforge.sandboxes.server_packages import (
     MOUNT,
     NPM_CACHE,
     PackageCache,

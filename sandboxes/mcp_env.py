@@ -21,8 +21,8 @@ from anyio.from_thread import start_blocking_portal
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from sandboxes.base import InfraError, Sandbox, Task, TaskSetupError, ToolCheck, json_arguments
-from schemas.records import Action, Observation
+from trajforge.sandboxes.base import InfraError, Sandbox, Task, TaskSetupError, ToolCheck, json_arguments
+from trajforge.schemas.records import Action, Observation
 
 WORKDIR = "{workdir}"  # in a server's args and env: the episode's fresh work folder
 ISOLATIONS = ("container", "host")
@@ -155,7 +155,7 @@ class MCPEnvironment(Sandbox):
             ) from exc
 
     def _start_container(self, args: list[str], env: dict[str, str]):
-        from sandboxes.mcp_container import Isolation, ServerContainer
+        from trajforge.sandboxes.mcp_container import Isolation, ServerContainer
 
         self._container = ServerContainer(self.server, self.isolation or Isolation())
         return self._container.start(args, env, log=log.info)

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from schemas.hashing import config_hash
+from trajforge.schemas.hashing import config_hash
 
 MOUNT = "/opt/trajforge/cache"
 NPM_CACHE = f"{MOUNT}/npm"

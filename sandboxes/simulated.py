@@ -7,10 +7,10 @@ import json
 
 import httpx
 
-from evaluation.extraction import extract_prediction
-from sandboxes.base import InfraError, Sandbox, Task
-from schemas.records import Action, Observation
-from schemas.system_prompt import render_system_prompt
+from trajforge.evaluation.extraction import extract_prediction
+from trajforge.sandboxes.base import InfraError, Sandbox, Task
+from trajforge.schemas.records import Action, Observation
+from trajforge.schemas.system_prompt import render_system_prompt
 
 
 class SimulatedEnvironment(Sandbox):

@@ -12,12 +12,20 @@ import time
 import docker
 import docker.errors
 
-from sandboxes import keystrokes
-from sandboxes.base import EpisodeEnded, InfraError, ResourceLimitExceeded, Sandbox, ShellCheck, Task, TaskSetupError
-from sandboxes.containers import Limits, start_container
-from sandboxes.image import REPOSITORY
-from sandboxes.shell import DEFAULT_MAX_OUTPUT, PersistentShell, ShellDied, ShellResult, ansi_c_quote
-from schemas.records import Action, Observation
+from trajforge.sandboxes import keystrokes
+from trajforge.sandboxes.base import (
+    EpisodeEnded,
+    InfraError,
+    ResourceLimitExceeded,
+    Sandbox,
+    ShellCheck,
+    Task,
+    TaskSetupError,
+)
+from trajforge.sandboxes.containers import Limits, start_container
+from trajforge.sandboxes.image import REPOSITORY
+from trajforge.sandboxes.shell import DEFAULT_MAX_OUTPUT, PersistentShell, ShellDied, ShellResult, ansi_c_quote
+from trajforge.schemas.records import Action, Observation
 
 SHELL_TOOL = {
     "name": "shell",

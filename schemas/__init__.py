@@ -3,9 +3,19 @@
 Imports neither Beam, torch nor docker.
 """
 
-from schemas.records import Action, Agent, Environment, Observation, Outcome, Source, Trajectory, Turn, new_trajectory
-from schemas.validation import Problem, ReadResult, validate_record
-from schemas.version import SCHEMA_VERSION, SUPPORTED_SCHEMA_VERSIONS
+from trajforge.schemas.records import (
+    Action,
+    Agent,
+    Environment,
+    Observation,
+    Outcome,
+    Source,
+    Trajectory,
+    Turn,
+    new_trajectory,
+)
+from trajforge.schemas.validation import Problem, ReadResult, validate_record
+from trajforge.schemas.version import SCHEMA_VERSION, SUPPORTED_SCHEMA_VERSIONS
 
 __all__ = [
     "SCHEMA_VERSION",

@@ -4,8 +4,8 @@ from collections.abc import Iterable, Iterator
 
 import pyarrow as pa
 
-from schemas.records import Trajectory
-from schemas.validation import Problem, ReadResult, validate_record
+from trajforge.schemas.records import Trajectory
+from trajforge.schemas.validation import Problem, ReadResult, validate_record
 
 ACTION = pa.struct(
     [

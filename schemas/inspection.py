@@ -6,9 +6,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from schemas.records import Trajectory
-from schemas.sources import ValidRecords, read_records
-from schemas.validation import ReadResult
+from trajforge.schemas.records import Trajectory
+from trajforge.schemas.sources import ValidRecords, read_records
+from trajforge.schemas.validation import ReadResult
 
 COUNTED = ("domain", "outcome", "schema_version", "environment")
 

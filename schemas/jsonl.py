@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from schemas import storage
-from schemas.records import Trajectory
-from schemas.validation import DEFAULT_MAX_OBSERVATION_CHARS, Problem, ReadResult, validate_record
+from trajforge.schemas import storage
+from trajforge.schemas.records import Trajectory
+from trajforge.schemas.validation import DEFAULT_MAX_OBSERVATION_CHARS, Problem, ReadResult, validate_record
 
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 SEGMENT_SUFFIXES = (".jsonl", ".jsonl.gz")

@@ -12,12 +12,12 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from schemas import storage
-from schemas.atomic import atomic_write
-from schemas.hashing import config_hash
-from schemas.names import MANIFEST_NAME, REJECTIONS_NAME
-from schemas.validation import ReadResult
-from schemas.version import SCHEMA_VERSION
+from trajforge.schemas import storage
+from trajforge.schemas.atomic import atomic_write
+from trajforge.schemas.hashing import config_hash
+from trajforge.schemas.names import MANIFEST_NAME, REJECTIONS_NAME
+from trajforge.schemas.validation import ReadResult
+from trajforge.schemas.version import SCHEMA_VERSION
 
 
 @cache

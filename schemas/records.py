@@ -9,8 +9,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from schemas.hashing import canonical_json, content_hash
-from schemas.version import SCHEMA_VERSION
+from trajforge.schemas.hashing import canonical_json, content_hash
+from trajforge.schemas.version import SCHEMA_VERSION
 
 Domain = Literal["terminal", "swe", "mcp", "search", "web", "os", "android", "other"]
 ActionKind = Literal["shell", "keystrokes", "tool_call", "browser", "message"]

@@ -5,11 +5,11 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from schemas import storage
-from schemas.arrow import schema_problems, table_to_results
-from schemas.hashing import content_hash
-from schemas.names import SHARD_SUFFIX
-from schemas.validation import Problem, ReadResult
+from trajforge.schemas import storage
+from trajforge.schemas.arrow import schema_problems, table_to_results
+from trajforge.schemas.hashing import content_hash
+from trajforge.schemas.names import SHARD_SUFFIX
+from trajforge.schemas.validation import Problem, ReadResult
 
 
 def table_to_stream_bytes(table: pa.Table, max_chunksize: int = 1024) -> bytes:

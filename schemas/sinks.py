@@ -4,13 +4,13 @@ from collections.abc import Iterable, Iterator
 from itertools import islice
 from pathlib import Path
 
-from schemas import storage
-from schemas.arrow import records_to_table
-from schemas.hashing import content_hash
-from schemas.jsonl import record_to_json
-from schemas.names import SEGMENT_PREFIX
-from schemas.records import Trajectory
-from schemas.shards import write_shard
+from trajforge.schemas import storage
+from trajforge.schemas.arrow import records_to_table
+from trajforge.schemas.hashing import content_hash
+from trajforge.schemas.jsonl import record_to_json
+from trajforge.schemas.names import SEGMENT_PREFIX
+from trajforge.schemas.records import Trajectory
+from trajforge.schemas.shards import write_shard
 
 DEFAULT_RECORDS_PER_FILE = 1000
 

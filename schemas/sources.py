@@ -3,16 +3,16 @@
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from schemas import storage
-from schemas.formats import ImportOptions, get_format
-from schemas.formats.knowledge import KNOWLEDGE
-from schemas.formats.knowledge import read as read_knowledge
-from schemas.jsonl import SEGMENT_SUFFIXES, read_segment
-from schemas.manifest import RejectionWriter
-from schemas.names import SHARD_SUFFIX
-from schemas.records import Trajectory
-from schemas.shards import read_shard
-from schemas.validation import Problem, ReadResult
+from trajforge.schemas import storage
+from trajforge.schemas.formats import ImportOptions, get_format
+from trajforge.schemas.formats.knowledge import KNOWLEDGE
+from trajforge.schemas.formats.knowledge import read as read_knowledge
+from trajforge.schemas.jsonl import SEGMENT_SUFFIXES, read_segment
+from trajforge.schemas.manifest import RejectionWriter
+from trajforge.schemas.names import SHARD_SUFFIX
+from trajforge.schemas.records import Trajectory
+from trajforge.schemas.shards import read_shard
+from trajforge.schemas.validation import Problem, ReadResult
 
 NATIVE = "trajforge"
 NATIVE_SUFFIXES = (*SEGMENT_SUFFIXES, SHARD_SUFFIX)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from schemas.atomic import atomic_write
+from trajforge.schemas.atomic import atomic_write
 
 
 class StorageError(OSError):

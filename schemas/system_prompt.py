@@ -5,7 +5,7 @@ Rendered with one Markdown header per non-empty part, so a rendered prompt can b
 
 import re
 
-from schemas.records import SYSTEM_PROMPT_PARTS
+from trajforge.schemas.records import SYSTEM_PROMPT_PARTS
 
 HEADERS = {
     "task_description": "# Task",

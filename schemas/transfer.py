@@ -5,12 +5,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from schemas.formats import ImportOptions, get_format
-from schemas.manifest import Manifest, RejectionWriter, read_manifest
-from schemas.names import MANIFEST_NAME
-from schemas.sinks import DEFAULT_RECORDS_PER_FILE, write_segments, write_shards
-from schemas.sources import NATIVE, NATIVE_SUFFIXES, ValidRecords, find_files, read_records
-from schemas.validation import ReadResult
+from trajforge.schemas.formats import ImportOptions, get_format
+from trajforge.schemas.manifest import Manifest, RejectionWriter, read_manifest
+from trajforge.schemas.names import MANIFEST_NAME
+from trajforge.schemas.sinks import DEFAULT_RECORDS_PER_FILE, write_segments, write_shards
+from trajforge.schemas.sources import NATIVE, NATIVE_SUFFIXES, ValidRecords, find_files, read_records
+from trajforge.schemas.validation import ReadResult
 
 # A wrapper that shows progress over an iterable (the command line passes its own); the default shows none.
 Progress = Callable[[Iterable, str], Iterable]

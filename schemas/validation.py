@@ -6,8 +6,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from schemas.records import Trajectory, trajectory_content_id
-from schemas.version import SUPPORTED_SCHEMA_VERSIONS
+from trajforge.schemas.records import Trajectory, trajectory_content_id
+from trajforge.schemas.version import SUPPORTED_SCHEMA_VERSIONS
 
 DEFAULT_MAX_OBSERVATION_CHARS = 8 * 1024 * 1024
 JSON_STRING_FIELDS = ("action_space", "metadata")

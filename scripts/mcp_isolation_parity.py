@@ -15,13 +15,13 @@ from pathlib import Path
 
 import docker
 
-from collectors.environments import Settings, build_environment
-from collectors.policies.scripted import ScriptedPolicy
-from collectors.runner import plan_episodes, run_collection
-from collectors.tasks import SUITES_DIR, load_suite
-from collectors.writer import RunWriter
-from sandboxes.image import ensure_base_image
-from schemas.sources import read_records
+from trajforge.collectors.environments import Settings, build_environment
+from trajforge.collectors.policies.scripted import ScriptedPolicy
+from trajforge.collectors.runner import plan_episodes, run_collection
+from trajforge.collectors.tasks import SUITES_DIR, load_suite
+from trajforge.collectors.writer import RunWriter
+from trajforge.sandboxes.image import ensure_base_image
+from trajforge.schemas.sources import read_records
 
 # The host mode's per-episode temporary folder, and the container's /work: the same place, two names.
 WORKDIR = re.compile(r"/tmp/trajforge-[\w.-]+?-[a-z0-9_]{8}|/work\b")

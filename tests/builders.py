@@ -4,7 +4,7 @@ stay in conftest.py."""
 import json
 from pathlib import Path
 
-from schemas.records import Trajectory, new_trajectory
+from trajforge.schemas.records import Trajectory, new_trajectory
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "schemas" / "examples"
 

@@ -4,8 +4,8 @@ os.environ.setdefault("COLUMNS", "200")  # rich wraps at 80 columns without a te
 
 import pytest
 
-from schemas.records import Trajectory
 from tests.builders import make_trajectory
+from trajforge.schemas.records import Trajectory
 
 
 @pytest.fixture
@@ -30,7 +30,7 @@ def docker_client():
 
 @pytest.fixture(scope="session")
 def sandbox_image(docker_client) -> str:
-    from sandboxes.image import ensure_base_image
+    from trajforge.sandboxes.image import ensure_base_image
 
     return ensure_base_image(docker_client, log=lambda message: None)
 
@@ -38,14 +38,14 @@ def sandbox_image(docker_client) -> str:
 @pytest.fixture
 def mcp_isolation(docker_client, sandbox_image):
     """How an isolated stdio MCP server runs in tests: the real sandbox image on the real daemon."""
-    from sandboxes.mcp_container import Isolation
+    from trajforge.sandboxes.mcp_container import Isolation
 
     return Isolation(image=sandbox_image, run_id="pytest", client=docker_client)
 
 
 @pytest.fixture
 def terminal(docker_client, sandbox_image):
-    from sandboxes.terminal import DockerTerminal
+    from trajforge.sandboxes.terminal import DockerTerminal
 
     env = DockerTerminal(
         image=sandbox_image, run_id="pytest", owner=os.getpid(), command_timeout=5, client=docker_client

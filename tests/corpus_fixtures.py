@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.build_corpus.config import BuildConfig
-from pipelines.build_corpus.pipeline import build_corpus
-from schemas.sinks import write_segments
-from schemas.splits import SplitConfig
 from tests.builders import make_trajectory
-from training.data import load_cpt
-from training.sequences import rendered_texts
-from training.tokenizer import train_tokenizer
+from trajforge.pipelines.build_corpus.config import BuildConfig
+from trajforge.pipelines.build_corpus.pipeline import build_corpus
+from trajforge.schemas.sinks import write_segments
+from trajforge.schemas.splits import SplitConfig
+from trajforge.training.data import load_cpt
+from trajforge.training.sequences import rendered_texts
+from trajforge.training.tokenizer import train_tokenizer
 
 # Three kinds of turns: a terse one out of the loss, a long listing with only its head half in the loss (span mode),
 # and a note kept whole whose text contains a chat marker.
@@ -76,10 +76,10 @@ def tokenizer(corpus):
 @pytest.fixture(scope="session")
 def tiny_checkpoint(tmp_path_factory, corpus, tokenizer) -> Path:
     """A tiny model trained two steps on the corpus: a real checkpoint folder (weights, config, tokenizer)."""
-    from training.distributed import World
-    from training.loop import LoopConfig, train
-    from training.model import TinyModelConfig, build_tiny_model
-    from training.sequences import packed_sequences
+    from trajforge.training.distributed import World
+    from trajforge.training.loop import LoopConfig, train
+    from trajforge.training.model import TinyModelConfig, build_tiny_model
+    from trajforge.training.sequences import packed_sequences
 
     run = tmp_path_factory.mktemp("tiny-run")
     model = build_tiny_model(
@@ -107,7 +107,7 @@ def served_model(tiny_checkpoint):
 
     import uvicorn
 
-    from training.serving import LocalModel, build_app
+    from trajforge.training.serving import LocalModel, build_app
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

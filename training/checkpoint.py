@@ -10,7 +10,7 @@ import numpy as np
 import torch
 from safetensors.torch import load_file, save_file
 
-from schemas.atomic import atomic_write
+from trajforge.schemas.atomic import atomic_write
 
 STATE_NAME = "trainer_state.pt"
 WEIGHTS_NAME = "model.safetensors"

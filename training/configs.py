@@ -4,7 +4,7 @@ these defaults in --help. No torch here, so the CLI starts fast."""
 
 from dataclasses import asdict, dataclass, field
 
-from evaluation.factory import JudgeSpec
+from trajforge.evaluation.factory import JudgeSpec
 
 # GSPO's clip range (training/gspo.py): sequence-level ratios sit close to 1, far tighter than PPO's 0.2.
 EPS_LOW = 3e-4

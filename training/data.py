@@ -14,10 +14,10 @@ from typing import NamedTuple
 
 import datasets
 
-from schemas import storage
-from schemas.names import CPT_DIR, SHARD_SUFFIX
-from schemas.shards import ShardError
-from schemas.splits import STAGE_SPLITS, row_placement, split_of, task_draw
+from trajforge.schemas import storage
+from trajforge.schemas.names import CPT_DIR, SHARD_SUFFIX
+from trajforge.schemas.shards import ShardError
+from trajforge.schemas.splits import STAGE_SPLITS, row_placement, split_of, task_draw
 
 
 def shard_paths(source: str | Path | Sequence[str | Path], subfolder: str = CPT_DIR) -> list[Path]:

@@ -4,8 +4,8 @@ at the chat format's end of turn (and at the eos token, where that is another on
 
 import torch
 
-from training.chat_format import ChatFormat, Message
-from training.labels import head_length, label_document
+from trajforge.training.chat_format import ChatFormat, Message
+from trajforge.training.labels import head_length, label_document
 
 
 def prompt_ids(messages: list[dict], tokenizer, chat: ChatFormat) -> list[int]:

@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 import httpx
 
-from training.prompts import Query, candidate
+from trajforge.training.prompts import Query, candidate
 
 HINT = (
     "\n\n(Hint for writing your reasoning: the environment's real observation follows. Reason toward it from the "
@@ -95,7 +95,7 @@ class CheckpointGenerator(Generator):
     """A local checkpoint (a trajforge run, or any Hugging Face causal-LM folder), sampled with transformers."""
 
     def __init__(self, folder: str, max_new_tokens: int = 256, temperature: float = 0.8):
-        from training.serving import LocalModel
+        from trajforge.training.serving import LocalModel
 
         self.model = LocalModel(folder)
         self.name = f"checkpoint:{folder}"

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import torch
 
-from training.configs import EPS_HIGH, EPS_LOW
+from trajforge.training.configs import EPS_HIGH, EPS_LOW
 
 
 @dataclass(frozen=True)

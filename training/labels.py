@@ -26,7 +26,7 @@ from typing import Literal
 import numpy as np
 from transformers import PreTrainedTokenizerBase
 
-from training.chat_format import RenderedDocument
+from trajforge.training.chat_format import RenderedDocument
 
 IGNORE_INDEX = -100
 Overflow = Literal["split", "truncate", "trim_history"]

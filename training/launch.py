@@ -3,8 +3,8 @@ a user gave, and its run. A flag left out takes the stage config's own default; 
 
 from dataclasses import fields, replace
 
-from training.configs import CPTConfig, LoopConfig, RLConfig, SFTConfig, StageConfig, TinyModelConfig
-from training.distributed import World
+from trajforge.training.configs import CPTConfig, LoopConfig, RLConfig, SFTConfig, StageConfig, TinyModelConfig
+from trajforge.training.distributed import World
 
 CONFIGS: dict[str, type[StageConfig] | type[RLConfig]] = {"cpt": CPTConfig, "sft": SFTConfig, "rl": RLConfig}
 
@@ -36,9 +36,9 @@ def run_training(config: StageConfig | RLConfig, world: World, progress=None, ev
     """Run the stage the config is for: CPT and SFT in `world` (torchrun's processes), RL in this one process. The
     last step's metrics."""
     if isinstance(config, RLConfig):
-        from training.rl import run_rl
+        from trajforge.training.rl import run_rl
 
         return run_rl(config, progress)
-    from training.stages import run_stage
+    from trajforge.training.stages import run_stage
 
     return run_stage(config, world, progress, eval_only)

@@ -17,11 +17,11 @@ import torch
 import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel
 
-from training.configs import LoopConfig
-from training.distributed import World, all_reduce_sum
-from training.model import default_lr
-from training.optimization import Optimizer, append_metrics, checkpoint_due
-from training.packing import PackedSequences
+from trajforge.training.configs import LoopConfig
+from trajforge.training.distributed import World, all_reduce_sum
+from trajforge.training.model import default_lr
+from trajforge.training.optimization import Optimizer, append_metrics, checkpoint_due
+from trajforge.training.packing import PackedSequences
 
 
 def collate(packed: PackedSequences, rows: list[int], device: torch.device) -> dict[str, torch.Tensor]:

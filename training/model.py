@@ -7,7 +7,7 @@ from pathlib import Path
 import torch
 from transformers import AutoModelForCausalLM, LlamaConfig, LlamaForCausalLM, PreTrainedModel
 
-from training.configs import TinyModelConfig
+from trajforge.training.configs import TinyModelConfig
 
 
 def llama_config(config: TinyModelConfig, tokenizer) -> LlamaConfig:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import torch
 
-from training.checkpoint import resume, save_checkpoint
-from training.schedule import warmup_cosine
+from trajforge.training.checkpoint import resume, save_checkpoint
+from trajforge.training.schedule import warmup_cosine
 
 METRICS_NAME = "metrics.jsonl"
 

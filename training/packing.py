@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from training.labels import IGNORE_INDEX, TokenizedDocument
+from trajforge.training.labels import IGNORE_INDEX, TokenizedDocument
 
 
 @dataclass(frozen=True)

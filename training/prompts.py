@@ -4,10 +4,10 @@ in several system-prompt templates picked deterministically per sample, and the 
 
 from dataclasses import dataclass
 
-from evaluation.judge import Case
-from schemas.hashing import content_hash
-from schemas.system_prompt import render_system_prompt
-from training.render import action_text
+from trajforge.evaluation.judge import Case
+from trajforge.schemas.hashing import content_hash
+from trajforge.schemas.system_prompt import render_system_prompt
+from trajforge.training.render import action_text
 
 TEMPLATES = (
     "You are a world model of the environment described below. Given the history of actions and observations "

@@ -20,9 +20,9 @@ Flags are per Python str character; they become token labels in one place, train
 from collections.abc import Mapping
 from typing import Literal
 
-from schemas.records import SYSTEM_PROMPT_PARTS
-from schemas.system_prompt import render_system_prompt
-from training.chat_format import MARKERS, ChatFormat, Message, RenderedDocument, Span
+from trajforge.schemas.records import SYSTEM_PROMPT_PARTS
+from trajforge.schemas.system_prompt import render_system_prompt
+from trajforge.training.chat_format import MARKERS, ChatFormat, Message, RenderedDocument, Span
 
 MaskMode = Literal["masked", "all"]
 MASK_MODES: tuple[str, ...] = MaskMode.__args__

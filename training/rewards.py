@@ -9,11 +9,11 @@ the format, as measured (format compliance fell from 19% to 0% over a demo RL ru
 import json
 from dataclasses import dataclass
 
-from evaluation.extraction import extract_prediction
-from evaluation.judge import Judge
-from evaluation.scores import Scores
-from evaluation.verifiers import verify
-from training.prompts import case_of
+from trajforge.evaluation.extraction import extract_prediction
+from trajforge.evaluation.judge import Judge
+from trajforge.evaluation.scores import Scores
+from trajforge.evaluation.verifiers import verify
+from trajforge.training.prompts import case_of
 
 VERIFIER_REWARD = 25.0
 JUDGE_WEIGHT, VERIFIER_WEIGHT = 0.9, 0.1

@@ -16,18 +16,18 @@ from pathlib import Path
 
 import torch
 
-from evaluation.extraction import extract_prediction
-from schemas.names import RL_DIR
-from training.chat_format import ChatFormat
-from training.checkpoint import context_window
-from training.configs import RLConfig
-from training.data import load_shards, stage_rows
-from training.generation import fit_window, prompt_ids, sample, stop_ids
-from training.gspo import group_advantages, gspo_loss, sequence_logprobs
-from training.model import load_model_for, resolve_init
-from training.optimization import METRICS_NAME, Optimizer, append_metrics, checkpoint_due
-from training.rewards import row_reward
-from training.tokenizer import load_tokenizer
+from trajforge.evaluation.extraction import extract_prediction
+from trajforge.schemas.names import RL_DIR
+from trajforge.training.chat_format import ChatFormat
+from trajforge.training.checkpoint import context_window
+from trajforge.training.configs import RLConfig
+from trajforge.training.data import load_shards, stage_rows
+from trajforge.training.generation import fit_window, prompt_ids, sample, stop_ids
+from trajforge.training.gspo import group_advantages, gspo_loss, sequence_logprobs
+from trajforge.training.model import load_model_for, resolve_init
+from trajforge.training.optimization import METRICS_NAME, Optimizer, append_metrics, checkpoint_due
+from trajforge.training.rewards import row_reward
+from trajforge.training.tokenizer import load_tokenizer
 
 
 @torch.no_grad()

@@ -6,10 +6,10 @@ from itertools import islice
 
 from transformers import PreTrainedTokenizerBase
 
-from training.chat_format import ChatFormat
-from training.labels import Overflow, TokenizedDocument, fit_to_context, label_documents
-from training.packing import PackedSequences, pack
-from training.render import MaskMode, render_row
+from trajforge.training.chat_format import ChatFormat
+from trajforge.training.labels import Overflow, TokenizedDocument, fit_to_context, label_documents
+from trajforge.training.packing import PackedSequences, pack
+from trajforge.training.render import MaskMode, render_row
 
 ROWS_PER_BATCH = 256  # rows rendered and tokenized together: one tokenizer call each, bounded memory
 

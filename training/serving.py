@@ -15,11 +15,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from training.chat_format import ROLES, ChatFormat
-from training.checkpoint import context_window
-from training.generation import fit_window, prompt_ids, sample, stop_ids
-from training.model import load_model_for
-from training.tokenizer import load_tokenizer
+from trajforge.training.chat_format import ROLES, ChatFormat
+from trajforge.training.checkpoint import context_window
+from trajforge.training.generation import fit_window, prompt_ids, sample, stop_ids
+from trajforge.training.model import load_model_for
+from trajforge.training.tokenizer import load_tokenizer
 
 MAX_NEW_TOKENS = 4096
 

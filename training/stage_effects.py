@@ -18,9 +18,9 @@ from pathlib import Path
 from rich import box
 from rich.table import Table
 
-from evaluation.scores import DIMENSIONS
-from training.optimization import METRICS_NAME
-from training.rl import reward_trend
+from trajforge.evaluation.scores import DIMENSIONS
+from trajforge.training.optimization import METRICS_NAME
+from trajforge.training.rl import reward_trend
 
 FORMAT_TARGET = 0.9
 

@@ -6,16 +6,16 @@ on a share of its own trajectories."""
 import json
 from pathlib import Path
 
-from training.chat_format import ChatFormat
-from training.checkpoint import context_window
-from training.configs import StageConfig
-from training.data import TrajectorySplit, held_out_rows, load_shards, split_by_trajectory, stage_rows
-from training.distributed import World
-from training.loop import evaluate, train
-from training.model import build_tiny_model, load_model_for, resolve_init
-from training.render import render_row, render_sft_row
-from training.sequences import packed_sequences, rendered_texts
-from training.tokenizer import load_tokenizer, save_tokenizer, train_tokenizer
+from trajforge.training.chat_format import ChatFormat
+from trajforge.training.checkpoint import context_window
+from trajforge.training.configs import StageConfig
+from trajforge.training.data import TrajectorySplit, held_out_rows, load_shards, split_by_trajectory, stage_rows
+from trajforge.training.distributed import World
+from trajforge.training.loop import evaluate, train
+from trajforge.training.model import build_tiny_model, load_model_for, resolve_init
+from trajforge.training.render import render_row, render_sft_row
+from trajforge.training.sequences import packed_sequences, rendered_texts
+from trajforge.training.tokenizer import load_tokenizer, save_tokenizer, train_tokenizer
 
 STAGES = ("cpt", "sft")
 

@@ -16,8 +16,8 @@ from pathlib import Path
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
 from transformers import AutoTokenizer, PreTrainedTokenizerBase, PreTrainedTokenizerFast
 
-from evaluation.extraction import CLOSE, OPEN
-from training.chat_format import BEGIN, CHAT_MARKERS, END, MARKER_TEMPLATE, PAD, SPECIAL_TOKENS
+from trajforge.evaluation.extraction import CLOSE, OPEN
+from trajforge.training.chat_format import BEGIN, CHAT_MARKERS, END, MARKER_TEMPLATE, PAD, SPECIAL_TOKENS
 
 DEFAULT_VOCAB_SIZE = 4096
 # The answer format's tags, one ordinary token each (as an instruct model's reasoning tags are): a tiny model then

@@ -7,9 +7,9 @@ from typing import Annotated, Union
 
 from pydantic import Discriminator, Tag, TypeAdapter, ValidationError
 
-from collectors.environments.base import KINDS, KindSpec, Settings
-from sandboxes.base import Sandbox
-from schemas.validation import format_path
+from trajforge.collectors.environments.base import KINDS, KindSpec, Settings
+from trajforge.sandboxes.base import Sandbox
+from trajforge.schemas.validation import format_path
 
 for _module in pkgutil.iter_modules(__path__):
     if _module.name != "base":
@@ -40,7 +40,7 @@ def build_environment(spec: KindSpec, settings: Settings, faults: dict | None = 
     """The sandbox of one episode, wrapped in fault injection when configured."""
     env = spec.build(settings)
     if faults:
-        from sandboxes.faults import FaultInjector
+        from trajforge.sandboxes.faults import FaultInjector
 
         env = FaultInjector(env, faults, seed)
     return env

@@ -9,7 +9,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
-from sandboxes.base import Sandbox
+from trajforge.sandboxes.base import Sandbox
 
 KINDS: dict[str, type["KindSpec"]] = {}
 

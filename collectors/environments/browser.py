@@ -2,8 +2,8 @@
 
 from typing import Literal
 
-from collectors.environments.base import KindSpec, Settings, environment_kind
-from sandboxes.base import PageCheck, Sandbox
+from trajforge.collectors.environments.base import KindSpec, Settings, environment_kind
+from trajforge.sandboxes.base import PageCheck, Sandbox
 
 
 @environment_kind
@@ -13,11 +13,11 @@ class BrowserSpec(KindSpec):
     check_types = (PageCheck,)
 
     def build(self, settings: Settings) -> Sandbox:
-        from sandboxes.browser import BrowserEnvironment
+        from trajforge.sandboxes.browser import BrowserEnvironment
 
         return BrowserEnvironment(app=self.app, timeout=max(settings.command_timeout, 5.0))
 
     def simulated_action_space(self) -> list[dict]:
-        from sandboxes.browser import action_space
+        from trajforge.sandboxes.browser import action_space
 
         return action_space()

@@ -11,10 +11,10 @@ from urllib.parse import urlsplit
 
 from pydantic import model_validator
 
-from collectors.environments.base import KindSpec, Settings, environment_kind
-from sandboxes.base import InfraError, Sandbox, ToolCheck
-from sandboxes.servers import bundled_server
-from schemas.records import Action
+from trajforge.collectors.environments.base import KindSpec, Settings, environment_kind
+from trajforge.sandboxes.base import InfraError, Sandbox, ToolCheck
+from trajforge.sandboxes.servers import bundled_server
+from trajforge.schemas.records import Action
 
 HOST_WARNING = (
     "warning: MCP suite(s) {names} run their server on this machine, not in a sandbox (`isolation: host`): "
@@ -45,7 +45,7 @@ class MCPSpec(KindSpec):
 
     def server_config(self):
         """The sandboxes.mcp_env.MCPServerConfig (imported here: the MCP SDK is slow to import)."""
-        from sandboxes.mcp_env import MCPServerConfig
+        from trajforge.sandboxes.mcp_env import MCPServerConfig
 
         options = {
             "isolation": self.isolation,
@@ -62,7 +62,7 @@ class MCPSpec(KindSpec):
         )
 
     def build(self, settings: Settings) -> Sandbox:
-        from sandboxes.mcp_env import MCPEnvironment
+        from trajforge.sandboxes.mcp_env import MCPEnvironment
 
         server = self.server_config()
         isolation = isolation_of(settings) if server.isolated else None
@@ -73,7 +73,7 @@ class MCPSpec(KindSpec):
 
     def prepare(self, settings: Settings, log: Callable[[str], None]) -> str | None:
         """Install an isolated server's npm/PyPI packages into the host cache before the first episode."""
-        from sandboxes.mcp_container import ServerContainer
+        from trajforge.sandboxes.mcp_container import ServerContainer
 
         server = self.server_config()
         if not server.isolated:
@@ -101,7 +101,7 @@ class MCPSpec(KindSpec):
 
 def isolation_of(settings: Settings):
     """How the run's isolated servers start: its sandbox image, Docker client and container labels."""
-    from sandboxes.mcp_container import Isolation
+    from trajforge.sandboxes.mcp_container import Isolation
 
     extra = {"image": settings.image} if settings.image else {}
     return Isolation(run_id=settings.run_id, owner=os.getpid(), client=settings.docker_client, **extra)

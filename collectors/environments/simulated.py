@@ -3,9 +3,9 @@
 
 from typing import Literal
 
-from collectors.environments.base import KindSpec, Settings, environment_kind
-from sandboxes.base import PageCheck, Sandbox, ShellCheck, ToolCheck
-from schemas.records import Action
+from trajforge.collectors.environments.base import KindSpec, Settings, environment_kind
+from trajforge.sandboxes.base import PageCheck, Sandbox, ShellCheck, ToolCheck
+from trajforge.schemas.records import Action
 
 
 @environment_kind
@@ -21,6 +21,6 @@ class SimulatedSpec(KindSpec):
     check_types = (ShellCheck, ToolCheck, PageCheck)
 
     def build(self, settings: Settings) -> Sandbox:
-        from sandboxes.simulated import SimulatedEnvironment
+        from trajforge.sandboxes.simulated import SimulatedEnvironment
 
         return SimulatedEnvironment(self.url, self.model, self.instruction, self.action_space)

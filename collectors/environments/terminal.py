@@ -3,8 +3,8 @@
 import os
 from typing import Literal
 
-from collectors.environments.base import KindSpec, Settings, environment_kind
-from sandboxes.base import Sandbox, ShellCheck
+from trajforge.collectors.environments.base import KindSpec, Settings, environment_kind
+from trajforge.sandboxes.base import Sandbox, ShellCheck
 
 
 @environment_kind
@@ -14,7 +14,7 @@ class TerminalSpec(KindSpec):
     check_types = (ShellCheck,)
 
     def build(self, settings: Settings) -> Sandbox:
-        from sandboxes.terminal import DockerTerminal
+        from trajforge.sandboxes.terminal import DockerTerminal
 
         return DockerTerminal(
             image=settings.image,
@@ -28,6 +28,6 @@ class TerminalSpec(KindSpec):
         return True
 
     def simulated_action_space(self) -> list[dict]:
-        from sandboxes.terminal import SHELL_TOOL
+        from trajforge.sandboxes.terminal import SHELL_TOOL
 
         return [SHELL_TOOL]

@@ -4,7 +4,7 @@ grammar for volume without a model), llm (an agent for any OpenAI-compatible cha
 import importlib
 import pkgutil
 
-from collectors.policies.base import POLICIES, Policy
+from trajforge.collectors.policies.base import POLICIES, Policy
 
 for _module in pkgutil.iter_modules(__path__):
     importlib.import_module(f"{__name__}.{_module.name}")

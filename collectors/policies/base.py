@@ -4,8 +4,8 @@ module (plus its test)."""
 
 from abc import ABC, abstractmethod
 
-from sandboxes.base import Task
-from schemas.records import Action, Observation
+from trajforge.sandboxes.base import Task
+from trajforge.schemas.records import Action, Observation
 
 POLICIES: dict[str, type["Policy"]] = {}
 

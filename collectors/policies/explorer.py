@@ -10,9 +10,9 @@ what errors look like. Sampling is seeded: the same seed gives the same episode.
 import random
 import re
 
-from collectors.policies.base import Policy, policy
-from collectors.policies.tool_sampler import ToolCallSampler
-from schemas.records import Action, Observation
+from trajforge.collectors.policies.base import Policy, policy
+from trajforge.collectors.policies.tool_sampler import ToolCallSampler
+from trajforge.schemas.records import Action, Observation
 
 VALID = [
     "ls -la",

@@ -12,9 +12,9 @@ import time
 
 import httpx
 
-from collectors.policies.base import Policy, policy
-from sandboxes.base import EpisodeEnded
-from schemas.records import Action, Observation
+from trajforge.collectors.policies.base import Policy, policy
+from trajforge.sandboxes.base import EpisodeEnded
+from trajforge.schemas.records import Action, Observation
 
 SYSTEM = (
     "You are an agent solving a task in a computer environment. Use the tools to act; each result is what the "

@@ -1,7 +1,7 @@
 """Replays the task's scripted actions, in order."""
 
-from collectors.policies.base import Policy, policy
-from schemas.records import Action, Observation
+from trajforge.collectors.policies.base import Policy, policy
+from trajforge.schemas.records import Action, Observation
 
 
 @policy

@@ -7,7 +7,7 @@ import random
 import re
 from typing import Any
 
-from schemas.records import Action
+from trajforge.schemas.records import Action
 
 ID_LIKE = re.compile(r"^[\w.:/@-]{1,80}$")
 ARIA_REF = re.compile(r"\[ref=(e\d+)\]")

@@ -3,11 +3,11 @@
 import dataclasses
 from dataclasses import dataclass, field
 
-from curation.dedup import MinHashConfig
-from curation.filters import FilterConfig
-from schemas.hashing import config_hash
-from schemas.splits import SplitConfig
-from schemas.validation import DEFAULT_MAX_OBSERVATION_CHARS
+from trajforge.curation.dedup import MinHashConfig
+from trajforge.curation.filters import FilterConfig
+from trajforge.schemas.hashing import config_hash
+from trajforge.schemas.splits import SplitConfig
+from trajforge.schemas.validation import DEFAULT_MAX_OBSERVATION_CHARS
 
 DEFAULT_SHARD_BYTES = 64 * 1024 * 1024
 

@@ -3,11 +3,11 @@ duplicate pairs, the ids seen and, last, the manifest (the launcher, from the wo
 
 import json
 
-from pipelines.job import finish_output, read_outputs, sum_counts, write_json_lines
-from pipelines.shard_writing import remove_stale_shards
-from schemas import storage
-from schemas.manifest import Manifest, reason_key
-from schemas.names import CPT_DIR, DUPLICATES_NAME, FILTERED_NAME, REJECTIONS_NAME, SEEN_NAME
+from trajforge.pipelines.job import finish_output, read_outputs, sum_counts, write_json_lines
+from trajforge.pipelines.shard_writing import remove_stale_shards
+from trajforge.schemas import storage
+from trajforge.schemas.manifest import Manifest, reason_key
+from trajforge.schemas.names import CPT_DIR, DUPLICATES_NAME, FILTERED_NAME, REJECTIONS_NAME, SEEN_NAME
 
 
 def read_seen(output: str) -> frozenset[str]:

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import apache_beam as beam
 
-from masking import load_policy
-from pipelines.beam_runtime import pipeline_options
-from pipelines.build_corpus.config import BuildConfig
-from pipelines.build_corpus.outputs import finish, read_seen
-from pipelines.build_corpus.transforms import (
+from trajforge.masking import load_policy
+from trajforge.pipelines.beam_runtime import pipeline_options
+from trajforge.pipelines.build_corpus.config import BuildConfig
+from trajforge.pipelines.build_corpus.outputs import finish, read_seen
+from trajforge.pipelines.build_corpus.transforms import (
     COUNTS,
     FILTERED,
     PAIRS,
@@ -27,14 +27,14 @@ from pipelines.build_corpus.transforms import (
     ReadRecords,
     Redact,
 )
-from pipelines.job import SaveOutputs, SumCounts, prepare_output, run_pipeline
-from pipelines.shard_writing import WriteShards
-from schemas import storage
-from schemas.arrow import CPT_SCHEMA
-from schemas.formats.knowledge import KNOWLEDGE, find_knowledge_files
-from schemas.manifest import Manifest, read_manifest
-from schemas.names import CPT_DIR, MANIFEST_NAME
-from schemas.sources import FOREIGN_SUFFIXES, NATIVE, NATIVE_SUFFIXES, find_data_files
+from trajforge.pipelines.job import SaveOutputs, SumCounts, prepare_output, run_pipeline
+from trajforge.pipelines.shard_writing import WriteShards
+from trajforge.schemas import storage
+from trajforge.schemas.arrow import CPT_SCHEMA
+from trajforge.schemas.formats.knowledge import KNOWLEDGE, find_knowledge_files
+from trajforge.schemas.manifest import Manifest, read_manifest
+from trajforge.schemas.names import CPT_DIR, MANIFEST_NAME
+from trajforge.schemas.sources import FOREIGN_SUFFIXES, NATIVE, NATIVE_SUFFIXES, find_data_files
 
 
 def plan_inputs(

@@ -17,20 +17,20 @@ from apache_beam.metrics import Metrics
 from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.windowed_value import WindowedValue
 
-from curation.dedup import MinHashConfig, SignatureTable, near_duplicate_pairs, signature
-from curation.filters import FilterConfig, apply_filters
-from curation.normalize import normalize
-from curation.redaction import redact
-from masking import MaskingPolicy, PredictabilityCombiner, mask_trajectory
-from masking.information import action_key
-from pipelines.job import mark_progress, work_dir
-from schemas import storage
-from schemas.arrow import CPT_SCHEMA
-from schemas.formats import ImportOptions
-from schemas.manifest import rejection_entry
-from schemas.records import Trajectory
-from schemas.sources import read_records
-from schemas.splits import SplitConfig, split_of, task_key
+from trajforge.curation.dedup import MinHashConfig, SignatureTable, near_duplicate_pairs, signature
+from trajforge.curation.filters import FilterConfig, apply_filters
+from trajforge.curation.normalize import normalize
+from trajforge.curation.redaction import redact
+from trajforge.masking import MaskingPolicy, PredictabilityCombiner, mask_trajectory
+from trajforge.masking.information import action_key
+from trajforge.pipelines.job import mark_progress, work_dir
+from trajforge.schemas import storage
+from trajforge.schemas.arrow import CPT_SCHEMA
+from trajforge.schemas.formats import ImportOptions
+from trajforge.schemas.manifest import rejection_entry
+from trajforge.schemas.records import Trajectory
+from trajforge.schemas.sources import read_records
+from trajforge.schemas.splits import SplitConfig, split_of, task_key
 
 NAMESPACE = "build_corpus"
 COUNTS = "counts"

@@ -14,9 +14,9 @@ def require_inputs(inputs, suffixes: tuple[str, ...]) -> list:
     import typer
     from rich.markup import escape
 
-    from pipelines.console import console
-    from schemas import storage
-    from schemas.sources import find_data_files
+    from trajforge.pipelines.console import console
+    from trajforge.schemas import storage
+    from trajforge.schemas.sources import find_data_files
 
     try:
         found, missing = find_data_files(inputs, suffixes)

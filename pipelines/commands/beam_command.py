@@ -10,8 +10,8 @@ import typer
 from rich.text import Text
 from typer.core import TyperCommand
 
-from pipelines.commands import EXIT_USAGE
-from pipelines.console import console
+from trajforge.pipelines.commands import EXIT_USAGE
+from trajforge.pipelines.console import console
 
 BEAM_ARGS = "beam_args"
 
@@ -54,10 +54,10 @@ def job_errors(verbose: bool) -> Iterator[None]:
     bad Beam options, an unreachable job service or object store, missing input, a failed job: one red line
     and exit code 2 (the whole traceback with --verbose)."""
     quiet_logging(verbose)
-    from pipelines.beam_runtime import BeamOptionsError
-    from pipelines.job import JobError
-    from schemas.shards import ShardError
-    from schemas.storage import StorageError
+    from trajforge.pipelines.beam_runtime import BeamOptionsError
+    from trajforge.pipelines.job import JobError
+    from trajforge.schemas.shards import ShardError
+    from trajforge.schemas.storage import StorageError
 
     try:
         yield

@@ -5,16 +5,16 @@ from typing import Annotated
 
 import typer
 
-from curation.filters import FILTERS, FilterConfig
-from masking import load_policy
-from pipelines.build_corpus.config import BuildConfig
-from pipelines.commands import EXIT_OK, EXIT_REJECTED
-from pipelines.commands.beam_command import VERBOSE_HELP, beam_args, job_errors
-from pipelines.console import console
-from schemas.formats import FORMATS
-from schemas.names import CPT_DIR, MANIFEST_NAME
-from schemas.splits import SplitConfig
-from schemas.storage import join
+from trajforge.curation.filters import FILTERS, FilterConfig
+from trajforge.masking import load_policy
+from trajforge.pipelines.build_corpus.config import BuildConfig
+from trajforge.pipelines.commands import EXIT_OK, EXIT_REJECTED
+from trajforge.pipelines.commands.beam_command import VERBOSE_HELP, beam_args, job_errors
+from trajforge.pipelines.console import console
+from trajforge.schemas.formats import FORMATS
+from trajforge.schemas.names import CPT_DIR, MANIFEST_NAME
+from trajforge.schemas.splits import SplitConfig
+from trajforge.schemas.storage import join
 
 MB = 1024 * 1024
 DEFAULTS = BuildConfig()
@@ -110,7 +110,7 @@ def build_corpus_command(
     (one line says why).
     """
     with job_errors(verbose):
-        from pipelines.build_corpus.pipeline import build_corpus
+        from trajforge.pipelines.build_corpus.pipeline import build_corpus
 
         config = BuildConfig(checked_format(input_format), checked_policy(policy),
             filters=FilterConfig(disabled=tuple(disable), min_turns=min_turns), near_dedup=near_dedup, redact=redact,

@@ -6,12 +6,12 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from collectors.collection import collect
-from collectors.config import CollectConfig
-from collectors.policies import POLICIES
-from pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
-from pipelines.commands.options import add_options
-from pipelines.console import console, progress
+from trajforge.collectors.collection import collect
+from trajforge.collectors.config import CollectConfig
+from trajforge.collectors.policies import POLICIES
+from trajforge.pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
+from trajforge.pipelines.commands.options import add_options
+from trajforge.pipelines.console import console, progress
 
 DEFAULTS = CollectConfig()
 PolicyChoice = Enum("PolicyChoice", {name: name for name in sorted(POLICIES)}, type=str)
@@ -73,10 +73,10 @@ def sandbox_image_command(
 ) -> None:
     """Build the sandbox base image (debootstrap rootfs + docker import), or reuse it when it exists, and fill the
     package cache of the bundled MCP servers (episodes have no network, so this is where npx finds them)."""
-    from collectors.collection import CollectSetupError, docker_client, prepare_environments
-    from collectors.environments import Settings
-    from collectors.tasks import SUITES_DIR, load_suite
-    from sandboxes.image import ImageBuildError, ensure_base_image
+    from trajforge.collectors.collection import CollectSetupError, docker_client, prepare_environments
+    from trajforge.collectors.environments import Settings
+    from trajforge.collectors.tasks import SUITES_DIR, load_suite
+    from trajforge.sandboxes.image import ImageBuildError, ensure_base_image
 
     try:
         client = docker_client()

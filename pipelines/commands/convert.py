@@ -6,15 +6,22 @@ from typing import Annotated
 
 import typer
 
-from pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, require_inputs
-from pipelines.console import console, progress
-from schemas.formats import FORMATS, ImportOptions
-from schemas.manifest import Manifest
-from schemas.names import REJECTIONS_NAME
-from schemas.records import DOMAINS
-from schemas.sinks import DEFAULT_RECORDS_PER_FILE
-from schemas.sources import FOREIGN_SUFFIXES, NATIVE_SUFFIXES
-from schemas.transfer import EXPORT_TARGETS, ExportResult, ImportJob, ImportTargetError, export_records, import_records
+from trajforge.pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, require_inputs
+from trajforge.pipelines.console import console, progress
+from trajforge.schemas.formats import FORMATS, ImportOptions
+from trajforge.schemas.manifest import Manifest
+from trajforge.schemas.names import REJECTIONS_NAME
+from trajforge.schemas.records import DOMAINS
+from trajforge.schemas.sinks import DEFAULT_RECORDS_PER_FILE
+from trajforge.schemas.sources import FOREIGN_SUFFIXES, NATIVE_SUFFIXES
+from trajforge.schemas.transfer import (
+    EXPORT_TARGETS,
+    ExportResult,
+    ImportJob,
+    ImportTargetError,
+    export_records,
+    import_records,
+)
 
 ForeignFormat = Enum("ForeignFormat", {name: name for name in FORMATS}, type=str)
 ExportFormat = Enum("ExportFormat", {n: n for n in (*FORMATS, *EXPORT_TARGETS)}, type=str)

@@ -5,12 +5,12 @@ from typing import Annotated
 
 import typer
 
-from pipelines.commands import EXIT_OK
-from pipelines.commands.beam_command import VERBOSE_HELP, beam_args, job_errors
-from pipelines.commands.judge_options import with_judge_options
-from pipelines.console import console
-from pipelines.curate_sft.config import CurateConfig
-from training.generators import GeneratorSpec
+from trajforge.pipelines.commands import EXIT_OK
+from trajforge.pipelines.commands.beam_command import VERBOSE_HELP, beam_args, job_errors
+from trajforge.pipelines.commands.judge_options import with_judge_options
+from trajforge.pipelines.console import console
+from trajforge.pipelines.curate_sft.config import CurateConfig
+from trajforge.training.generators import GeneratorSpec
 
 DEFAULTS = CurateConfig()
 
@@ -67,7 +67,7 @@ def curate_sft_command(
     go to OUTPUT/_scores.jsonl; system prompts vary over several templates, picked per sample. Beam flags go
     after `--`."""
     with job_errors(verbose):
-        from pipelines.curate_sft.pipeline import curate_sft
+        from trajforge.pipelines.curate_sft.pipeline import curate_sft
 
         spec = GeneratorSpec(generator, generator_url, generator_model, checkpoint and str(checkpoint), max_new_tokens)
         config = CurateConfig(spec, judge_spec, candidates, threshold, per_trajectory, hint, seed)

@@ -11,10 +11,10 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from evaluation.run import EvalConfig, EvalInputError, EvalResult, evaluate
-from pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
-from pipelines.commands.judge_options import with_judge_options
-from pipelines.console import console, out, progress
+from trajforge.evaluation.run import EvalConfig, EvalInputError, EvalResult, evaluate
+from trajforge.pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
+from trajforge.pipelines.commands.judge_options import with_judge_options
+from trajforge.pipelines.console import console, out, progress
 
 DEFAULTS = EvalConfig()
 STYLES = {"error": "red", "warning": "yellow"}
@@ -120,7 +120,7 @@ class ConsoleDisplay:
 
 def show(result: EvalResult) -> None:
     """The reports table, the last model's per-domain table, and (with two stages or more) what each stage did."""
-    from training.stage_effects import reading, stage_table
+    from trajforge.training.stage_effects import reading, stage_table
 
     _table(result.reports, result.judge_label)
     if len({s for s in result.stages if s}) < 2:
@@ -135,7 +135,7 @@ def _figure(value: float | None, scale: float = 1.0) -> str:
 
 
 def _table(reports, judge_label: str) -> None:
-    from evaluation.scores import DIMENSIONS
+    from trajforge.evaluation.scores import DIMENSIONS
 
     table = Table(title=f"world-model evaluation (0-100), judge: {judge_label}")
     table.add_column("metric")

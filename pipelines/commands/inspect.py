@@ -11,15 +11,15 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, require_inputs
-from pipelines.console import console, out, progress
-from schemas import storage
-from schemas.arrow import records_to_table, schema_kind
-from schemas.inspection import RecordSummary, summarise_records
-from schemas.names import SHARD_SUFFIX
-from schemas.records import Trajectory
-from schemas.shards import ShardError, read_shard_table
-from schemas.sources import NATIVE_SUFFIXES, read_records
+from trajforge.pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, require_inputs
+from trajforge.pipelines.console import console, out, progress
+from trajforge.schemas import storage
+from trajforge.schemas.arrow import records_to_table, schema_kind
+from trajforge.schemas.inspection import RecordSummary, summarise_records
+from trajforge.schemas.names import SHARD_SUFFIX
+from trajforge.schemas.records import Trajectory
+from trajforge.schemas.shards import ShardError, read_shard_table
+from trajforge.schemas.sources import NATIVE_SUFFIXES, read_records
 
 TURNS_VIEW = """
 create view turns as

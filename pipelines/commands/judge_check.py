@@ -6,9 +6,9 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from pipelines.commands import EXIT_OK, EXIT_USAGE
-from pipelines.commands.judge_options import with_judge_options
-from pipelines.console import console, out, progress
+from trajforge.pipelines.commands import EXIT_OK, EXIT_USAGE
+from trajforge.pipelines.commands.judge_options import with_judge_options
+from trajforge.pipelines.console import console, out, progress
 
 
 @with_judge_options
@@ -26,7 +26,7 @@ def judge_check_command(
     kind; one fact altered; a verbose paraphrase with invented facts), judge both, and report per kind and overall
     how often the judge scores the real observation higher (pairwise accuracy), the adversaries' mean score and
     the share of them below the curation threshold (3.5)."""
-    from evaluation.calibration import calibrate_corpus
+    from trajforge.evaluation.calibration import calibrate_corpus
 
     try:
         track = lambda xs, total: progress(xs, "judge-check", total)  # noqa: E731
@@ -41,7 +41,7 @@ def judge_check_command(
 
 
 def calibration_table(result) -> Table:
-    from evaluation.calibration import table_rows
+    from trajforge.evaluation.calibration import table_rows
 
     table = Table(title=f"judge calibration: {result.judge}, {result.turns} turns")
     for column in ("adversary", "pairs", "pairwise accuracy %", "adversary mean (1-5)", "adversary < 3.5 %"):

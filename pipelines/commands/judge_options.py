@@ -5,10 +5,10 @@ from pathlib import Path
 
 import typer
 
-from evaluation.endpoint import KEY_ENV
-from evaluation.factory import JudgeSpec, kinds_help
-from pipelines.commands import EXIT_USAGE
-from pipelines.commands.options import add_options
+from trajforge.evaluation.endpoint import KEY_ENV
+from trajforge.evaluation.factory import JudgeSpec, kinds_help
+from trajforge.pipelines.commands import EXIT_USAGE
+from trajforge.pipelines.commands.options import add_options
 
 OPTIONS = {
     "judge": (
@@ -63,7 +63,7 @@ def with_judge_options(command):
 
 
 def _judge_spec_or_exit(values: dict) -> JudgeSpec:
-    from pipelines.console import console
+    from trajforge.pipelines.console import console
 
     try:
         return judge_spec(**values)

@@ -4,10 +4,10 @@ from pathlib import Path
 
 import typer
 
-from pipelines.commands import EXIT_OK
-from pipelines.commands.beam_command import VERBOSE_HELP, beam_args, job_errors
-from pipelines.console import console
-from pipelines.prepare_rl import DEFAULT_TOKEN_BUDGET
+from trajforge.pipelines.commands import EXIT_OK
+from trajforge.pipelines.commands.beam_command import VERBOSE_HELP, beam_args, job_errors
+from trajforge.pipelines.console import console
+from trajforge.pipelines.prepare_rl import DEFAULT_TOKEN_BUDGET
 
 
 def prepare_rl_command(
@@ -25,7 +25,7 @@ def prepare_rl_command(
     observation and a rule-verifier spec where one can be derived (stdout facts for terminals, JSON fields and
     error flags for MCP, accessibility-tree anchors for the web). Beam flags go after `--`."""
     with job_errors(verbose):
-        from pipelines.prepare_rl.pipeline import prepare_rl
+        from trajforge.pipelines.prepare_rl.pipeline import prepare_rl
 
         manifest = prepare_rl(
             input,

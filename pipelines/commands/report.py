@@ -3,11 +3,11 @@
 import typer
 from rich.text import Text
 
-from pipelines.commands import EXIT_OK, EXIT_USAGE
-from pipelines.console import console
-from schemas import storage
-from schemas.names import MANIFEST_NAME
-from schemas.shards import ShardError
+from trajforge.pipelines.commands import EXIT_OK, EXIT_USAGE
+from trajforge.pipelines.console import console
+from trajforge.schemas import storage
+from trajforge.schemas.names import MANIFEST_NAME
+from trajforge.schemas.shards import ShardError
 
 
 def report_command(
@@ -23,7 +23,7 @@ def report_command(
 ) -> None:
     """Write one HTML page: counts per domain and category, a histogram per statistic, rejection reasons, and
     sample trajectories with in-loss and masked turns highlighted."""
-    from pipelines.report import build_report
+    from trajforge.pipelines.report import build_report
 
     try:
         if not storage.exists(storage.join(corpus, MANIFEST_NAME)):

@@ -5,10 +5,10 @@ from pathlib import Path
 
 import typer
 
-from pipelines.commands import EXIT_OK, EXIT_USAGE
-from pipelines.commands.judge_options import with_judge_options
-from pipelines.commands.train_options import STAGES, with_train_options
-from pipelines.console import console
+from trajforge.pipelines.commands import EXIT_OK, EXIT_USAGE
+from trajforge.pipelines.commands.judge_options import with_judge_options
+from trajforge.pipelines.commands.train_options import STAGES, with_train_options
+from trajforge.pipelines.console import console
 
 
 @with_judge_options
@@ -26,9 +26,9 @@ def train_command(
 
     AdamW with warmup and cosine decay (RL: a constant learning rate), gradient accumulation, clipping, bf16 on GPUs
     that have it, exact resume from the run folder's latest checkpoint. Under `torchrun --nproc-per-node N -m
-    pipelines.cli train` CPT and SFT train with DDP."""
-    from training.distributed import close_world, init_world
-    from training.launch import run_training, stage_config
+    trajforge train` CPT and SFT train with DDP."""
+    from trajforge.training.distributed import close_world, init_world
+    from trajforge.training.launch import run_training, stage_config
 
     world = init_world()
     try:
@@ -50,7 +50,7 @@ def _progress(config, world):
     """What the run shows while it trains: a progress bar (CPT, SFT), or a line per RL step (RL steps are slow)."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
-    from training.configs import RLConfig
+    from trajforge.training.configs import RLConfig
 
     if isinstance(config, RLConfig):
         with console.status(f"train rl (GSPO), judge: {config.judge.describe()}"):
@@ -118,7 +118,7 @@ def serve_command(
     Refuses to bind a non-loopback address without an API key: the endpoint would be open to the network."""
     import uvicorn
 
-    from training.serving import LocalModel, build_app, is_loopback
+    from trajforge.training.serving import LocalModel, build_app, is_loopback
 
     if not is_loopback(host) and not api_key:
         console.print(

@@ -4,8 +4,8 @@ decides it, and --help shows each stage's default read from those configs."""
 
 import typer
 
-from pipelines.commands.options import add_options
-from training.configs import CPTConfig, LoopConfig, RLConfig, SFTConfig, TinyModelConfig
+from trajforge.pipelines.commands.options import add_options
+from trajforge.training.configs import CPTConfig, LoopConfig, RLConfig, SFTConfig, TinyModelConfig
 
 STAGE_CONFIGS = {"cpt": CPTConfig(), "sft": SFTConfig(), "rl": RLConfig()}
 STAGES = "cpt (masked corpus shards), sft (curated shards) or rl (GSPO on prepare-rl shards, from --init)."

@@ -3,8 +3,8 @@
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from evaluation.factory import JudgeSpec
-from training.generators import Generator, GeneratorSpec
+from trajforge.evaluation.factory import JudgeSpec
+from trajforge.training.generators import Generator, GeneratorSpec
 
 DEFAULT_SHARD_BYTES = 64 << 20
 

@@ -4,11 +4,11 @@ from pathlib import Path
 
 import apache_beam as beam
 
-from pipelines.beam_runtime import pipeline_options
-from pipelines.build_corpus.transforms import COUNTS
-from pipelines.curate_sft.config import CurateConfig
-from pipelines.curate_sft.transforms import SCORES, Generate, JudgeAndPick, MakeQueries
-from pipelines.job import (
+from trajforge.pipelines.beam_runtime import pipeline_options
+from trajforge.pipelines.build_corpus.transforms import COUNTS
+from trajforge.pipelines.curate_sft.config import CurateConfig
+from trajforge.pipelines.curate_sft.transforms import SCORES, Generate, JudgeAndPick, MakeQueries
+from trajforge.pipelines.job import (
     ReadShardRows,
     SaveOutputs,
     SumCounts,
@@ -16,11 +16,11 @@ from pipelines.job import (
     run_pipeline,
     write_json_lines,
 )
-from pipelines.shard_writing import WriteShards, cpt_inputs, write_shard_job_manifest
-from schemas import storage
-from schemas.arrow import SFT_SCHEMA
-from schemas.manifest import Manifest
-from schemas.names import SCORES_NAME, SFT_DIR
+from trajforge.pipelines.shard_writing import WriteShards, cpt_inputs, write_shard_job_manifest
+from trajforge.schemas import storage
+from trajforge.schemas.arrow import SFT_SCHEMA
+from trajforge.schemas.manifest import Manifest
+from trajforge.schemas.names import SCORES_NAME, SFT_DIR
 
 
 def curate_sft(

@@ -4,13 +4,13 @@ from collections.abc import Iterator
 
 import apache_beam as beam
 
-from evaluation.extraction import extract_prediction
-from evaluation.scores import Scores
-from pipelines.build_corpus.transforms import COUNTS, CountingFn
-from schemas.splits import readable_by, row_placement
-from schemas.version import SCHEMA_VERSION
-from training.generators import Candidate, sample_kind
-from training.prompts import Query, build_query
+from trajforge.evaluation.extraction import extract_prediction
+from trajforge.evaluation.scores import Scores
+from trajforge.pipelines.build_corpus.transforms import COUNTS, CountingFn
+from trajforge.schemas.splits import readable_by, row_placement
+from trajforge.schemas.version import SCHEMA_VERSION
+from trajforge.training.generators import Candidate, sample_kind
+from trajforge.training.prompts import Query, build_query
 
 SCORES = "scores"
 

@@ -8,19 +8,19 @@ from pathlib import Path
 
 import apache_beam as beam
 
-from evaluation.verifiers import derive_verifier
-from pipelines.beam_runtime import pipeline_options
-from pipelines.build_corpus.transforms import COUNTS, CountingFn
-from pipelines.job import ReadShardRows, SaveOutputs, SumCounts, read_outputs, run_pipeline
-from pipelines.prepare_rl import DEFAULT_TOKEN_BUDGET
-from pipelines.shard_writing import WriteShards, cpt_inputs, write_shard_job_manifest
-from schemas.arrow import RL_SCHEMA
-from schemas.hashing import content_hash
-from schemas.manifest import Manifest
-from schemas.names import RL_DIR
-from schemas.splits import readable_by, row_placement
-from schemas.version import SCHEMA_VERSION
-from training.prompts import build_query
+from trajforge.evaluation.verifiers import derive_verifier
+from trajforge.pipelines.beam_runtime import pipeline_options
+from trajforge.pipelines.build_corpus.transforms import COUNTS, CountingFn
+from trajforge.pipelines.job import ReadShardRows, SaveOutputs, SumCounts, read_outputs, run_pipeline
+from trajforge.pipelines.prepare_rl import DEFAULT_TOKEN_BUDGET
+from trajforge.pipelines.shard_writing import WriteShards, cpt_inputs, write_shard_job_manifest
+from trajforge.schemas.arrow import RL_SCHEMA
+from trajforge.schemas.hashing import content_hash
+from trajforge.schemas.manifest import Manifest
+from trajforge.schemas.names import RL_DIR
+from trajforge.schemas.splits import readable_by, row_placement
+from trajforge.schemas.version import SCHEMA_VERSION
+from trajforge.training.prompts import build_query
 
 CHARS_PER_TOKEN = 4  # the budget's estimate without a tokenizer; --tokenizer counts exactly
 
@@ -32,7 +32,7 @@ class _PromptFn(CountingFn):
     def setup(self):
         self.tokenizer = None
         if self.tokenizer_path:
-            from training.tokenizer import load_tokenizer
+            from trajforge.training.tokenizer import load_tokenizer
 
             self.tokenizer = load_tokenizer(self.tokenizer_path)
 

@@ -14,7 +14,7 @@ PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the folder that holds `san
 
 def bundled_server(name: str, **options):
     """The server's config; `options` (isolation, network) as a suite sets them."""
-    from sandboxes.mcp_env import MCPServerConfig
+    from trajforge.sandboxes.mcp_env import MCPServerConfig
 
     if name not in BUNDLED:
         raise ValueError(f"unknown bundled MCP server {name!r}; bundled: {', '.join(BUNDLED)}")

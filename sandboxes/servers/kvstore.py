@@ -3,7 +3,7 @@
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from sandboxes.servers.paging import paginate
+from .paging import paginate
 
 
 class Store:

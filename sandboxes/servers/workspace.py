@@ -7,7 +7,7 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from sandboxes.servers.paging import paginate
+from .paging import paginate
 
 PROPERTY_TYPES = ("title", "text", "number", "select", "checkbox", "date", "relation")
 

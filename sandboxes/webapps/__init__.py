@@ -23,11 +23,11 @@ class RunningApp:
 
 def build_app(name: str):
     if name == "shop":
-        from sandboxes.webapps.shop import build
+        from trajforge.sandboxes.webapps.shop import build
     elif name == "wizard":
-        from sandboxes.webapps.wizard import build
+        from trajforge.sandboxes.webapps.wizard import build
     elif name == "wiki":
-        from sandboxes.webapps.wiki import build
+        from trajforge.sandboxes.webapps.wiki import build
     else:
         raise ValueError(f"unknown web app {name!r}; bundled: {', '.join(APPS)}")
     return build()

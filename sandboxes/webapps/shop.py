@@ -5,7 +5,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse
 from starlette.routing import Route
 
-from sandboxes.webapps.html import e, errors, page
+from trajforge.sandboxes.webapps.html import e, errors, page
 
 PRODUCTS = {
     "mug": ("Enamel mug", 12.0),

@@ -7,7 +7,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse
 from starlette.routing import Route
 
-from sandboxes.webapps.html import e, errors, page
+from trajforge.sandboxes.webapps.html import e, errors, page
 
 PLANS = ("free", "team", "enterprise")
 NAV = [("/", "Start"), ("/step/1", "Sign up")]

@@ -10,9 +10,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from schemas.jsonl import iter_json_lines
-from schemas.records import trajectory_content_id
-from schemas.validation import DEFAULT_MAX_OBSERVATION_CHARS, Problem, ReadResult, validate_record
+from trajforge.schemas.jsonl import iter_json_lines
+from trajforge.schemas.records import trajectory_content_id
+from trajforge.schemas.validation import DEFAULT_MAX_OBSERVATION_CHARS, Problem, ReadResult, validate_record
 
 FORMATS = {
     "chat": "OpenAI/ShareGPT `messages` JSON Lines: user = action, assistant = observation",
@@ -32,7 +32,7 @@ class ImportOptions:
 def get_format(name: str) -> ModuleType:
     if name not in FORMATS:
         raise ValueError(f"unknown format {name!r}; choose one of: {', '.join(FORMATS)}")
-    return importlib.import_module(f"schemas.formats.{name}")
+    return importlib.import_module(f"trajforge.schemas.formats.{name}")
 
 
 Converter = Callable[[Any, str, ImportOptions], tuple[dict | None, list[Problem]]]

@@ -18,13 +18,13 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from schemas.atomic import atomic_write
-from schemas.formats import ImportOptions, finish, imported_source
-from schemas.hashing import content_hash
-from schemas.jsonl import iter_json_lines
-from schemas.records import DOMAINS, Trajectory, Turn
-from schemas.system_prompt import parse_system_prompt, render_system_prompt
-from schemas.validation import Problem, ReadResult
+from trajforge.schemas.atomic import atomic_write
+from trajforge.schemas.formats import ImportOptions, finish, imported_source
+from trajforge.schemas.hashing import content_hash
+from trajforge.schemas.jsonl import iter_json_lines
+from trajforge.schemas.records import DOMAINS, Trajectory, Turn
+from trajforge.schemas.system_prompt import parse_system_prompt, render_system_prompt
+from trajforge.schemas.validation import Problem, ReadResult
 
 TASKS = ("terminal", "swe", "mcp", "search", "web", "os", "android")
 FILE_SUFFIX = "_test.jsonl"

@@ -12,12 +12,12 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from schemas.atomic import atomic_write
-from schemas.formats import ImportOptions, finish, imported_source, read_converted_lines, text_content
-from schemas.jsonl import decode_line
-from schemas.records import SYSTEM_PROMPT_PARTS, Trajectory
-from schemas.system_prompt import has_sections, parse_system_prompt, render_system_prompt
-from schemas.validation import Problem, ReadResult
+from trajforge.schemas.atomic import atomic_write
+from trajforge.schemas.formats import ImportOptions, finish, imported_source, read_converted_lines, text_content
+from trajforge.schemas.jsonl import decode_line
+from trajforge.schemas.records import SYSTEM_PROMPT_PARTS, Trajectory
+from trajforge.schemas.system_prompt import has_sections, parse_system_prompt, render_system_prompt
+from trajforge.schemas.validation import Problem, ReadResult
 
 ATIF_VERSION = "ATIF-v1.4"
 EXTRA_KEY = "trajforge"

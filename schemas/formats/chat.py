@@ -10,11 +10,11 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from schemas.atomic import atomic_write
-from schemas.formats import ImportOptions, imported_source, read_converted_lines, text_content
-from schemas.records import Trajectory
-from schemas.system_prompt import parse_system_prompt, render_system_prompt
-from schemas.validation import Problem, ReadResult
+from trajforge.schemas.atomic import atomic_write
+from trajforge.schemas.formats import ImportOptions, imported_source, read_converted_lines, text_content
+from trajforge.schemas.records import Trajectory
+from trajforge.schemas.system_prompt import parse_system_prompt, render_system_prompt
+from trajforge.schemas.validation import Problem, ReadResult
 
 # A system message without trajforge's part headers is the world model's instruction.
 UNTAGGED = "simulation_instruction"

@@ -15,9 +15,9 @@ from collections.abc import Iterable, Iterator
 from html.parser import HTMLParser
 from pathlib import Path
 
-from schemas.formats.roff import render_man
-from schemas.records import new_trajectory
-from schemas.validation import Problem, ReadResult
+from trajforge.schemas.formats.roff import render_man
+from trajforge.schemas.records import new_trajectory
+from trajforge.schemas.validation import Problem, ReadResult
 
 KNOWLEDGE = "knowledge"  # the input "format" name read_records dispatches on
 MAX_DOCUMENT_CHARS = 8000

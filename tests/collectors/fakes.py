@@ -1,7 +1,7 @@
 """A scripted in-memory environment for unit tests of the code around real sandboxes."""
 
-from sandboxes.base import InfraError, ResourceLimitExceeded, Sandbox, Task, TaskSetupError
-from schemas.records import Action, Observation
+from trajforge.sandboxes.base import InfraError, ResourceLimitExceeded, Sandbox, Task, TaskSetupError
+from trajforge.schemas.records import Action, Observation
 
 
 class FakeEnvironment(Sandbox):

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from sandboxes.containers import RUN_LABEL
-from schemas.manifest import read_manifest
-from schemas.sources import read_records
+from trajforge.sandboxes.containers import RUN_LABEL
+from trajforge.schemas.manifest import read_manifest
+from trajforge.schemas.sources import read_records
 
 TRAJFORGE = str(Path(sys.executable).parent / "trajforge")
 TASKS = ["count-lines", "python-traceback", "git-branch-merge", "sed-config", "python-repl"]

@@ -3,10 +3,10 @@ come from their registry, the manifest's config and the run id are derived as be
 
 import pytest
 
-from collectors.collection import CollectConfig, collect, default_run_id, plan_suites, run_config
-from collectors.environments.simulated import SimulatedSpec
-from collectors.policies import POLICIES
-from collectors.tasks import SuiteError
+from trajforge.collectors.collection import CollectConfig, collect, default_run_id, plan_suites, run_config
+from trajforge.collectors.environments.simulated import SimulatedSpec
+from trajforge.collectors.policies import POLICIES
+from trajforge.collectors.tasks import SuiteError
 
 SIMULATE = "http://127.0.0.1:9/v1=world-model"
 

@@ -3,11 +3,11 @@ import json
 import httpx
 import pytest
 
-from collectors.policies.explorer import ExplorerPolicy
-from collectors.policies.llm import EndpointError, LLMAgentPolicy
-from collectors.policies.scripted import ScriptedPolicy
-from sandboxes.base import Task
-from schemas.records import Action, Observation
+from trajforge.collectors.policies.explorer import ExplorerPolicy
+from trajforge.collectors.policies.llm import EndpointError, LLMAgentPolicy
+from trajforge.collectors.policies.scripted import ScriptedPolicy
+from trajforge.sandboxes.base import Task
+from trajforge.schemas.records import Action, Observation
 
 TASK = Task(
     id="t",

@@ -1,14 +1,14 @@
 import pytest
 
-from collectors.episode import run_episode
-from collectors.policies.scripted import ScriptedPolicy
-from collectors.runner import parse_shard, plan_episodes, run_collection
-from collectors.tasks import Suite
-from collectors.writer import RunWriter
-from sandboxes.base import ShellCheck, Task
-from schemas.records import Action
-from schemas.sources import read_records
 from tests.collectors.fakes import FakeEnvironment
+from trajforge.collectors.episode import run_episode
+from trajforge.collectors.policies.scripted import ScriptedPolicy
+from trajforge.collectors.runner import parse_shard, plan_episodes, run_collection
+from trajforge.collectors.tasks import Suite
+from trajforge.collectors.writer import RunWriter
+from trajforge.sandboxes.base import ShellCheck, Task
+from trajforge.schemas.records import Action
+from trajforge.schemas.sources import read_records
 
 
 def shell(*commands):
@@ -95,7 +95,7 @@ def test_resume_skips_what_is_finished(tmp_path):
 
 
 def test_faults_label_turns_and_describe_themselves():
-    from sandboxes.faults import FaultInjector
+    from trajforge.sandboxes.faults import FaultInjector
 
     env = FaultInjector(FakeEnvironment(), {"intermittent_error": 1.0}, seed=0)
     trajectory = run_episode(env, ScriptedPolicy(), SUITE.tasks[0], "fake/t0#0", "run", seed=0)

@@ -2,15 +2,15 @@
 
 import pytest
 
-from collectors.environments import Settings, build_environment
-from collectors.environments.mcp import MCPSpec
-from collectors.environments.terminal import TerminalSpec
-from collectors.policies.scripted import ScriptedPolicy
-from collectors.runner import EpisodeSpec, run_collection
-from collectors.writer import RunWriter
-from sandboxes.base import Task
-from schemas.records import Action
-from schemas.sources import read_records
+from trajforge.collectors.environments import Settings, build_environment
+from trajforge.collectors.environments.mcp import MCPSpec
+from trajforge.collectors.environments.terminal import TerminalSpec
+from trajforge.collectors.policies.scripted import ScriptedPolicy
+from trajforge.collectors.runner import EpisodeSpec, run_collection
+from trajforge.collectors.writer import RunWriter
+from trajforge.sandboxes.base import Task
+from trajforge.schemas.records import Action
+from trajforge.schemas.sources import read_records
 
 BROKEN_SETUP = {
     "terminal": (TerminalSpec(), "test -d /work/fixtures", "setup command failed (1)"),

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from collectors.tasks import SuiteError, load_suite
+from trajforge.collectors.tasks import SuiteError, load_suite
 
 
 def test_bundled_suites_load():
@@ -60,7 +60,7 @@ def test_a_check_or_setup_the_environment_cannot_run_is_refused_at_load(tmp_path
 
 
 def test_checks_are_typed_by_what_decides_success():
-    from sandboxes.base import PageCheck, ShellCheck, ToolCheck
+    from trajforge.sandboxes.base import PageCheck, ShellCheck, ToolCheck
 
     swe = load_suite("swe").tasks[0]
     assert swe.check == ShellCheck(command="python3 -m pytest -q -p no:cacheprovider")

@@ -1,7 +1,7 @@
 import json
 import random
 
-from collectors.policies.tool_sampler import ToolCallSampler
+from trajforge.collectors.policies.tool_sampler import ToolCallSampler
 
 TOOLS = [
     {

@@ -1,7 +1,8 @@
 import numpy as np
 import pytest
 
-from curation.dedup import (
+from tests.builders import make_trajectory
+from trajforge.curation.dedup import (
     MinHashConfig,
     SignatureTable,
     duplicates_in_bucket,
@@ -9,7 +10,6 @@ from curation.dedup import (
     signature,
     similarity,
 )
-from tests.builders import make_trajectory
 
 CONFIG = MinHashConfig()
 
@@ -65,7 +65,7 @@ def test_a_table_read_back_from_its_bytes_finds_the_same_pairs():
 
 
 def test_signature_estimates_jaccard():
-    from curation.dedup import shingle_hashes
+    from trajforge.curation.dedup import shingle_hashes
 
     a, b = long_trajectory(), long_trajectory(3)
     sa, sb = set(shingle_hashes(a, 8).tolist()), set(shingle_hashes(b, 8).tolist())

@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from curation.filters import FILTERS, FilterConfig, apply_filters
 from tests.builders import make_trajectory
+from trajforge.curation.filters import FILTERS, FilterConfig, apply_filters
 
 ALL = FilterConfig()
 

@@ -1,5 +1,5 @@
-from curation.normalize import normalize, normalize_text
 from tests.builders import make_trajectory
+from trajforge.curation.normalize import normalize, normalize_text
 
 
 def test_normalize_text():

@@ -2,8 +2,8 @@ from collections import Counter
 
 import pytest
 
-from curation.redaction import PATTERNS, redact, redact_text
 from tests.builders import make_trajectory
+from trajforge.curation.redaction import PATTERNS, redact, redact_text
 
 SECRETS = [
     ("key AKIAIOSFODNN7EXAMPLE here", "aws_access_key", "key <REDACTED:aws_access_key> here"),

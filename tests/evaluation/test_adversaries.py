@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from evaluation.adversaries import KINDS, Turn, adversaries
-from evaluation.embedded import EmbeddedJudge
+from trajforge.evaluation.adversaries import KINDS, Turn, adversaries
+from trajforge.evaluation.embedded import EmbeddedJudge
 
 LISTING_BEFORE = "total 8\n-rw-r--r-- 1 agent agent 14 notes.txt\n-rw-r--r-- 1 agent agent 20 todo.md"
 LISTING = LISTING_BEFORE.replace("total 8", "total 12") + "\n-rw-r--r-- 1 agent agent 0 report.csv"

@@ -2,13 +2,13 @@ import json
 
 from typer.testing import CliRunner
 
-from evaluation.benchmark import Item, sample_turns, score
-from evaluation.embedded import EmbeddedJudge
-from evaluation.items import corpus_items
-from evaluation.judge import Judge, Judgement
-from evaluation.scores import Scores
-from pipelines.cli import app
-from training.prompts import candidate
+from trajforge.evaluation.benchmark import Item, sample_turns, score
+from trajforge.evaluation.embedded import EmbeddedJudge
+from trajforge.evaluation.items import corpus_items
+from trajforge.evaluation.judge import Judge, Judgement
+from trajforge.evaluation.scores import Scores
+from trajforge.pipelines.cli import app
+from trajforge.training.prompts import candidate
 
 runner = CliRunner()
 

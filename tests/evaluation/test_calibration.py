@@ -2,9 +2,9 @@ import json
 
 from typer.testing import CliRunner
 
-from evaluation.adversaries import KINDS
-from pipelines.cli import app
 from tests.evaluation.judge_server import judge_server
+from trajforge.evaluation.adversaries import KINDS
+from trajforge.pipelines.cli import app
 
 
 def test_judge_check_on_a_corpus(tmp_path, corpus_dir):

@@ -2,9 +2,9 @@ import json
 
 import pytest
 
-from evaluation.embedded import EmbeddedJudge, judge_reference
-from evaluation.judge import Case
-from evaluation.scores import DIMENSIONS
+from trajforge.evaluation.embedded import EmbeddedJudge, judge_reference
+from trajforge.evaluation.judge import Case
+from trajforge.evaluation.scores import DIMENSIONS
 
 CURATION_THRESHOLD = 3.5
 REFERENCE = json.dumps({"id": "row_0007", "title": "Importer", "budget": 12000, "path": "/srv/data/imports"})

@@ -12,11 +12,11 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
-from evaluation.scores import normalize
-from pipelines.cli import app
-from schemas.formats.agentworldbench import export_folder
 from tests.builders import make_trajectory
 from tests.evaluation.judge_server import judge_server
+from trajforge.evaluation.scores import normalize
+from trajforge.pipelines.cli import app
+from trajforge.schemas.formats.agentworldbench import export_folder
 
 JUDGE_SCORE = {"terminal": 2, "mcp": 4}  # what the judge server gives each domain
 
@@ -31,7 +31,7 @@ def _start_serving(checkpoint) -> tuple[subprocess.Popen, str] | None:
     """`trajforge serve` on a free port; None when it died (another process took the port first)."""
     port = _free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "pipelines.cli", "serve", str(checkpoint), "--port", str(port), "--model-name", "tiny"],
+        [sys.executable, "-m", "trajforge", "serve", str(checkpoint), "--port", str(port), "--model-name", "tiny"],
         env={**os.environ, "PYTHONPATH": os.getcwd()},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

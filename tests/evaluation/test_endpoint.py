@@ -1,10 +1,10 @@
 import pytest
 
-from evaluation.endpoint import EndpointJudge, JudgeAnswerError, judge_messages, parse_judge_answer
-from evaluation.judge import Case
-from evaluation.rubrics import load_rubrics
-from evaluation.scores import Scores
 from tests.evaluation.judge_server import judge_server
+from trajforge.evaluation.endpoint import EndpointJudge, JudgeAnswerError, judge_messages, parse_judge_answer
+from trajforge.evaluation.judge import Case
+from trajforge.evaluation.rubrics import load_rubrics
+from trajforge.evaluation.scores import Scores
 
 CASE = Case("terminal", (("ls", "a.txt"),), "cat a.txt", "hello", "hello")
 

@@ -1,4 +1,4 @@
-from evaluation.extraction import extract_prediction
+from trajforge.evaluation.extraction import extract_prediction
 
 
 def test_reasoning_is_dropped_and_the_last_block_wins():

@@ -2,9 +2,9 @@ import pickle
 
 import pytest
 
-from evaluation.embedded import EmbeddedJudge
-from evaluation.endpoint import EndpointJudge
-from evaluation.factory import JUDGES, JudgeSpec
+from trajforge.evaluation.embedded import EmbeddedJudge
+from trajforge.evaluation.endpoint import EndpointJudge
+from trajforge.evaluation.factory import JUDGES, JudgeSpec
 
 
 def test_every_registered_judge_kind_builds_its_judge_from_a_pickled_spec():

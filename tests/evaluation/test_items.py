@@ -4,9 +4,9 @@ written from that description, run on an exported folder and compared with what 
 
 import json
 
-from evaluation.items import line_item
-from schemas.formats.agentworldbench import export_folder
 from tests.builders import make_trajectory
+from trajforge.evaluation.items import line_item
+from trajforge.schemas.formats.agentworldbench import export_folder
 
 
 def evaluator_infer_messages(job: dict) -> list[dict]:

@@ -2,8 +2,8 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.models import Sampling
-from evaluation.run import Display, EvalConfig, EvalInputError, build_models, load_items, score_models
+from trajforge.evaluation.models import Sampling
+from trajforge.evaluation.run import Display, EvalConfig, EvalInputError, build_models, load_items, score_models
 
 BENCH = Path(__file__).resolve().parents[2] / "schemas" / "examples" / "agentworldbench.jsonl"
 
@@ -62,7 +62,7 @@ def test_a_run_without_items_or_models_names_what_to_give(tmp_path):
 def test_an_endpoint_that_cannot_be_reached_gives_no_answer_and_says_why():
     import socket
 
-    from evaluation.models import EndpointModel
+    from trajforge.evaluation.models import EndpointModel
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

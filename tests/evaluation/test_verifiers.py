@@ -4,10 +4,10 @@ import json
 
 import pytest
 
-from evaluation.verifiers import derive_verifier, verify
-from evaluation.volatile import mask
-from sandboxes.base import Task
-from schemas.records import Action
+from trajforge.evaluation.verifiers import derive_verifier, verify
+from trajforge.evaluation.volatile import mask
+from trajforge.sandboxes.base import Task
+from trajforge.schemas.records import Action
 
 MCP = {
     "content": json.dumps(

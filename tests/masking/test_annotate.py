@@ -3,10 +3,10 @@ import copy
 import pytest
 import yaml
 
-from masking.annotate import mask_trajectory
-from masking.information import build_predictability_table
-from masking.policy import POLICY_DIR, load_policy, parse_policy
 from tests.builders import make_trajectory
+from trajforge.masking.annotate import mask_trajectory
+from trajforge.masking.information import build_predictability_table
+from trajforge.masking.policy import POLICY_DIR, load_policy, parse_policy
 
 PAPER = yaml.safe_load((POLICY_DIR / "paper.yaml").read_text())
 LISTING = "".join(f"-rw-r--r-- 1 user user {100 + i} Jan  {i % 28 + 1} report_{i:03d}.csv\n" for i in range(40))

@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from masking.information import (
+from tests.builders import make_trajectory
+from trajforge.masking.information import (
     MAX_CONTEXT_BYTES,
     MAX_OBSERVATION_BYTES,
     PredictabilityCombiner,
@@ -16,8 +17,7 @@ from masking.information import (
     observation_fingerprint,
     predictability,
 )
-from schemas.records import Action
-from tests.builders import make_trajectory
+from trajforge.schemas.records import Action
 
 LISTING = "".join(f"-rw-r--r-- 1 user user {100 + i} Jan  {i % 28 + 1} report_{i:03d}.csv\n" for i in range(60))
 

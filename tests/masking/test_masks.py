@@ -1,7 +1,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from masking.masks import kept_spans, sample_fraction, sampled_in_loss
+from trajforge.masking.masks import kept_spans, sample_fraction, sampled_in_loss
 
 FOUR_LINES = "aaa\nbbb\nccc\nddd\n"
 

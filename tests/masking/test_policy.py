@@ -4,8 +4,8 @@ import pickle
 import pytest
 import yaml
 
-from masking.policy import POLICY_DIR, PolicyError, bundled_policies, load_policy, parse_policy
-from masking.statistics import TurnStatistics, turn_statistics
+from trajforge.masking.policy import POLICY_DIR, PolicyError, bundled_policies, load_policy, parse_policy
+from trajforge.masking.statistics import TurnStatistics, turn_statistics
 
 PAPER = yaml.safe_load((POLICY_DIR / "paper.yaml").read_text())
 

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from masking.statistics import MAX_WORD_CHARS, TurnStatistics, turn_statistics, word_set
+from trajforge.masking.statistics import MAX_WORD_CHARS, TurnStatistics, turn_statistics, word_set
 
 
 def test_words_are_lowercased_distinct_runs_of_word_characters():

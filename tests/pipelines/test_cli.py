@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from pipelines.cli import app
-from schemas.manifest import read_manifest
-from schemas.sources import read_records
 from tests.builders import EXAMPLES, make_trajectory, record_dict
+from trajforge.pipelines.cli import app
+from trajforge.schemas.manifest import read_manifest
+from trajforge.schemas.sources import read_records
 
 runner = CliRunner()
 COMMANDS = [

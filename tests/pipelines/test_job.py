@@ -17,14 +17,14 @@ import duckdb
 import pyarrow as pa
 import pytest
 
-from pipelines.build_corpus.config import BuildConfig
-from pipelines.build_corpus.pipeline import build_corpus
-from pipelines.curate_sft.pipeline import curate_sft
-from pipelines.prepare_rl.pipeline import prepare_rl
-from schemas.manifest import read_manifest
-from schemas.sinks import write_segments
 from tests.corpus_fixtures import corpus_trajectory
-from training.data import load_cpt
+from trajforge.pipelines.build_corpus.config import BuildConfig
+from trajforge.pipelines.build_corpus.pipeline import build_corpus
+from trajforge.pipelines.curate_sft.pipeline import curate_sft
+from trajforge.pipelines.prepare_rl.pipeline import prepare_rl
+from trajforge.schemas.manifest import read_manifest
+from trajforge.schemas.sinks import write_segments
+from trajforge.training.data import load_cpt
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -115,9 +115,9 @@ def local(tmp_path_factory):
 
 
 def _sft_config():
-    from evaluation.factory import JudgeSpec
-    from pipelines.curate_sft.config import CurateConfig
-    from training.generators import GeneratorSpec
+    from trajforge.evaluation.factory import JudgeSpec
+    from trajforge.pipelines.curate_sft.config import CurateConfig
+    from trajforge.training.generators import GeneratorSpec
 
     return CurateConfig(GeneratorSpec("rationalization", max_new_tokens=64), JudgeSpec())
 

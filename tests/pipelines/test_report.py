@@ -5,11 +5,11 @@ import shutil
 import pytest
 from typer.testing import CliRunner
 
-from pipelines.build_corpus.config import BuildConfig
-from pipelines.build_corpus.pipeline import build_corpus
-from pipelines.cli import app
-from schemas.sinks import write_segments
 from tests.builders import make_trajectory
+from trajforge.pipelines.build_corpus.config import BuildConfig
+from trajforge.pipelines.build_corpus.pipeline import build_corpus
+from trajforge.pipelines.cli import app
+from trajforge.schemas.sinks import write_segments
 
 
 def echo_turns(topic: str) -> list[dict]:
@@ -38,7 +38,7 @@ def test_report_opens_in_chromium(tmp_path):
 
     from playwright.sync_api import sync_playwright
 
-    from sandboxes.browser import CHROMIUM_ARGS, chromium_path
+    from trajforge.sandboxes.browser import CHROMIUM_ARGS, chromium_path
 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)

@@ -4,8 +4,8 @@ import hashlib
 
 import pyarrow as pa
 
-from pipelines.shard_writing import SpillRowsFn, shard_of
-from schemas.shards import read_shard_table
+from trajforge.pipelines.shard_writing import SpillRowsFn, shard_of
+from trajforge.schemas.shards import read_shard_table
 
 SCHEMA = pa.schema([("trajectory_id", pa.string()), ("text", pa.string())])
 

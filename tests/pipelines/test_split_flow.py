@@ -7,18 +7,18 @@ import pyarrow as pa
 import pytest
 from typer.testing import CliRunner
 
-from evaluation.factory import JudgeSpec
-from pipelines.build_corpus.config import BuildConfig
-from pipelines.build_corpus.pipeline import build_corpus
-from pipelines.cli import app
-from pipelines.curate_sft.pipeline import curate_sft
-from pipelines.prepare_rl.pipeline import prepare_rl
-from schemas.shards import read_shard_table, write_shard
-from schemas.sinks import write_segments
-from schemas.splits import SplitConfig
 from tests.builders import make_trajectory
-from training.data import held_out_rows, load_cpt
-from training.distributed import World
+from trajforge.evaluation.factory import JudgeSpec
+from trajforge.pipelines.build_corpus.config import BuildConfig
+from trajforge.pipelines.build_corpus.pipeline import build_corpus
+from trajforge.pipelines.cli import app
+from trajforge.pipelines.curate_sft.pipeline import curate_sft
+from trajforge.pipelines.prepare_rl.pipeline import prepare_rl
+from trajforge.schemas.shards import read_shard_table, write_shard
+from trajforge.schemas.sinks import write_segments
+from trajforge.schemas.splits import SplitConfig
+from trajforge.training.data import held_out_rows, load_cpt
+from trajforge.training.distributed import World
 
 pytestmark = pytest.mark.slow
 SUITES = {"terminal": "terminal", "mcp-workspace": "mcp"}
@@ -89,8 +89,8 @@ def test_no_held_out_task_reaches_any_stage(pools, tmp_path, tiny_checkpoint, mo
     held, cpt_only = by_split["held_out"], by_split["cpt"]
     corpus = root / "corpus"
 
-    from pipelines.curate_sft.config import CurateConfig
-    from training.generators import GeneratorSpec
+    from trajforge.pipelines.curate_sft.config import CurateConfig
+    from trajforge.training.generators import GeneratorSpec
 
     sft = curate_sft(corpus, tmp_path / "sft", CurateConfig(GeneratorSpec("rationalization"), JudgeSpec()), workers=1)
     sft_rows = [r for f in sft.outputs for r in read_shard_table(tmp_path / "sft" / f).to_pylist()]
@@ -104,10 +104,10 @@ def test_no_held_out_task_reaches_any_stage(pools, tmp_path, tiny_checkpoint, mo
     assert rl.counts["filtered.split_held_out"] and rl.counts["filtered.split_cpt"]
 
     # What each training stage hands to the loop, decoded: the held-out tasks' words never appear in it.
-    import training.rl
-    import training.stages
-    from training.rl import RLConfig, run_rl
-    from training.stages import StageConfig, run_stage
+    from trajforge.training import rl as rl_module
+    from trajforge.training import stages as stages_module
+    from trajforge.training.rl import RLConfig, run_rl
+    from trajforge.training.stages import StageConfig, run_stage
 
     batches = {}
 
@@ -115,13 +115,13 @@ def test_no_held_out_task_reaches_any_stage(pools, tmp_path, tiny_checkpoint, mo
         batches[len(batches)] = train_sequences
         return {"step": 0}
 
-    monkeypatch.setattr(training.stages, "train", capture)
+    monkeypatch.setattr(stages_module, "train", capture)
     for stage, data in (("cpt", corpus), ("sft", tmp_path / "sft")):
         run_stage(
             StageConfig(stage=stage, data=str(data), output=str(tmp_path / stage), init=str(tiny_checkpoint)),
             World(),
         )
-    from training.tokenizer import load_tokenizer
+    from trajforge.training.tokenizer import load_tokenizer
 
     tokenizer = load_tokenizer(tiny_checkpoint)
     cpt_text, sft_text = (" ".join(tokenizer.batch_decode(batches[i].input_ids)) for i in (0, 1))
@@ -130,13 +130,13 @@ def test_no_held_out_task_reaches_any_stage(pools, tmp_path, tiny_checkpoint, mo
     assert not any(m in sft_text for m in markers_of(held | cpt_only))
 
     prompts = []
-    real_rollout = training.rl.rollout
+    real_rollout = rl_module.rollout
 
     def recording_rollout(model, tokenizer, chat, row, config, seed, window):
         prompts.append(row["task"])
         return real_rollout(model, tokenizer, chat, row, config, seed, window)
 
-    monkeypatch.setattr(training.rl, "rollout", recording_rollout)
+    monkeypatch.setattr(rl_module, "rollout", recording_rollout)
     rl_config = RLConfig(
         data=str(tmp_path / "rl"), output=str(tmp_path / "rl-run"), init=str(tiny_checkpoint), max_steps=2
     )

@@ -7,9 +7,9 @@ import threading
 
 import pytest
 
-from sandboxes.base import InfraError, PageCheck, Task
-from sandboxes.browser import BrowserEnvironment
-from schemas.records import Action
+from trajforge.sandboxes.base import InfraError, PageCheck, Task
+from trajforge.sandboxes.browser import BrowserEnvironment
+from trajforge.schemas.records import Action
 
 pytestmark = pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Debian's chromium")
 
@@ -101,7 +101,7 @@ def elsewhere_and_probe(monkeypatch):
     from starlette.responses import HTMLResponse, RedirectResponse, Response
     from starlette.routing import Route
 
-    import sandboxes.webapps as webapps
+    import trajforge.sandboxes.webapps as webapps
 
     hits: list[str] = []
 

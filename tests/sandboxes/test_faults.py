@@ -3,11 +3,11 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from sandboxes.base import Sandbox, Task
-from sandboxes.faults import FaultInjector
-from sandboxes.mcp_env import MCPEnvironment
-from sandboxes.servers import bundled_server
-from schemas.records import Action, Observation
+from trajforge.sandboxes.base import Sandbox, Task
+from trajforge.sandboxes.faults import FaultInjector
+from trajforge.sandboxes.mcp_env import MCPEnvironment
+from trajforge.sandboxes.servers import bundled_server
+from trajforge.schemas.records import Action, Observation
 
 TASK = Task(id="t", instruction="x")
 

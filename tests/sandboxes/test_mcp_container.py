@@ -11,18 +11,18 @@ from pathlib import Path
 
 import pytest
 
-from collectors.environments import Settings, build_environment
-from collectors.environments.mcp import MCPSpec
-from collectors.episode import run_episode
-from collectors.policies.explorer import ExplorerPolicy
-from collectors.policies.scripted import ScriptedPolicy
-from collectors.runner import EpisodeSpec, run_collection
-from collectors.writer import RunWriter
-from sandboxes.base import InfraError, Task
-from sandboxes.mcp_container import Isolation, container_command, is_host_python, script_mounts
-from sandboxes.mcp_env import MCPEnvironment, MCPServerConfig
-from schemas.records import Action
-from schemas.sources import read_records
+from trajforge.collectors.environments import Settings, build_environment
+from trajforge.collectors.environments.mcp import MCPSpec
+from trajforge.collectors.episode import run_episode
+from trajforge.collectors.policies.explorer import ExplorerPolicy
+from trajforge.collectors.policies.scripted import ScriptedPolicy
+from trajforge.collectors.runner import EpisodeSpec, run_collection
+from trajforge.collectors.writer import RunWriter
+from trajforge.sandboxes.base import InfraError, Task
+from trajforge.sandboxes.mcp_container import Isolation, container_command, is_host_python, script_mounts
+from trajforge.sandboxes.mcp_env import MCPEnvironment, MCPServerConfig
+from trajforge.schemas.records import Action
+from trajforge.schemas.sources import read_records
 
 SERVERS = Path(__file__).parent / "servers"
 HOSTILE = str(SERVERS / "hostile.py")
@@ -144,7 +144,7 @@ def test_a_server_that_cannot_start_is_an_infra_error_with_its_stderr_and_the_ru
 
 
 def test_isolated_containers_are_removed_after_the_episode(mcp_isolation, docker_client):
-    from sandboxes.servers import bundled_server
+    from trajforge.sandboxes.servers import bundled_server
 
     label = {"label": "trajforge.run=pytest-removal"}
     isolated = Isolation(image=mcp_isolation.image, run_id="pytest-removal", client=docker_client)
@@ -213,7 +213,7 @@ def test_an_unknown_isolation_is_refused():
     with pytest.raises(ValueError, match="network must be one of none, allow"):
         MCPServerConfig(name="x", command="python3", network="host")
     with pytest.raises(InfraError, match="refusing to mount / into its sandbox"):
-        from sandboxes.mcp_container import ServerContainer
+        from trajforge.sandboxes.mcp_container import ServerContainer
 
         ServerContainer(MCPServerConfig(name="x", command="npx", args=("/",)), Isolation(client=object())).start(
             ["/"], {}
@@ -221,7 +221,7 @@ def test_an_unknown_isolation_is_refused():
 
 
 def test_network_allow_gives_the_server_dockers_bridge(mcp_isolation, docker_client):
-    from sandboxes.servers import bundled_server
+    from trajforge.sandboxes.servers import bundled_server
 
     isolated = Isolation(image=mcp_isolation.image, run_id="pytest-network", client=docker_client)
     with MCPEnvironment(bundled_server("kvstore", network="allow"), isolation=isolated) as env:

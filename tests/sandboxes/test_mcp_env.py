@@ -7,16 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from collectors.environments import Settings
-from collectors.environments.mcp import MCPSpec
-from collectors.policies.scripted import ScriptedPolicy
-from collectors.runner import EpisodeSpec, run_collection
-from collectors.writer import RunWriter
-from sandboxes.base import InfraError, Task
-from sandboxes.mcp_env import MCPEnvironment, MCPServerConfig
-from sandboxes.servers import bundled_server
-from schemas.records import Action
-from schemas.sources import read_records
+from trajforge.collectors.environments import Settings
+from trajforge.collectors.environments.mcp import MCPSpec
+from trajforge.collectors.policies.scripted import ScriptedPolicy
+from trajforge.collectors.runner import EpisodeSpec, run_collection
+from trajforge.collectors.writer import RunWriter
+from trajforge.sandboxes.base import InfraError, Task
+from trajforge.sandboxes.mcp_env import MCPEnvironment, MCPServerConfig
+from trajforge.sandboxes.servers import bundled_server
+from trajforge.schemas.records import Action
+from trajforge.schemas.sources import read_records
 
 MISBEHAVING = str(Path(__file__).parent / "servers" / "misbehaving.py")
 TASK = Task(id="t", instruction="x", domain="mcp")
@@ -120,7 +120,7 @@ def test_runner_records_what_came_before_and_carries_on(tmp_path, docker_client,
             MCPSpec(server="kvstore"),
         )
     ]
-    from collectors.environments import build_environment
+    from trajforge.collectors.environments import build_environment
 
     settings = Settings(image=sandbox_image, command_timeout=3, docker_client=docker_client)
     result = run_collection(

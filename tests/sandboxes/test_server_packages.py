@@ -4,7 +4,7 @@ import threading
 
 import pytest
 
-from sandboxes.server_packages import PackageCache, npx_package
+from trajforge.sandboxes.server_packages import PackageCache, npx_package
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sandboxes.shell import PersistentShell, ShellDied, ansi_c_quote
+from trajforge.sandboxes.shell import PersistentShell, ShellDied, ansi_c_quote
 
 # SIGINT back to its default first: a suite started in the background by a non-interactive shell (as CI may start
 # it) runs with SIGINT ignored, and bash can neither trap nor undo a signal ignored on entry. A shell that

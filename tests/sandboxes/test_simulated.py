@@ -2,12 +2,12 @@
 
 import json
 
-from collectors.episode import run_episode
-from collectors.policies.scripted import ScriptedPolicy
-from sandboxes.base import Task
-from sandboxes.faults import FaultInjector
-from sandboxes.simulated import SimulatedEnvironment
-from schemas.records import Action
+from trajforge.collectors.episode import run_episode
+from trajforge.collectors.policies.scripted import ScriptedPolicy
+from trajforge.sandboxes.base import Task
+from trajforge.sandboxes.faults import FaultInjector
+from trajforge.sandboxes.simulated import SimulatedEnvironment
+from trajforge.schemas.records import Action
 
 
 def test_episode_in_simulation_is_a_normal_raw_trajectory(served_model):

@@ -4,10 +4,10 @@ import json
 
 import pytest
 
-from sandboxes.base import ResourceLimitExceeded, ShellCheck, Task
-from sandboxes.containers import RUN_LABEL, Limits, reap_stale, start_container
-from sandboxes.terminal import DockerTerminal
-from schemas.records import Action
+from trajforge.sandboxes.base import ResourceLimitExceeded, ShellCheck, Task
+from trajforge.sandboxes.containers import RUN_LABEL, Limits, reap_stale, start_container
+from trajforge.sandboxes.terminal import DockerTerminal
+from trajforge.schemas.records import Action
 
 TASK = Task(id="t", instruction="play", files={"notes/todo.txt": "buy milk\nfix bug\n"}, setup=("git init -q repo",))
 

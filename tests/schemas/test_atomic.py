@@ -2,7 +2,7 @@ import os
 
 import pytest
 
-from schemas.atomic import atomic_write, remove_stale_temporaries
+from trajforge.schemas.atomic import atomic_write, remove_stale_temporaries
 
 
 def test_a_failed_write_leaves_nothing(tmp_path):

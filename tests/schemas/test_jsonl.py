@@ -3,9 +3,9 @@ import json
 
 import pytest
 
-from schemas.jsonl import iter_json_lines, read_segment, record_to_json
-from schemas.sinks import write_segments
 from tests.builders import make_trajectory, record_dict
+from trajforge.schemas.jsonl import iter_json_lines, read_segment, record_to_json
+from trajforge.schemas.sinks import write_segments
 
 
 def write_lines(path, lines: list[bytes]) -> None:

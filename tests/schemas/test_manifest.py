@@ -1,8 +1,8 @@
 import base64
 import json
 
-from schemas.manifest import Manifest, RejectionWriter, code_version, read_manifest, reason_key
-from schemas.validation import Problem, ReadResult
+from trajforge.schemas.manifest import Manifest, RejectionWriter, code_version, read_manifest, reason_key
+from trajforge.schemas.validation import Problem, ReadResult
 
 
 def test_manifest_round_trip_and_reconcile(tmp_path):

@@ -1,8 +1,8 @@
 import pytest
 from pydantic import ValidationError
 
-from schemas.records import Trajectory
 from tests.builders import make_trajectory
+from trajforge.schemas.records import Trajectory
 
 
 def test_content_id_ignores_provenance_and_timing():

@@ -4,12 +4,12 @@ import pyarrow as pa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from schemas.arrow import TRAJECTORY_SCHEMA, records_to_table
-from schemas.records import Action, Observation, Trajectory, Turn
-from schemas.shards import read_shard, read_shard_table, write_shard
-from schemas.sinks import write_segments, write_shards
-from schemas.sources import read_records
 from tests.builders import make_trajectory
+from trajforge.schemas.arrow import TRAJECTORY_SCHEMA, records_to_table
+from trajforge.schemas.records import Action, Observation, Trajectory, Turn
+from trajforge.schemas.shards import read_shard, read_shard_table, write_shard
+from trajforge.schemas.sinks import write_segments, write_shards
+from trajforge.schemas.sources import read_records
 
 
 def test_schema_covers_every_record_field():
@@ -110,8 +110,8 @@ def test_any_record_survives_segment_and_shard(tmp_path_factory, turns, task):
 
 
 def test_a_cpt_shard_from_before_the_split_columns_still_reads(tmp_path, corpus_dir):
-    from schemas.splits import split_of
-    from training.data import load_cpt, row_splits
+    from trajforge.schemas.splits import split_of
+    from trajforge.training.data import load_cpt, row_splits
 
     table = read_shard_table(next((corpus_dir / "cpt").glob("*.arrow")))
     old = table.drop_columns(["task", "split"])

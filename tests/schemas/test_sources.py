@@ -1,7 +1,7 @@
-from schemas.manifest import RejectionWriter
-from schemas.sinks import write_segments
-from schemas.sources import ValidRecords, read_records
 from tests.builders import make_trajectory
+from trajforge.schemas.manifest import RejectionWriter
+from trajforge.schemas.sinks import write_segments
+from trajforge.schemas.sources import ValidRecords, read_records
 
 
 def test_valid_records_split_every_result_into_kept_or_rejected(tmp_path):

@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from schemas.splits import SplitConfig, readable_by, row_placement, split_of, task_draw, task_key
 from tests.builders import make_trajectory
+from trajforge.schemas.splits import SplitConfig, readable_by, row_placement, split_of, task_draw, task_key
 
 
 def record(**overrides) -> dict:

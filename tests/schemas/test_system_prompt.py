@@ -1,8 +1,8 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from schemas.records import SYSTEM_PROMPT_PARTS
-from schemas.system_prompt import has_sections, parse_system_prompt, render_system_prompt
+from trajforge.schemas.records import SYSTEM_PROMPT_PARTS
+from trajforge.schemas.system_prompt import has_sections, parse_system_prompt, render_system_prompt
 
 
 def test_render_skips_empty_parts():

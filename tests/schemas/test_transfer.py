@@ -2,8 +2,8 @@ from pathlib import Path
 
 import pytest
 
-from schemas.formats import ImportOptions
-from schemas.transfer import ImportJob, ImportTargetError, export_records, import_records
+from trajforge.schemas.formats import ImportOptions
+from trajforge.schemas.transfer import ImportJob, ImportTargetError, export_records, import_records
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "schemas" / "examples"
 

@@ -3,8 +3,8 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from schemas.validation import format_path, validate_record
 from tests.builders import make_trajectory, record_dict
+from trajforge.schemas.validation import format_path, validate_record
 
 
 def problems_of(data: dict, **kwargs) -> list[str]:

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import torch
 
-from training.data import load_cpt
-from training.distributed import close_world, init_world
-from training.loop import LoopConfig, train
-from training.model import TinyModelConfig, build_tiny_model
-from training.sequences import packed_sequences
-from training.tokenizer import load_tokenizer
+from trajforge.training.data import load_cpt
+from trajforge.training.distributed import close_world, init_world
+from trajforge.training.loop import LoopConfig, train
+from trajforge.training.model import TinyModelConfig, build_tiny_model
+from trajforge.training.sequences import packed_sequences
+from trajforge.training.tokenizer import load_tokenizer
 
 TINY = TinyModelConfig(hidden_size=32, intermediate_size=64, layers=2, heads=2, max_positions=256)
 CONTEXT = 128

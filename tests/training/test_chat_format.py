@@ -5,11 +5,11 @@ import pytest
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
 from transformers import PreTrainedTokenizerFast
 
-from training.chat_format import MARKER_TEMPLATE, MARKERS, ChatFormat, Message
-from training.labels import IGNORE_INDEX, label_documents
-from training.render import observation_loss_spans, render_row
-from training.sequences import rendered_texts
-from training.tokenizer import load_tokenizer
+from trajforge.training.chat_format import MARKER_TEMPLATE, MARKERS, ChatFormat, Message
+from trajforge.training.labels import IGNORE_INDEX, label_documents
+from trajforge.training.render import observation_loss_spans, render_row
+from trajforge.training.sequences import rendered_texts
+from trajforge.training.tokenizer import load_tokenizer
 
 CHATML = (  # SmolLM2-135M-Instruct's template, verbatim
     "{% for message in messages %}{% if loop.first and messages[0]['role'] != 'system' %}{{ '<|im_start|>system\n"
@@ -77,7 +77,7 @@ def test_chat_template_labels_cover_exactly_the_in_loss_observation_characters(c
 
 
 def _messages(row, mask_mode):
-    from training.render import conversation
+    from trajforge.training.render import conversation
 
     return conversation(row, mask_mode)
 

@@ -3,7 +3,7 @@ import json
 import pytest
 
 from tests.corpus_fixtures import TRAJECTORIES
-from training.data import held_out_draw, load_cpt, shard_paths, split_by_trajectory
+from trajforge.training.data import held_out_draw, load_cpt, shard_paths, split_by_trajectory
 
 
 def test_loads_every_shard_memory_mapped(corpus_dir, corpus):
@@ -53,7 +53,7 @@ def test_split_edges(corpus):
 
 
 def test_a_truncated_shard_is_named(corpus_dir, tmp_path):
-    from schemas.shards import ShardError
+    from trajforge.schemas.shards import ShardError
 
     shard = sorted((corpus_dir / "cpt").glob("*.arrow"))[0]
     broken = tmp_path / shard.name

@@ -2,12 +2,12 @@
 
 import torch
 
-from training import rl
-from training.chat_format import END, MARKERS, ChatFormat
-from training.generation import prompt_ids, sample, stop_ids
-from training.model import load_model, load_model_for
-from training.serving import LocalModel
-from training.tokenizer import load_tokenizer
+from trajforge.training import rl
+from trajforge.training.chat_format import END, MARKERS, ChatFormat
+from trajforge.training.generation import prompt_ids, sample, stop_ids
+from trajforge.training.model import load_model, load_model_for
+from trajforge.training.serving import LocalModel
+from trajforge.training.tokenizer import load_tokenizer
 
 
 def test_prompt_is_the_training_template_up_to_the_answer(tokenizer):
@@ -50,7 +50,7 @@ def test_a_model_is_asked_within_the_context_it_was_trained_on(tiny_checkpoint, 
     import json
     import shutil
 
-    from training.checkpoint import INFO_NAME
+    from trajforge.training.checkpoint import INFO_NAME
 
     messages = [{"role": "system", "content": "S " * 200}, {"role": "user", "content": "ls"}]
     full = len(prompt_ids(messages, load_tokenizer(tiny_checkpoint), MARKERS))

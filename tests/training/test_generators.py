@@ -1,6 +1,13 @@
-from evaluation.extraction import extract_prediction
-from training.generators import RATIONALIZATION, ROLLOUT, VERBATIM, Generator, RationalizationGenerator, sample_kind
-from training.prompts import build_query
+from trajforge.evaluation.extraction import extract_prediction
+from trajforge.training.generators import (
+    RATIONALIZATION,
+    ROLLOUT,
+    VERBATIM,
+    Generator,
+    RationalizationGenerator,
+    sample_kind,
+)
+from trajforge.training.prompts import build_query
 
 
 def test_rationalization_labels_the_verbatim_reference_and_its_degraded_copies(corpus):
@@ -32,7 +39,7 @@ def test_generator_specs_build_their_registered_generator_and_name_what_is_missi
 
     import pytest
 
-    from training.generators import GENERATORS, EndpointGenerator, GeneratorSpec
+    from trajforge.training.generators import GENERATORS, EndpointGenerator, GeneratorSpec
 
     assert set(GENERATORS) == {"endpoint", "checkpoint", "rationalization"}
     spec = pickle.loads(pickle.dumps(GeneratorSpec("endpoint", url="http://gen.invalid/v1", model="m")))

@@ -4,7 +4,7 @@ import math
 
 import torch
 
-from training.gspo import EPS_HIGH, EPS_LOW, group_advantages, gspo_loss
+from trajforge.training.gspo import EPS_HIGH, EPS_LOW, group_advantages, gspo_loss
 
 
 def direct_loss(logp, logp_old, mask, rewards, eps_low=EPS_LOW, eps_high=EPS_HIGH):

@@ -3,11 +3,11 @@ import pytest
 from tokenizers import Tokenizer, models
 from transformers import PreTrainedTokenizerFast
 
-from training.chat_format import ASSISTANT, BEGIN, END, SYSTEM, USER
-from training.generation import fit_window
-from training.labels import IGNORE_INDEX, TokenizedDocument, fit_to_context, label_document, label_documents
-from training.render import render_row
-from training.sequences import packed_sequences
+from trajforge.training.chat_format import ASSISTANT, BEGIN, END, SYSTEM, USER
+from trajforge.training.generation import fit_window
+from trajforge.training.labels import IGNORE_INDEX, TokenizedDocument, fit_to_context, label_document, label_documents
+from trajforge.training.render import render_row
+from trajforge.training.sequences import packed_sequences
 
 
 def segments(doc: TokenizedDocument, tokenizer) -> list[tuple[str, np.ndarray, np.ndarray]]:

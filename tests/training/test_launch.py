@@ -5,9 +5,9 @@ import re
 import pytest
 from typer.testing import CliRunner
 
-from pipelines.cli import app
-from training.configs import LoopConfig, RLConfig, TinyModelConfig
-from training.launch import stage_config
+from trajforge.pipelines.cli import app
+from trajforge.training.configs import LoopConfig, RLConfig, TinyModelConfig
+from trajforge.training.launch import stage_config
 
 
 def test_an_explicit_lr_is_used_as_given_and_an_omitted_one_is_the_stages_default():

@@ -11,15 +11,15 @@ import torch
 import torch.nn.functional as F
 from safetensors.torch import load_file
 
-from training.distributed import World
-from training.labels import fit_to_context, label_documents
-from training.loop import LoopConfig, collate, evaluate, token_loss_sum, train
-from training.model import TinyModelConfig, build_tiny_model
-from training.packing import pack
-from training.render import render_row
-from training.schedule import warmup_cosine
-from training.sequences import packed_sequences
-from training.tokenizer import save_tokenizer
+from trajforge.training.distributed import World
+from trajforge.training.labels import fit_to_context, label_documents
+from trajforge.training.loop import LoopConfig, collate, evaluate, token_loss_sum, train
+from trajforge.training.model import TinyModelConfig, build_tiny_model
+from trajforge.training.packing import pack
+from trajforge.training.render import render_row
+from trajforge.training.schedule import warmup_cosine
+from trajforge.training.sequences import packed_sequences
+from trajforge.training.tokenizer import save_tokenizer
 
 TINY = TinyModelConfig(hidden_size=32, intermediate_size=64, layers=2, heads=2, max_positions=256)
 LOOP = LoopConfig(batch_size=2, grad_accum=2, lr=3e-3, warmup_steps=2, max_steps=6, eval_every=3, save_every=3)
@@ -116,7 +116,7 @@ def test_torchrun_two_cpu_processes(tmp_path, corpus_dir):
         "--master-port",
         "29517",
         "-m",
-        "pipelines.cli",
+        "trajforge",
         "train",
         "--data",
         str(corpus_dir),

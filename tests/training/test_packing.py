@@ -3,9 +3,9 @@ import pytest
 import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 
-from training.labels import IGNORE_INDEX, TokenizedDocument, fit_to_context, label_documents
-from training.packing import best_fit_rows, pack
-from training.render import render_row
+from trajforge.training.labels import IGNORE_INDEX, TokenizedDocument, fit_to_context, label_documents
+from trajforge.training.packing import best_fit_rows, pack
+from trajforge.training.render import render_row
 
 PAD_ID = 0
 

@@ -1,6 +1,6 @@
 from collections import Counter
 
-from training.prompts import TEMPLATES, build_query, pick_template
+from trajforge.training.prompts import TEMPLATES, build_query, pick_template
 
 
 def test_query_holds_history_and_the_action(corpus):

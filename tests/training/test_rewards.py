@@ -1,10 +1,10 @@
 import json
 
-from evaluation.embedded import EmbeddedJudge
-from evaluation.scores import Scores
-from evaluation.verifiers import derive_verifier
-from training.prompts import candidate
-from training.rewards import hybrid_reward, row_reward
+from trajforge.evaluation.embedded import EmbeddedJudge
+from trajforge.evaluation.scores import Scores
+from trajforge.evaluation.verifiers import derive_verifier
+from trajforge.training.prompts import candidate
+from trajforge.training.rewards import hybrid_reward, row_reward
 
 TERMINAL = {"content": "total 4\n-rw-r--r-- 1 agent agent 14 hello.txt\n", "exit_code": 0}
 
@@ -40,7 +40,7 @@ def test_self_praise_earns_nothing():
 def test_a_judge_failure_earns_no_judge_reward():
     class Failing(EmbeddedJudge):
         def judge(self, case):
-            from evaluation.judge import Judgement
+            from trajforge.evaluation.judge import Judgement
 
             return Judgement(None, "judge timed out")
 

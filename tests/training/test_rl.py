@@ -8,11 +8,11 @@ import torch
 from safetensors.torch import load_file
 from typer.testing import CliRunner
 
-from pipelines.cli import app
-from training import rl
-from training.gspo import sequence_logprobs
-from training.model import load_model
-from training.rewards import Reward
+from trajforge.pipelines.cli import app
+from trajforge.training import rl
+from trajforge.training.gspo import sequence_logprobs
+from trajforge.training.model import load_model
+from trajforge.training.rewards import Reward
 
 runner = CliRunner()
 

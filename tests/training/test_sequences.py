@@ -1,6 +1,6 @@
-from training.labels import IGNORE_INDEX, fit_to_context
-from training.render import render_row
-from training.sequences import packed_sequences, rendered_texts, tokenized_documents
+from trajforge.training.labels import IGNORE_INDEX, fit_to_context
+from trajforge.training.render import render_row
+from trajforge.training.sequences import packed_sequences, rendered_texts, tokenized_documents
 
 
 def test_rendered_texts(corpus):

@@ -3,11 +3,11 @@
 import httpx
 import pytest
 
-from collectors.policies.llm import LLMAgentPolicy
-from sandboxes.base import Task
-from schemas.records import Observation
-from training.generators import EndpointGenerator
-from training.prompts import Query
+from trajforge.collectors.policies.llm import LLMAgentPolicy
+from trajforge.sandboxes.base import Task
+from trajforge.schemas.records import Observation
+from trajforge.training.generators import EndpointGenerator
+from trajforge.training.prompts import Query
 
 
 @pytest.fixture
@@ -56,7 +56,7 @@ def test_clients_use_it(server):
 def test_an_api_key_is_checked_on_every_request(tiny_checkpoint):
     from starlette.testclient import TestClient
 
-    from training.serving import LocalModel, build_app
+    from trajforge.training.serving import LocalModel, build_app
 
     client = TestClient(build_app(LocalModel(tiny_checkpoint), "m", api_key="s3cret"))
     assert client.get("/v1/models").status_code == 401
@@ -81,7 +81,7 @@ def test_an_api_key_is_checked_on_every_request(tiny_checkpoint):
     ],
 )
 def test_loopback_addresses(host, loopback):
-    from training.serving import is_loopback
+    from trajforge.training.serving import is_loopback
 
     assert is_loopback(host) is loopback
 
@@ -89,7 +89,7 @@ def test_loopback_addresses(host, loopback):
 def test_serve_refuses_an_open_bind_without_a_key(tiny_checkpoint, monkeypatch):
     from typer.testing import CliRunner
 
-    from pipelines.cli import app
+    from trajforge.pipelines.cli import app
 
     monkeypatch.delenv("TRAJFORGE_API_KEY", raising=False)
     result = CliRunner().invoke(app, ["serve", str(tiny_checkpoint), "--host", "0.0.0.0"])

@@ -4,8 +4,8 @@ import json
 
 from rich.console import Console
 
-from evaluation.benchmark import Report
-from training.stage_effects import reading, stage_of, stage_table
+from trajforge.evaluation.benchmark import Report
+from trajforge.training.stage_effects import reading, stage_of, stage_table
 
 
 def report(model: str, loss: float | None, compliance: float, overall: list[float]) -> Report:

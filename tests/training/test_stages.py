@@ -4,7 +4,7 @@ import json
 
 from typer.testing import CliRunner
 
-from pipelines.cli import app
+from trajforge.pipelines.cli import app
 
 runner = CliRunner()
 SMALL = [

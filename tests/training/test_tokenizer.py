@@ -2,8 +2,8 @@ import pytest
 from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import PreTrainedTokenizerFast
 
-from training.chat_format import CHAT_MARKERS, END, MARKER_TEMPLATE, PAD, SPECIAL_TOKENS
-from training.tokenizer import (
+from trajforge.training.chat_format import CHAT_MARKERS, END, MARKER_TEMPLATE, PAD, SPECIAL_TOKENS
+from trajforge.training.tokenizer import (
     ANSWER_TAGS,
     ensure_chat_format,
     ensure_chat_tokens,

@@ -2,8 +2,8 @@
 
 import pytest
 
-from collectors.environments import parse_environment
-from collectors.environments.mcp import MCPSpec
+from trajforge.collectors.environments import parse_environment
+from trajforge.collectors.environments.mcp import MCPSpec
 
 
 def mcp_policy(environment: dict) -> dict:

@@ -2,8 +2,8 @@
 
 import pytest
 
-from collectors.environments import KINDS, parse_environment
-from collectors.environments.terminal import TerminalSpec
+from trajforge.collectors.environments import KINDS, parse_environment
+from trajforge.collectors.environments.terminal import TerminalSpec
 
 
 def test_each_bundled_kind_is_registered_and_parsed_by_its_name():

@@ -7,13 +7,13 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from pipelines.cli import app
-from pipelines.report import build_report
-from schemas.manifest import read_manifest
-from schemas.sinks import write_segments
 from tests.builders import make_trajectory
 from tests.schemas.formats.test_roff import MAN
-from training.data import load_cpt, stage_rows
+from trajforge.pipelines.cli import app
+from trajforge.pipelines.report import build_report
+from trajforge.schemas.manifest import read_manifest
+from trajforge.schemas.sinks import write_segments
+from trajforge.training.data import load_cpt, stage_rows
 
 pytestmark = pytest.mark.slow
 runner = CliRunner()

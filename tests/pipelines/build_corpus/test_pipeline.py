@@ -14,12 +14,12 @@ import datasets
 import duckdb
 import pytest
 
-from pipelines.build_corpus.config import BuildConfig
-from pipelines.build_corpus.pipeline import build_corpus
-from pipelines.shard_writing import SPILL_DIR
-from schemas.jsonl import record_to_json
-from schemas.shards import read_shard_table
 from tests.builders import make_trajectory, report_turns
+from trajforge.pipelines.build_corpus.config import BuildConfig
+from trajforge.pipelines.build_corpus.pipeline import build_corpus
+from trajforge.pipelines.shard_writing import SPILL_DIR
+from trajforge.schemas.jsonl import record_to_json
+from trajforge.schemas.shards import read_shard_table
 
 TRAJFORGE = str(Path(sys.executable).parent / "trajforge")
 

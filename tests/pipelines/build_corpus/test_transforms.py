@@ -5,10 +5,11 @@ from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 from apache_beam.testing.test_pipeline import TestPipeline as BeamTestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
-from curation.dedup import MinHashConfig
-from curation.filters import FilterConfig
-from masking import load_policy
-from pipelines.build_corpus.transforms import (
+from tests.builders import make_trajectory, report_turns
+from trajforge.curation.dedup import MinHashConfig
+from trajforge.curation.filters import FilterConfig
+from trajforge.masking import load_policy
+from trajforge.pipelines.build_corpus.transforms import (
     COUNTS,
     FILTERED,
     PAIRS,
@@ -21,7 +22,6 @@ from pipelines.build_corpus.transforms import (
     ReadRecords,
     Redact,
 )
-from tests.builders import make_trajectory, report_turns
 
 
 def TestPipeline():  # noqa: N802 - reads like Beam's own
@@ -79,7 +79,7 @@ def test_near_duplicates_drop_the_larger_id(tmp_path):
 
 def test_decisions_reach_each_file_by_a_join_and_pass_2_drops_them(tmp_path):
     """Exact losers by location and near losers by id, joined with the files: each file reads with its own drops."""
-    from schemas.sinks import write_segments
+    from trajforge.schemas.sinks import write_segments
 
     a, b, c = make_trajectory(2), make_trajectory(3), make_trajectory(4)
     (path,) = write_segments([a, a, b, c], tmp_path, per_file=10)

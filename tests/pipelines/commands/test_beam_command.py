@@ -6,7 +6,7 @@ import socket
 import pytest
 from typer.testing import CliRunner
 
-from pipelines.cli import app
+from trajforge.pipelines.cli import app
 
 runner = CliRunner()
 JOBS = ["build-corpus", "curate-sft", "prepare-rl"]

@@ -1,9 +1,9 @@
 from typer.testing import CliRunner
 
-from pipelines.cli import app
-from schemas.manifest import read_manifest
-from schemas.sinks import write_segments
 from tests.builders import make_trajectory
+from trajforge.pipelines.cli import app
+from trajforge.schemas.manifest import read_manifest
+from trajforge.schemas.sinks import write_segments
 
 runner = CliRunner()
 

@@ -4,7 +4,7 @@ import json
 
 from typer.testing import CliRunner
 
-from pipelines.cli import app
+from trajforge.pipelines.cli import app
 
 SUITE = """
 suite: {name}

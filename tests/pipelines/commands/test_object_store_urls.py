@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from collectors.tasks import SUITES_DIR
 from tests.pipelines.test_job import BUCKET, free_port, s3  # noqa: F401 - s3: the moto server fixture
+from trajforge.collectors.tasks import SUITES_DIR
 
 ROOT = Path(__file__).resolve().parents[3]
 pytestmark = pytest.mark.slow
@@ -28,7 +28,7 @@ def trajforge(args: list[str], endpoint: str, cwd: Path) -> subprocess.Completed
         "AWS_DEFAULT_REGION": "us-east-1",
         "TRAJFORGE_CACHE": str(cwd / "cache"),
     }
-    argv = [sys.executable, "-m", "pipelines.cli", *args]
+    argv = [sys.executable, "-m", "trajforge", *args]
     return subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True, timeout=300)
 
 

@@ -4,10 +4,10 @@ import json
 
 from typer.testing import CliRunner
 
-from evaluation.factory import JudgeSpec
-from pipelines.cli import app
-from schemas.manifest import read_manifest
-from schemas.shards import read_shard_table
+from trajforge.evaluation.factory import JudgeSpec
+from trajforge.pipelines.cli import app
+from trajforge.schemas.manifest import read_manifest
+from trajforge.schemas.shards import read_shard_table
 
 runner = CliRunner()
 
@@ -60,8 +60,8 @@ class HalfRightModel:
     name = "scripted-model"
 
     def labelled(self, query, n, seed, hint=False):
-        from training.generators import ROLLOUT, Candidate
-        from training.prompts import candidate
+        from trajforge.training.generators import ROLLOUT, Candidate
+        from trajforge.training.prompts import candidate
 
         right = query.turn_index % 2 == 0
         text = candidate("r", query.reference if right else "something else entirely")
@@ -69,9 +69,9 @@ class HalfRightModel:
 
 
 def test_model_rollouts_are_counted_apart_with_the_acceptance_rate(tmp_path, corpus_dir):
-    from pipelines.commands.curate_sft import summary_line
-    from pipelines.curate_sft.config import CurateConfig
-    from pipelines.curate_sft.pipeline import curate_sft
+    from trajforge.pipelines.commands.curate_sft import summary_line
+    from trajforge.pipelines.curate_sft.config import CurateConfig
+    from trajforge.pipelines.curate_sft.pipeline import curate_sft
 
     manifest = curate_sft(
         corpus_dir, tmp_path, CurateConfig(generator=HalfRightModel, judge=JudgeSpec(), candidates=2), workers=1

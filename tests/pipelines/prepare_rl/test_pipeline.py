@@ -4,10 +4,10 @@ import json
 
 from typer.testing import CliRunner
 
-from evaluation.verifiers import verify
-from pipelines.cli import app
-from schemas.manifest import read_manifest
-from schemas.shards import read_shard_table
+from trajforge.evaluation.verifiers import verify
+from trajforge.pipelines.cli import app
+from trajforge.schemas.manifest import read_manifest
+from trajforge.schemas.shards import read_shard_table
 
 runner = CliRunner()
 

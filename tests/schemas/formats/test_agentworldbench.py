@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from schemas.formats import ImportOptions, agentworldbench
 from tests.builders import EXAMPLES, make_trajectory
+from trajforge.schemas.formats import ImportOptions, agentworldbench
 
 BENCHMARK_TASKS = {"terminal", "swe", "mcp", "search", "web", "os", "android"}
 

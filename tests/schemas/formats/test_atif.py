@@ -1,7 +1,7 @@
 import json
 
-from schemas.formats import ImportOptions, atif
 from tests.builders import EXAMPLES, make_trajectory
+from trajforge.schemas.formats import ImportOptions, atif
 
 
 def read(path, **options):

@@ -1,7 +1,7 @@
 import json
 
-from schemas.formats import ImportOptions, chat
 from tests.builders import EXAMPLES
+from trajforge.schemas.formats import ImportOptions, chat
 
 
 def read(path, **options):

@@ -1,8 +1,8 @@
 import gzip
 import json
 
-from schemas.formats.knowledge import find_knowledge_files, html_to_text, read
 from tests.schemas.formats.test_roff import MAN
+from trajforge.schemas.formats.knowledge import find_knowledge_files, html_to_text, read
 
 
 def test_each_kind_becomes_one_single_turn_document_wholly_in_the_loss(tmp_path):
@@ -50,7 +50,7 @@ def test_html_blocks_become_lines():
 
 
 def test_a_long_document_is_cut_into_parts_at_paragraphs(tmp_path):
-    from schemas.formats.knowledge import MAX_DOCUMENT_CHARS, split_document
+    from trajforge.schemas.formats.knowledge import MAX_DOCUMENT_CHARS, split_document
 
     text = "".join(f"Paragraph {i}: " + "word " * 150 + "\n\n" for i in range(40))
     parts = split_document(text)

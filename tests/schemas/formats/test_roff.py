@@ -1,4 +1,4 @@
-from schemas.formats.roff import render_man
+from trajforge.schemas.formats.roff import render_man
 
 MAN = r""".\" a comment
 .TH WC "1" "September 2022" "GNU coreutils 9.1" "User Commands"
