@@ -1,1 +1,1 @@
-"""Policies, task suites, the episode runner and the raw writer (issues #3, #4)."""
+"""Policies, task suites, the episode runner and the raw writer."""

@@ -1,4 +1,4 @@
-"""The trajectory record of the data contract (DESIGN.md, "Data contract (v1)") as typed Python records.
+"""The trajectory record of the data contract (docs/design.md, "Data contract (v1)") as typed Python records.
 
 Free-form JSON (tool arguments, action spaces, metadata) travels as JSON *strings*, so the Arrow schema stays
 explicit and never depends on what the first batch happened to contain.

@@ -1,1 +1,1 @@
-"""Tokenization of shards, models, the CPT/SFT/GSPO loops, rewards and serving (issues #6, #7)."""
+"""Tokenization of shards, models, the CPT/SFT/GSPO loops, rewards and serving."""

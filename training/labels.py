@@ -1,4 +1,4 @@
-"""Where character loss flags become token labels: the only place (DESIGN.md, "Loss masking").
+"""Where character loss flags become token labels: the only place (docs/design.md, "Loss masking").
 
 A rendered document is tokenized piece by piece: the chat template's own text with special-token matching on (its
 markers become their special tokens), the contents between with it off, so an observation that happens to contain

@@ -29,7 +29,7 @@ SECRETS = [
 
 
 def test_every_kind_has_a_case():
-    """Each kind the redactor knows (the README lists them all) is exercised by a case above."""
+    """Each kind the redactor knows (docs/building-the-corpus.md lists them all) is exercised by a case above."""
     assert {kind for kind, _ in PATTERNS} == {kind for _, kind, _ in SECRETS}
 
 

@@ -81,7 +81,7 @@ def test_kl_to_the_reference():
 
 
 def test_the_readme_clip_range_is_the_default():
-    """README: eps_low = 3e-4 and eps_high = 4e-4, written here as literals, not imported from the code under test."""
+    """docs/training.md: eps_low = 3e-4 and eps_high = 4e-4, as literals, not imported from the code under test."""
     assert (EPS_LOW, EPS_HIGH) == (3e-4, 4e-4)
     logp_old = torch.zeros(4, 1)
     # Sequence ratios just inside and just outside each side of [1 - 3e-4, 1 + 4e-4].

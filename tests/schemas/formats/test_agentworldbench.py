@@ -13,7 +13,7 @@ def read(path, **options):
 
 
 def benchmark_reader(folder):
-    """Written from the format's description (issue 10), not from the exporter: what the published evaluator does
+    """Written from the format's description, not from the exporter: what the published evaluator does
     with a folder - every *_test.jsonl, each line's action prompt[turn_idx-1] and truth response[turn_idx-1]."""
     seen = []
     for path in sorted(folder.glob("*_test.jsonl")):
