@@ -31,10 +31,7 @@ def run_stage(config: StageConfig, world: World, progress=None, eval_only: bool 
     overflow = "split" if config.stage == "cpt" else "trim_history"
     init = resolve_init(config.init)
     tokenizer = stage_tokenizer(config, init, split)
-    if init:
-        model = load_model_for(init, tokenizer)
-    else:
-        model = build_tiny_model(config.model, tokenizer, seed=config.loop.seed)
+    model = stage_model(config, init, tokenizer)
     chat = ChatFormat.of(tokenizer)
     if config.context_length > model.config.max_position_embeddings:
         raise ValueError(f"context_length {config.context_length} > the model's {model.config.max_position_embeddings}")
@@ -85,6 +82,13 @@ def stage_tokenizer(config: StageConfig, init: str | None, split: TrajectorySpli
     if source:
         return load_tokenizer(source)
     return train_tokenizer(rendered_texts(split.train), config.vocab_size)
+
+
+def stage_model(config: StageConfig, init: str | None, tokenizer):
+    """The starting checkpoint's model, else a tiny model built for the tokenizer."""
+    if init:
+        return load_model_for(init, tokenizer)
+    return build_tiny_model(config.model, tokenizer, seed=config.loop.seed)
 
 
 def write_data_summary(path: Path, config: StageConfig, split: TrajectorySplit, train_sequences) -> None:
