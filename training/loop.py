@@ -97,9 +97,7 @@ def train(
     optimizer = Optimizer(model, config.lr, config.warmup_steps, config.max_steps, config.weight_decay, config.clip)
     step = optimizer.resume(run_dir)
     wrapped = DistributedDataParallel(model) if world.size > 1 else model
-    autocast = (
-        config.bf16 if config.bf16 is not None else (world.device.type == "cuda" and torch.cuda.is_bf16_supported())
-    )
+    autocast = bf16_autocast(config, world)
     batches = micro_batches(len(train_sequences), config, world, start=step * config.grad_accum)
     last: dict = {"step": step}
     model.train()
@@ -107,31 +105,11 @@ def train(
     while step < stop:
         started = time.perf_counter()
         window = [collate(train_sequences, next(batches), world.device) for _ in range(config.grad_accum)]
-        local_tokens = sum(int((b["labels"][:, 1:] != -100).sum()) for b in window)
-        tokens = all_reduce_sum(local_tokens, world)
-        loss_total = 0.0
-        for i, batch in enumerate(window):
-            sync = i == len(window) - 1 or world.size == 1
-            context = wrapped.no_sync() if not sync and world.size > 1 else contextlib.nullcontext()
-            with context:
-                loss_sum, _ = token_loss_sum(wrapped, batch, autocast)
-                # DDP averages gradients over processes: scale so the result is the sum over all in-loss tokens.
-                (loss_sum * world.size / max(1.0, tokens)).backward()
-            loss_total += float(loss_sum.detach())
-        norm = optimizer.step()
+        last = {"step": step + 1, **optimizer_step(wrapped, optimizer, window, world, autocast)}
         step += 1
         seen = all_reduce_sum(sum(b["input_ids"].numel() for b in window), world)
-        elapsed = time.perf_counter() - started
-        last = {
-            "step": step,
-            "loss": all_reduce_sum(loss_total, world) / max(1.0, tokens),
-            "lr": optimizer.lr,
-            "grad_norm": norm,
-            "loss_tokens": int(tokens),
-            "tokens_per_s": seen / max(elapsed, 1e-9),
-        }
-        due = config.eval_every and (step % config.eval_every == 0 or step == config.max_steps)
-        if due and eval_sequences is not None and len(eval_sequences):
+        last["tokens_per_s"] = seen / max(time.perf_counter() - started, 1e-9)
+        if eval_due(config, step) and eval_sequences is not None and len(eval_sequences):
             last["eval_loss"] = evaluate(model, eval_sequences, config, world)
         if world.main:
             if step % config.log_every == 0 or "eval_loss" in last:
@@ -141,3 +119,33 @@ def train(
         if world.main and (checkpoint_due(step, config.save_every, config.max_steps) or step == stop):
             optimizer.save(run_dir, step, {**info, "loop": config.as_dict(), "metrics": last}, tokenizer)
     return last
+
+
+def bf16_autocast(config: LoopConfig, world: World) -> bool:
+    """Whether to autocast to bf16: as configured, else wherever the device supports it."""
+    if config.bf16 is not None:
+        return config.bf16
+    return world.device.type == "cuda" and torch.cuda.is_bf16_supported()
+
+
+def optimizer_step(wrapped, optimizer: Optimizer, window: list[dict], world: World, autocast: bool) -> dict:
+    """One optimizer step over a window of micro-batches, gradients synchronised across processes on the last one
+    only: the step's loss per in-loss token, learning rate, gradient norm and in-loss tokens, all processes together."""
+    tokens = all_reduce_sum(sum(int((b["labels"][:, 1:] != -100).sum()) for b in window), world)
+    loss_total = 0.0
+    for i, batch in enumerate(window):
+        sync = i == len(window) - 1 or world.size == 1
+        context = wrapped.no_sync() if not sync and world.size > 1 else contextlib.nullcontext()
+        with context:
+            loss_sum, _ = token_loss_sum(wrapped, batch, autocast)
+            # DDP averages gradients over processes: scale so the result is the sum over all in-loss tokens.
+            (loss_sum * world.size / max(1.0, tokens)).backward()
+        loss_total += float(loss_sum.detach())
+    norm = optimizer.step()
+    loss = all_reduce_sum(loss_total, world) / max(1.0, tokens)
+    return {"loss": loss, "lr": optimizer.lr, "grad_norm": norm, "loss_tokens": int(tokens)}
+
+
+def eval_due(config: LoopConfig, step: int) -> bool:
+    """Every eval_every steps and at the last one (never with eval_every 0)."""
+    return bool(config.eval_every) and (step % config.eval_every == 0 or step == config.max_steps)

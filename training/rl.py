@@ -59,17 +59,104 @@ def rollout(
     return output, mask, texts
 
 
+class Policy:
+    """The model RL trains, with what sampling from it needs (tokenizer, chat format, context window) and, when the
+    KL term is on, a frozen copy of the starting model for it to compare against."""
+
+    def __init__(self, init: str, config: RLConfig):
+        self.tokenizer = load_tokenizer(init)
+        self.chat = ChatFormat.of(self.tokenizer)
+        self.model = load_model_for(init, self.tokenizer)
+        self.window = context_window(init, self.model)
+        self.reference = copy.deepcopy(self.model).eval() if config.kl_coef else None
+
+
+class Rollouts:
+    """One step's prompts, each sampled G times and scored: what the updates train on and what the step reports."""
+
+    def __init__(self) -> None:
+        self.groups: list[tuple] = []  # per prompt: ids, response mask, old and reference log-probs
+        self.rewards: list[list[float]] = []  # per prompt: the rewards of its G samples
+        self.verified: list[bool] = []  # per sample with a rule verifier: whether it passed
+        self.formatted: list[bool] = []  # per sample: whether it wrote a <predicted_observation> block
+        self.judge_failures = 0  # samples the judge could not score (rewarded 0 by the judge)
+
+
+def collect_rollouts(policy: Policy, judge, batch: list[dict], config: RLConfig, step: int) -> Rollouts:
+    """Sample and score every prompt of the batch; the log-probs of the policy that sampled are the snapshot that
+    the updates' ratios compare against."""
+    policy.model.eval()
+    out = Rollouts()
+    for j, row in enumerate(batch):
+        seed = config.seed * 7919 + step * 101 + j
+        ids, mask, texts = rollout(policy.model, policy.tokenizer, policy.chat, row, config, seed, policy.window)
+        scored = [row_reward(judge, row, t) for t in texts]
+        out.formatted += [extract_prediction(t).tagged for t in texts]
+        out.rewards.append([r.total for r in scored])
+        out.verified += [r.verifier == 25.0 for r in scored if r.verifier is not None]
+        out.judge_failures += sum(r.judge_failure is not None for r in scored)
+        with torch.no_grad():
+            old = sequence_logprobs(policy.model, ids, mask)
+            ref = sequence_logprobs(policy.reference, ids, mask) if policy.reference is not None else None
+        out.groups.append((ids, mask[:, 1:], old, ref))
+    return out
+
+
+def update_policy(model, optimizer: Optimizer, rollouts: Rollouts, config: RLConfig) -> list:
+    """`updates_per_batch` passes over the groups, one optimizer step per group, on the clipped sequence-level
+    objective with group-normalised advantages. The GSPO outputs of every update, in order."""
+    advantages = group_advantages(torch.tensor(rollouts.rewards, dtype=torch.float32))
+    model.train()
+    stats = []
+    for _ in range(config.updates_per_batch):
+        for (ids, mask, old, ref), adv in zip(rollouts.groups, advantages, strict=True):
+            logp = sequence_logprobs(model, ids, mask)
+            out = gspo_loss(logp, old, mask, adv, config.eps_low, config.eps_high, ref, config.kl_coef)
+            out.loss.backward()
+            optimizer.step()
+            stats.append(out)
+    return stats
+
+
+def step_metrics(step: int, rollouts: Rollouts, stats: list, lr: float, seconds: float, warn_at: float) -> dict:
+    """A step's line in metrics.jsonl, with a warning when at least `warn_at` of its groups are degenerate."""
+    flat = [r for group in rollouts.rewards for r in group]
+    degenerate = sum(len(set(group)) == 1 for group in rollouts.rewards) / len(rollouts.rewards)
+    sampled = int(sum(float(mask.sum()) for _, mask, _, _ in rollouts.groups))
+    formatted, verified = rollouts.formatted, rollouts.verified
+    metrics = {
+        "step": step,
+        "reward": sum(flat) / len(flat),
+        "reward_max": max(flat),
+        "degenerate_groups": degenerate,
+        "format_compliance": sum(formatted) / len(formatted),
+        "verifier_pass": sum(verified) / len(verified) if verified else None,
+        "judge_failures": rollouts.judge_failures,
+        "loss": sum(float(s.loss.detach()) for s in stats) / len(stats),
+        "lr": lr,
+        "clipped": sum(s.clipped_fraction for s in stats) / len(stats),
+        "kl": sum(s.kl for s in stats) / len(stats),
+        "sampled_tokens": sampled,
+        "tokens_per_s": sampled / max(seconds, 1e-9),  # sampled tokens per second of the whole step
+        "seconds": seconds,
+    }
+    if degenerate >= warn_at:
+        metrics["warning"] = (
+            f"{degenerate:.0%} of groups have equal rewards (no gradient); format compliance "
+            f"{metrics['format_compliance']:.0%}: train SFT longer, or raise --group-size"
+        )
+    return metrics
+
+
 def run_rl(config: RLConfig, progress=None) -> dict:
     rows = stage_rows(load_shards(config.data, RL_DIR), "rl")
     init = resolve_init(config.init)
     if init is None:
         raise ValueError("--stage rl needs --init: a CPT or SFT checkpoint (the policy to sharpen)")
-    tokenizer = load_tokenizer(init)
-    chat = ChatFormat.of(tokenizer)
-    model = load_model_for(init, tokenizer)
-    window = context_window(init, model)
-    reference = copy.deepcopy(model).eval() if config.kl_coef else None
-    optimizer = Optimizer(model, config.lr, 0, config.max_steps, weight_decay=0.0, clip=config.clip, lr_floor=1.0)
+    policy = Policy(init, config)
+    optimizer = Optimizer(
+        policy.model, config.lr, 0, config.max_steps, weight_decay=0.0, clip=config.clip, lr_floor=1.0
+    )
     output = Path(config.output)
     output.mkdir(parents=True, exist_ok=True)
     step = optimizer.resume(output)
@@ -79,55 +166,11 @@ def run_rl(config: RLConfig, progress=None) -> dict:
     while step < config.max_steps:
         started = time.perf_counter()
         batch = [rows[order[(step * config.prompts_per_step + i) % len(rows)]] for i in range(config.prompts_per_step)]
-        model.eval()
-        groups, rewards, verified, formatted, judge_failures = [], [], [], [], 0
-        for j, row in enumerate(batch):
-            ids, mask, texts = rollout(model, tokenizer, chat, row, config, config.seed * 7919 + step * 101 + j, window)
-            scored = [row_reward(judge, row, t) for t in texts]
-            formatted += [extract_prediction(t).tagged for t in texts]
-            rewards.append([r.total for r in scored])
-            verified += [r.verifier == 25.0 for r in scored if r.verifier is not None]
-            judge_failures += sum(r.judge_failure is not None for r in scored)  # rewarded 0 by the judge
-            with torch.no_grad():
-                old = sequence_logprobs(model, ids, mask)
-                ref = sequence_logprobs(reference, ids, mask) if reference is not None else None
-            groups.append((ids, mask[:, 1:], old, ref))
-        advantages = group_advantages(torch.tensor(rewards, dtype=torch.float32))
-        model.train()
-        stats = []
-        for _ in range(config.updates_per_batch):
-            for (ids, mask, old, ref), adv in zip(groups, advantages, strict=True):
-                logp = sequence_logprobs(model, ids, mask)
-                out = gspo_loss(logp, old, mask, adv, config.eps_low, config.eps_high, ref, config.kl_coef)
-                out.loss.backward()
-                optimizer.step()
-                stats.append(out)
+        rollouts = collect_rollouts(policy, judge, batch, config, step)
+        stats = update_policy(policy.model, optimizer, rollouts, config)
         step += 1
-        flat = [r for group in rewards for r in group]
-        degenerate = sum(len(set(group)) == 1 for group in rewards) / len(rewards)
-        sampled = int(sum(float(mask.sum()) for _, mask, _, _ in groups))
         seconds = time.perf_counter() - started
-        last = {
-            "step": step,
-            "reward": sum(flat) / len(flat),
-            "reward_max": max(flat),
-            "degenerate_groups": degenerate,
-            "format_compliance": sum(formatted) / len(formatted),
-            "verifier_pass": sum(verified) / len(verified) if verified else None,
-            "judge_failures": judge_failures,
-            "loss": sum(float(s.loss.detach()) for s in stats) / len(stats),
-            "lr": optimizer.lr,
-            "clipped": sum(s.clipped_fraction for s in stats) / len(stats),
-            "kl": sum(s.kl for s in stats) / len(stats),
-            "sampled_tokens": sampled,
-            "tokens_per_s": sampled / max(seconds, 1e-9),  # sampled tokens per second of the whole step
-            "seconds": seconds,
-        }
-        if degenerate >= config.degenerate_warning:
-            last["warning"] = (
-                f"{degenerate:.0%} of groups have equal rewards (no gradient); format compliance "
-                f"{last['format_compliance']:.0%}: train SFT longer, or raise --group-size"
-            )
+        last = step_metrics(step, rollouts, stats, optimizer.lr, seconds, config.degenerate_warning)
         append_metrics(output, last)
         if progress is not None:
             progress(last)
@@ -135,12 +178,12 @@ def run_rl(config: RLConfig, progress=None) -> dict:
             info = {
                 "stage": "rl",
                 "init": init,
-                "chat_format": chat.name,
-                "context_length": window,
+                "chat_format": policy.chat.name,
+                "context_length": policy.window,
                 "rl": config.as_dict(),
                 "metrics": last,
             }
-            optimizer.save(output, step, info, tokenizer)
+            optimizer.save(output, step, info, policy.tokenizer)
     return {**last, **reward_trend(output / METRICS_NAME)}
 
 

@@ -25,24 +25,13 @@ def run_stage(config: StageConfig, world: World, progress=None, eval_only: bool 
     if config.stage not in STAGES:
         raise ValueError(f"stage {config.stage!r}: the trainer runs {', '.join(STAGES)}")
     data = Path(config.data)
-    rows = load_shards(data, config.stage)
-    if config.stage == "cpt":
-        split = TrajectorySplit(train=stage_rows(rows, "cpt"), held_out=held_out_rows(rows))
-    else:
-        split = split_by_trajectory(stage_rows(rows, config.stage), config.held_out, seed=config.loop.seed)
+    split = stage_split(config, load_shards(data, config.stage))
     render = render_row if config.stage == "cpt" else render_sft_row
     # An SFT answer is learned in the view generation later gives a long prompt (training/labels.py).
     overflow = "split" if config.stage == "cpt" else "trim_history"
     init = resolve_init(config.init)
-    source = config.tokenizer or init
-    if source:
-        tokenizer = load_tokenizer(source)
-    else:
-        tokenizer = train_tokenizer(rendered_texts(split.train), config.vocab_size)
-    if init:
-        model = load_model_for(init, tokenizer)
-    else:
-        model = build_tiny_model(config.model, tokenizer, seed=config.loop.seed)
+    tokenizer = stage_tokenizer(config, init, split)
+    model = stage_model(config, init, tokenizer)
     chat = ChatFormat.of(tokenizer)
     if config.context_length > model.config.max_position_embeddings:
         raise ValueError(f"context_length {config.context_length} > the model's {model.config.max_position_embeddings}")
@@ -63,19 +52,7 @@ def run_stage(config: StageConfig, world: World, progress=None, eval_only: bool 
     output = Path(config.output)
     if world.main:
         save_tokenizer(tokenizer, output / "tokenizer")
-        (output / "data.json").write_text(
-            json.dumps(
-                {
-                    "train_rows": len(split.train),
-                    "held_out_rows": len(split.held_out),
-                    "train_sequences": len(train_sequences),
-                    "packing_efficiency": round(train_sequences.efficiency, 4),
-                    "loss_tokens": train_sequences.loss_tokens,
-                    "config": config.as_dict(),
-                },
-                indent=2,
-            )
-        )
+        write_data_summary(output / "data.json", config, split, train_sequences)
     info = {
         "stage": config.stage,
         "data": str(data),
@@ -89,3 +66,39 @@ def run_stage(config: StageConfig, world: World, progress=None, eval_only: bool 
         "context_length": max(config.context_length, context_window(init, model)) if init else config.context_length,
     }
     return train(model, train_sequences, eval_sequences, config.loop, output, world, info, tokenizer, progress)
+
+
+def stage_split(config: StageConfig, rows) -> TrajectorySplit:
+    """The rows the stage trains on, and those its held-out loss is over: for CPT the corpus's held-out tasks; for
+    SFT, whose data holds none, a share of its own trajectories."""
+    if config.stage == "cpt":
+        return TrajectorySplit(train=stage_rows(rows, "cpt"), held_out=held_out_rows(rows))
+    return split_by_trajectory(stage_rows(rows, config.stage), config.held_out, seed=config.loop.seed)
+
+
+def stage_tokenizer(config: StageConfig, init: str | None, split: TrajectorySplit):
+    """The tokenizer named by --tokenizer, else the starting model's, else one trained on the training rows."""
+    source = config.tokenizer or init
+    if source:
+        return load_tokenizer(source)
+    return train_tokenizer(rendered_texts(split.train), config.vocab_size)
+
+
+def stage_model(config: StageConfig, init: str | None, tokenizer):
+    """The starting checkpoint's model, else a tiny model built for the tokenizer."""
+    if init:
+        return load_model_for(init, tokenizer)
+    return build_tiny_model(config.model, tokenizer, seed=config.loop.seed)
+
+
+def write_data_summary(path: Path, config: StageConfig, split: TrajectorySplit, train_sequences) -> None:
+    """data.json: how many rows and sequences the run trains on, how well they packed, and its config."""
+    summary = {
+        "train_rows": len(split.train),
+        "held_out_rows": len(split.held_out),
+        "train_sequences": len(train_sequences),
+        "packing_efficiency": round(train_sequences.efficiency, 4),
+        "loss_tokens": train_sequences.loss_tokens,
+        "config": config.as_dict(),
+    }
+    path.write_text(json.dumps(summary, indent=2))

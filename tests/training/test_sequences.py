@@ -1,10 +1,25 @@
+from trajforge.schemas.records import SYSTEM_PROMPT_PARTS
+from trajforge.schemas.system_prompt import render_system_prompt
+from trajforge.training.chat_format import ASSISTANT, BEGIN, END, SYSTEM, USER
 from trajforge.training.labels import IGNORE_INDEX, fit_to_context
-from trajforge.training.render import render_row
 from trajforge.training.sequences import packed_sequences, rendered_texts, tokenized_documents
 
 
-def test_rendered_texts(corpus):
-    assert list(rendered_texts(corpus.select([0]))) == [render_row(corpus[0]).text]
+def test_rendered_texts_are_each_rows_whole_conversation(corpus):
+    """What a tokenizer is trained on: one text per row, in row order, each the whole conversation in trajforge's
+    markers: the system prompt, and every action (a tool call's preceded by its name) and observation, the ones
+    out of the loss too."""
+    assert any(not turn["in_loss"] for row in corpus for turn in row["turns"])  # so "out of the loss too" is tested
+    expected = []
+    for row in corpus:
+        system = render_system_prompt({part: row[part] or "" for part in SYSTEM_PROMPT_PARTS})
+        text = f"{BEGIN}{SYSTEM}{system}{END}\n"
+        for turn in row["turns"]:
+            action = turn["action"]
+            named = f"{action['name']} {action['content']}" if action["name"] else action["content"]
+            text += f"{USER}{named}{END}\n{ASSISTANT}{turn['observation']['content']}{END}\n"
+        expected.append(text)
+    assert list(rendered_texts(corpus)) == expected
 
 
 def test_documents_fit_the_context(corpus, tokenizer):

@@ -1,20 +1,42 @@
+import re
+from pathlib import Path
+
 from typer.testing import CliRunner
 
 from tests.builders import make_trajectory
+from trajforge.curation.filters import FILTERS
 from trajforge.pipelines.cli import app
 from trajforge.schemas.manifest import read_manifest
 from trajforge.schemas.sinks import write_segments
 
 runner = CliRunner()
+ROOT = Path(__file__).resolve().parents[3]
+BACKTICKED_NAME = re.compile(r"`([a-z][a-z0-9]*(?:_[a-z0-9]+)*)`")  # `min_turns`; not `--min-turns`, `git add`
+BLOCK_BREAK = re.compile(r"\n[ \t]*\n|\n(?=[ \t]*(?:\d+\.|[-*])[ \t])")  # a blank line, or the next list item
 
 
-def test_disable_accepts_every_filter_name_the_readme_lists(tmp_path):
+def documented_filter_names() -> set[str]:
+    """The filter names the docs list for `--disable`: the backticked names in each paragraph or list item of
+    README.md and docs/*.md that mentions the flag."""
+    names: set[str] = set()
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for block in BLOCK_BREAK.split(page.read_text()):
+            if "--disable" in block:
+                names |= set(BACKTICKED_NAME.findall(block))
+    return names
+
+
+def test_the_docs_list_every_filter_and_disable_accepts_each(tmp_path):
+    documented = documented_filter_names()
+    assert documented == set(FILTERS), "the docs' --disable list and curation/filters.py differ"
     write_segments([make_trajectory(1)], tmp_path / "raw")
     out = tmp_path / "corpus"
     args = ["build-corpus", "-i", str(tmp_path / "raw"), "-o", str(out), "--workers", "1", "--held-out", "0"]
-    result = runner.invoke(app, [*args, "--disable", "min_turns", "--disable", "gui_environment_failures"])
+    result = runner.invoke(app, [*args, *(arg for name in sorted(documented) for arg in ("--disable", name))])
     assert result.exit_code == 0, result.output
-    assert read_manifest(out).counts["written"] == 1
+    manifest = read_manifest(out)
+    assert manifest.config["filters"]["disabled"] == sorted(documented)
+    assert manifest.counts["written"] == 1  # one turn, kept: min_turns is off
 
 
 def test_disable_refuses_an_unknown_filter_by_name(tmp_path):

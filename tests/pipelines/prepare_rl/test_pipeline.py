@@ -27,7 +27,21 @@ def test_one_prompt_per_trajectory_with_verifiers(tmp_path, corpus_dir):
         assert row["messages"][0]["role"] == "system" and row["messages"][-1]["role"] == "user"
         spec = json.loads(row["verifier"])
         assert verify(spec, row["reference"])  # the real observation passes its own verifier
-        assert not verify(spec, row["reference"] + "\nsomething else") or spec["kind"] != "json"
+        assert not verify(spec, wrong_prediction(spec, row["reference"]))
+
+
+def wrong_prediction(spec: dict, reference: str) -> str:
+    """The reference changed so that it breaks one rule of its verifier spec, for every kind of spec."""
+    if spec["kind"] == "json":
+        return reference + "\nsomething else"  # no longer JSON
+    if spec["kind"] == "aria":
+        key, value = next(iter(spec["anchors"].items()))
+        return reference.replace(f"{key}: {value}", f"{key}: elsewhere")
+    if spec["kind"] == "text" and spec.get("empty"):
+        return "unexpected output"
+    if spec["kind"] == "text":
+        return "an unexpected first line\n" + reference
+    raise AssertionError(f"no wrong prediction for a {spec['kind']!r} verifier: the test would check nothing")
 
 
 def test_missing_corpus(tmp_path):
