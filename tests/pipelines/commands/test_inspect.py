@@ -1,9 +1,11 @@
 """`trajforge inspect`: counts and exit codes, derived shards, SQL over shards and segments."""
 
+import pyarrow as pa
 from typer.testing import CliRunner
 
 from tests.builders import EXAMPLES
 from trajforge.pipelines.cli import app
+from trajforge.schemas.shards import write_shard
 
 runner = CliRunner()
 
@@ -48,3 +50,9 @@ def test_inspect_sql_over_shards_and_segments(tmp_path):
     result = run("inspect", tmp_path / "shards", "--sql", "select count(*) from turns where action_kind = 'message'")
     assert "8" in result.output
     assert run("inspect", tmp_path / "shards", "--sql", "select nonsense from").exit_code == 2
+
+
+def test_sft_and_rl_shards_are_counted_apart(tmp_path):
+    write_shard(pa.table({"domain": ["web", "web"]}).replace_schema_metadata({"trajforge.kind": "rl"}), tmp_path)
+    result = run("inspect", tmp_path)
+    assert result.exit_code == 0 and "rl shards: 2 rows in domain web" in result.output
