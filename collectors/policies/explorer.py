@@ -72,7 +72,7 @@ TYPOS = ["sl", "cta", "gerp", "pyhton3", "mkdri", "ehco"]
 FILE_LIKE = re.compile(r"^[\w][\w.-]{0,40}$")
 
 
-@POLICIES.register()
+@POLICIES.register(help="sample commands from a grammar")
 class ExplorerPolicy(Policy):
     name = "explorer"
 

@@ -28,7 +28,7 @@ class EndpointError(EpisodeEnded):
     """The model endpoint failed after retries: the agent could not act."""
 
 
-@POLICIES.register()
+@POLICIES.register(help="an OpenAI-compatible model")
 class LLMAgentPolicy(Policy):
     name = "llm"
 

@@ -4,7 +4,7 @@ from trajforge.collectors.policies.base import POLICIES, Policy
 from trajforge.schemas.records import Action, Observation
 
 
-@POLICIES.register()
+@POLICIES.register(help="replay the task's actions")
 class ScriptedPolicy(Policy):
     name = "scripted"
 

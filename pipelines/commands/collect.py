@@ -14,13 +14,12 @@ from trajforge.pipelines.commands.options import add_options
 from trajforge.pipelines.console import console, progress, warn
 
 DEFAULTS = CollectConfig()
-PolicyChoice = Enum("PolicyChoice", {name: name for name in sorted(POLICIES)}, type=str)
+PolicyChoice = Enum("PolicyChoice", {name: name for name in POLICIES}, type=str)
 
 SUITES = typer.Option(list(DEFAULTS.suites), "--suite", "-s", help="Bundled suite name or a .yaml path; repeatable.")
 POLICY = typer.Option(
     PolicyChoice(DEFAULTS.policy),
-    help="scripted: replay the task's actions; explorer: sample commands from a grammar; "
-    "llm: an OpenAI-compatible model.",
+    help=f"{POLICIES.describe('; ')}.",
 )
 OUTPUT = typer.Option(
     DEFAULTS.output,
