@@ -88,11 +88,15 @@ class Registry(Generic[T]):
     def _loaded(self) -> dict[str, T]:
         if self._package is not None:
             package, self._package = self._package, None  # before importing: a module may read the registry
-            import_modules(package)
+            try:
+                _import_modules(package)
+            except BaseException:
+                self._package = package  # a module that failed to import is tried again, never silently missing
+                raise
         return self._entries
 
 
-def import_modules(package: str) -> None:
+def _import_modules(package: str) -> None:
     """Import every module of `package` (each registers its plug-ins as it is imported)."""
     for module in pkgutil.iter_modules(importlib.import_module(package).__path__):
         importlib.import_module(f"{package}.{module.name}")

@@ -48,25 +48,40 @@ def test_a_name_registered_twice_or_without_a_name_is_refused():
         things.register()(object)
 
 
-def test_a_package_of_plug_ins_is_imported_once_when_first_read(tmp_path, monkeypatch):
+@pytest.fixture
+def plugs(tmp_path, monkeypatch):
+    """A package `plugs` on sys.path whose registry PLUGS takes its modules as plug-ins; yields its folder."""
     package = tmp_path / "plugs"
     package.mkdir()
     (package / "__init__.py").write_text(
         "from trajforge.schemas.registry import Registry\nPLUGS = Registry('plug', package=__name__)\n"
     )
-    (package / "alpha.py").write_text("from plugs import PLUGS\nPLUGS.add('alpha', 1)\n")
-    # A module that reads the registry while it is being imported sees what is registered so far, no recursion.
-    (package / "beta.py").write_text("from plugs import PLUGS\nSEEN = PLUGS.names()\nPLUGS.add('beta', 2)\n")
-    (package / "helpers.py").write_text("HELPER = True\n")  # a module that registers nothing is just imported
     monkeypatch.syspath_prepend(str(tmp_path))
-    try:
-        from plugs import PLUGS
+    yield package
+    for name in [m for m in sys.modules if m == "plugs" or m.startswith("plugs.")]:
+        del sys.modules[name]
 
-        assert "plugs.alpha" not in sys.modules
-        assert PLUGS.names() == ["alpha", "beta"] and PLUGS.get("beta") == 2
-        assert sys.modules["plugs.beta"].SEEN == ["alpha"] and "plugs.helpers" in sys.modules
-        (package / "gamma.py").write_text("from plugs import PLUGS\nPLUGS.add('gamma', 3)\n")
-        assert PLUGS.names() == ["alpha", "beta"]  # imported once: no second scan
-    finally:
-        for name in [m for m in sys.modules if m == "plugs" or m.startswith("plugs.")]:
-            del sys.modules[name]
+
+def test_a_package_of_plug_ins_is_imported_once_when_first_read(plugs):
+    (plugs / "alpha.py").write_text("from plugs import PLUGS\nPLUGS.add('alpha', 1)\n")
+    # A module that reads the registry while it is being imported sees what is registered so far, no recursion.
+    (plugs / "beta.py").write_text("from plugs import PLUGS\nSEEN = PLUGS.names()\nPLUGS.add('beta', 2)\n")
+    (plugs / "helpers.py").write_text("HELPER = True\n")  # a module that registers nothing is just imported
+    from plugs import PLUGS
+
+    assert "plugs.alpha" not in sys.modules
+    assert PLUGS.names() == ["alpha", "beta"] and PLUGS.get("beta") == 2
+    assert sys.modules["plugs.beta"].SEEN == ["alpha"] and "plugs.helpers" in sys.modules
+    (plugs / "gamma.py").write_text("from plugs import PLUGS\nPLUGS.add('gamma', 3)\n")
+    assert PLUGS.names() == ["alpha", "beta"]  # imported once: no second scan
+
+
+def test_a_plug_in_module_that_fails_to_import_fails_every_read_until_it_imports(plugs):
+    (plugs / "alpha.py").write_text("import no_such_module_here\n")
+    from plugs import PLUGS
+
+    for _ in range(2):
+        with pytest.raises(ModuleNotFoundError, match="no_such_module_here"):
+            PLUGS.names()
+    (plugs / "alpha.py").write_text("from plugs import PLUGS\nPLUGS.add('alpha', 1)\n")
+    assert PLUGS.names() == ["alpha"]
