@@ -15,10 +15,10 @@ import time
 import docker
 
 from trajforge.sandboxes.base import Task
+from trajforge.sandboxes.bundled_servers import bundled_server
 from trajforge.sandboxes.image import ensure_base_image
 from trajforge.sandboxes.mcp_container import Isolation
 from trajforge.sandboxes.mcp_env import MCPEnvironment
-from trajforge.sandboxes.servers import bundled_server
 from trajforge.schemas.records import Action
 
 TASK = Task(id="bench", instruction="benchmark", domain="mcp")

@@ -125,9 +125,8 @@ def collect(config: CollectConfig, log: Log, warn: Log, progress=lambda items, d
     """Run the collection `config` describes; ValueError (SuiteError, CollectSetupError) before any episode runs."""
     suites = plan_suites(config)
     shard = parse_shard(config.shard)
-    if config.policy not in POLICIES:
-        raise ValueError(f"unknown policy {config.policy!r}; policies: {', '.join(sorted(POLICIES))}")
-    policy_args = POLICIES[config.policy].arguments(config)
+    policy_class = POLICIES.get(config.policy)
+    policy_args = policy_class.arguments(config)
     recorded = run_config(config, suites, policy_args, warn)
     client, image = None, config.image
     if any(s.environment.needs_docker() for s in suites):
@@ -146,7 +145,7 @@ def collect(config: CollectConfig, log: Log, warn: Log, progress=lambda items, d
         episodes,
         writer,
         make_env=lambda spec: build_environment(spec.environment, settings, spec.faults, spec.seed),
-        make_policy=lambda: POLICIES[config.policy](**policy_args),
+        make_policy=lambda: policy_class(**policy_args),
         run_id=run_id,
         concurrency=config.concurrency,
         retries=config.retries,

@@ -1,9 +1,9 @@
-"""The paper's filters (§3.1.2), one small class each, run in the order of FILTERS.
+"""The paper's filters (§3.1.2), one small class each, run in the order they are registered in FILTERS.
 
 A filter either drops the whole trajectory (it returns a `Drop` with the detail of why) or returns it with some
 turns removed. Its `name` is one string everywhere: `--disable NAME`, the drop reason in `_filtered.jsonl`, and
 the manifest keys `filtered.NAME` (trajectories dropped) and `turns_removed.NAME` (turns removed). Turn removal
-keeps state continuity: only turns that changed nothing go. A new filter is one class here, added to FILTERS."""
+keeps state continuity: only turns that changed nothing go. A new filter is one class here, `@FILTERS.register()`."""
 
 import json
 from collections import Counter
@@ -13,6 +13,7 @@ from functools import cached_property
 from typing import ClassVar
 
 from trajforge.schemas.records import Trajectory, Turn
+from trajforge.schemas.registry import Registry
 
 GUI_DOMAINS = ("web", "os", "android")
 TOOL_DOMAINS = ("mcp", "swe", "search")
@@ -44,6 +45,12 @@ class TurnFilter(TrajectoryFilter):
         raise NotImplementedError
 
 
+# The registry, in the order the filters run (the order of this file): specific drops before general ones, and
+# turn counts last.
+FILTERS: Registry[type[TrajectoryFilter]] = Registry("filter", name_of=lambda f: f.name)
+
+
+@FILTERS.register()
 class GuiEnvironmentFailures(TrajectoryFilter):
     name = "gui_environment_failures"
     reason = "GUI trajectories whose environment failed (a page that never loaded)"
@@ -54,6 +61,7 @@ class GuiEnvironmentFailures(TrajectoryFilter):
         return record
 
 
+@FILTERS.register()
 class InfraErrors(TrajectoryFilter):
     name = "infra_errors"
     reason = "infrastructure failures never become training targets"
@@ -64,6 +72,7 @@ class InfraErrors(TrajectoryFilter):
         return record
 
 
+@FILTERS.register()
 class UndeclaredTools(TrajectoryFilter):
     name = "undeclared_tools"
     reason = "MCP/SWE/search calls to tools absent from the declared action space"
@@ -78,6 +87,7 @@ class UndeclaredTools(TrajectoryFilter):
         return record
 
 
+@FILTERS.register()
 class EmptyActions(TurnFilter):
     name = "empty_actions"
     reason = "turns whose action is empty are removed"
@@ -87,6 +97,7 @@ class EmptyActions(TurnFilter):
         return bool(content) and content not in ("{}", "null") or turn.action.kind in ("browser", "tool_call")
 
 
+@FILTERS.register()
 class RetryCycles(TurnFilter):
     name = "retry_cycles"
     reason = "a failed call followed by its retry (the same command again, up to a small edit): the failed one goes"
@@ -95,6 +106,7 @@ class RetryCycles(TurnFilter):
         return next_turn is None or not (_failed(turn) and _same_command(turn.action, next_turn.action))
 
 
+@FILTERS.register()
 class GuiNoChange(TurnFilter):
     name = "gui_no_change"
     reason = "GUI turns that left the state as it was are removed"
@@ -103,6 +115,7 @@ class GuiNoChange(TurnFilter):
         return record.domain not in GUI_DOMAINS or not turn.no_change
 
 
+@FILTERS.register()
 class MinTurns(TrajectoryFilter):
     name = "min_turns"
     reason = "trajectories left with fewer turns than --min-turns"
@@ -116,22 +129,13 @@ class MinTurns(TrajectoryFilter):
         return record
 
 
-# The registry, in the order the filters run: specific drops before general ones, and turn counts last.
-FILTERS: dict[str, type[TrajectoryFilter]] = {
-    f.name: f
-    for f in (GuiEnvironmentFailures, InfraErrors, UndeclaredTools, EmptyActions, RetryCycles, GuiNoChange, MinTurns)
-}
-
-
 @dataclass(frozen=True)
 class FilterConfig:
     disabled: tuple[str, ...] = ()  # names of FILTERS switched off
     min_turns: int = 2  # fewer turns than this: dropped (0 disables)
 
     def __post_init__(self):
-        unknown = set(self.disabled) - set(FILTERS)
-        if unknown:
-            raise ValueError(f"unknown filters: {', '.join(sorted(unknown))} (known: {', '.join(FILTERS)})")
+        FILTERS.check(self.disabled)
         object.__setattr__(self, "disabled", tuple(sorted(set(self.disabled))))
 
     @classmethod

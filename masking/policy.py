@@ -37,6 +37,7 @@ from trajforge.masking.information import MAX_CONTEXT_BYTES
 from trajforge.masking.masks import KeepMode, SpanLayout
 from trajforge.masking.statistics import TurnStatistics
 from trajforge.schemas.hashing import config_hash
+from trajforge.schemas.registry import unknown_message
 
 POLICY_DIR = Path(__file__).resolve().parent / "policies"
 
@@ -182,6 +183,7 @@ def _holds(clause: _Clause, statistics: TurnStatistics, short: float) -> bool:
 
 
 def bundled_policies() -> list[str]:
+    """The policies masking/policies/ holds, by name: they are files, found by name, so they need no registry."""
     return sorted(path.stem for path in POLICY_DIR.glob("*.yaml"))
 
 
@@ -193,9 +195,8 @@ def load_policy(name_or_path: str | Path) -> MaskingPolicy:
     else:
         path = Path(name_or_path)
         if not path.is_file():
-            raise PolicyError(
-                f"no policy {str(name_or_path)!r}: not a bundled policy ({', '.join(bundled_policies())}) nor a file"
-            )
+            known = unknown_message("masking policy", [str(name_or_path)], bundled_policies())
+            raise PolicyError(f"{known}; nor is it a policy file")
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:

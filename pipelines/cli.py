@@ -1,20 +1,21 @@
-"""The `trajforge` command line."""
+"""The `trajforge` command line: every command, with the one line `trajforge --help` lists it by (its own
+`trajforge CMD --help` shows its whole docstring)."""
 
 import typer
 
-from trajforge.pipelines.commands import (
-    build_corpus,
-    collect,
-    convert,
-    curate_sft,
-    evaluate,
-    inspect,
-    judge_check,
-    prepare_rl,
-    report,
-    train,
-)
 from trajforge.pipelines.commands.beam_command import BeamCommand
+from trajforge.pipelines.commands.build_corpus import build_corpus_command
+from trajforge.pipelines.commands.collect import collect_command
+from trajforge.pipelines.commands.curate_sft import curate_sft_command
+from trajforge.pipelines.commands.eval import eval_command
+from trajforge.pipelines.commands.import_export import export_command, import_command
+from trajforge.pipelines.commands.inspect import inspect_command
+from trajforge.pipelines.commands.judge_check import judge_check_command
+from trajforge.pipelines.commands.prepare_rl import prepare_rl_command
+from trajforge.pipelines.commands.report import report_command
+from trajforge.pipelines.commands.sandbox_image import sandbox_image_command
+from trajforge.pipelines.commands.serve import serve_command
+from trajforge.pipelines.commands.train import train_command
 
 app = typer.Typer(
     name="trajforge",
@@ -26,19 +27,26 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-app.command("collect")(collect.collect_command)
-app.command("build-corpus", cls=BeamCommand)(build_corpus.build_corpus_command)
-app.command("curate-sft", cls=BeamCommand)(curate_sft.curate_sft_command)
-app.command("prepare-rl", cls=BeamCommand)(prepare_rl.prepare_rl_command)
-app.command("eval")(evaluate.eval_command)
-app.command("judge-check")(judge_check.judge_check_command)
-app.command("report")(report.report_command)
-app.command("train")(train.train_command)
-app.command("serve")(train.serve_command)
-app.command("inspect")(inspect.inspect_command)
-app.command("import")(convert.import_command)
-app.command("export")(convert.export_command)
-app.command("sandbox-image")(collect.sandbox_image_command)
+# name, function, and the one line `trajforge --help` lists it by (short enough for an 80-column terminal)
+COMMANDS = (
+    ("collect", collect_command, "Run task suites in sandboxes, record trajectories."),
+    ("build-corpus", build_corpus_command, "Build the masked CPT corpus (Beam)."),
+    ("curate-sft", curate_sft_command, "Curate SFT data: judged best of N candidates (Beam)."),
+    ("prepare-rl", prepare_rl_command, "Prepare RL prompts with references and verifiers (Beam)."),
+    ("eval", eval_command, "Score checkpoints or endpoints as the benchmark does."),
+    ("judge-check", judge_check_command, "Check a judge against adversarial candidates."),
+    ("report", report_command, "Write an HTML page about a built corpus."),
+    ("train", train_command, "Train a world model: CPT, SFT or RL."),
+    ("serve", serve_command, "Serve a checkpoint as an OpenAI-compatible endpoint."),
+    ("inspect", inspect_command, "Summarise trajectory files, or query them with SQL."),
+    ("import", import_command, "Import trajectories from a foreign format."),
+    ("export", export_command, "Export trajforge records to another format."),
+    ("sandbox-image", sandbox_image_command, "Build the sandbox image and MCP server cache."),
+)
+BEAM_JOBS = ("build-corpus", "curate-sft", "prepare-rl")  # flags after `--` go to Beam
+
+for _name, _function, _line in COMMANDS:
+    app.command(_name, short_help=_line, cls=BeamCommand if _name in BEAM_JOBS else None)(_function)
 
 
 def main() -> None:

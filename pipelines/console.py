@@ -5,11 +5,17 @@ from typing import TypeVar
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.text import Text
 
 T = TypeVar("T")
 
 console = Console(stderr=True)
 out = Console(soft_wrap=True)
+
+
+def warn(message: str) -> None:
+    """A warning line, in yellow, taken literally (brackets in paths are not markup)."""
+    console.print(Text(message, style="yellow"))
 
 
 def progress(items: Iterable[T], description: str, total: int | None = None) -> Iterator[T]:

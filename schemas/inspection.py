@@ -1,16 +1,21 @@
 """What `trajforge inspect` counts in trajectory files: records, turns, domains, outcomes, schema versions and
-environments, the invalid records with their reasons, and the first few valid records as samples."""
+environments, the invalid records with their reasons, and the first few valid records as samples; and in SFT and
+RL shards (derived rows, not trajectories), their rows per kind and domain."""
 
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from trajforge.schemas import storage
+from trajforge.schemas.names import SHARD_SUFFIX
 from trajforge.schemas.records import Trajectory
+from trajforge.schemas.shards import ShardError, read_shard_table, shard_kind
 from trajforge.schemas.sources import ValidRecords, read_records
 from trajforge.schemas.validation import ReadResult
 
 COUNTED = ("domain", "outcome", "schema_version", "environment")
+DERIVED_KINDS = ("sft", "rl")  # shards whose rows are training samples, not trajectories
 
 
 @dataclass
@@ -43,3 +48,21 @@ def summarise_records(
     for record in ValidRecords(progress(results, "reading") if progress else results).rejecting_into(summary.invalid):
         summary.add(record, samples)
     return summary
+
+
+def is_derived(path: str | Path) -> bool:
+    """An SFT or RL shard; an unreadable one is not (read_records lists it as invalid)."""
+    try:
+        return storage.name(path).endswith(SHARD_SUFFIX) and shard_kind(path) in DERIVED_KINDS
+    except ShardError:
+        return False
+
+
+def count_derived_rows(files: list[str | Path]) -> Counter:
+    """(kind, domain) -> rows, over SFT and RL shards."""
+    counts: Counter = Counter()
+    for path in files:
+        kind = shard_kind(path)
+        for domain in read_shard_table(path).column("domain").to_pylist():
+            counts[(kind, domain)] += 1
+    return counts

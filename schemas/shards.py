@@ -6,7 +6,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from trajforge.schemas import storage
-from trajforge.schemas.arrow import schema_problems, table_to_results
+from trajforge.schemas.arrow import schema_kind, schema_problems, table_to_results
 from trajforge.schemas.hashing import content_hash
 from trajforge.schemas.names import SHARD_SUFFIX
 from trajforge.schemas.validation import Problem, ReadResult
@@ -43,7 +43,21 @@ def read_shard_table(path: str | Path) -> pa.Table:
         with pa.memory_map(str(path), "r") as source:
             return pa.ipc.open_stream(source).read_all()
     except (pa.ArrowInvalid, OSError) as exc:
-        raise ShardError(f"{path}: not a readable Arrow IPC stream shard (truncated or corrupt?): {exc}") from exc
+        raise _not_a_shard(path, exc) from exc
+
+
+def shard_kind(path: str | Path) -> str:
+    """trajectory, cpt, sft or rl, from the stream's schema alone (the first bytes of the file); a file that is not
+    a shard is a ShardError naming it."""
+    try:
+        with storage.open_read(path) as source:
+            return schema_kind(pa.ipc.open_stream(source).schema)
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise _not_a_shard(path, exc) from exc
+
+
+def _not_a_shard(path: str | Path, exc: Exception) -> ShardError:
+    return ShardError(f"{path}: not a readable Arrow IPC stream shard (truncated or corrupt?): {exc}")
 
 
 def read_shard(path: str | Path) -> Iterator[ReadResult]:

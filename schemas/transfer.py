@@ -8,16 +8,17 @@ from pathlib import Path
 from trajforge.schemas.formats import ImportOptions, get_format
 from trajforge.schemas.manifest import Manifest, RejectionWriter, read_manifest
 from trajforge.schemas.names import MANIFEST_NAME
+from trajforge.schemas.registry import Registry
 from trajforge.schemas.sinks import DEFAULT_RECORDS_PER_FILE, write_segments, write_shards
 from trajforge.schemas.sources import NATIVE, NATIVE_SUFFIXES, ValidRecords, find_files, read_records
 from trajforge.schemas.validation import ReadResult
 
 # A wrapper that shows progress over an iterable (the command line passes its own); the default shows none.
 Progress = Callable[[Iterable, str], Iterable]
-EXPORT_TARGETS = {
-    "shards": "Arrow IPC stream shards (a directory)",
-    "segments": "raw JSON Lines segments (a directory)",
-}
+# trajforge's own layouts to export to, besides the foreign FORMATS: name -> its writer (records, folder, per file).
+EXPORT_TARGETS: Registry[Callable[[Iterable, Path, int], list]] = Registry("export format")
+EXPORT_TARGETS.add("shards", write_shards, help="Arrow IPC stream shards (a directory)")
+EXPORT_TARGETS.add("segments", write_segments, help="raw JSON Lines segments (a directory)")
 
 
 def _silent(items: Iterable, label: str) -> Iterable:
@@ -84,10 +85,8 @@ def export_records(
     A bad output for the format (a file where a folder is needed) raises ValueError."""
     rejected: list[ReadResult] = []
     valid = ValidRecords(progress(read_records(inputs, NATIVE), f"exporting to {fmt}")).rejecting_into(rejected)
-    if fmt == "shards":
-        return ExportResult(len(write_shards(valid, output, per_file)), "shards", rejected)
-    if fmt == "segments":
-        return ExportResult(len(write_segments(valid, output, per_file)), "segments", rejected)
+    if fmt in EXPORT_TARGETS:
+        return ExportResult(len(EXPORT_TARGETS.get(fmt)(valid, output, per_file)), fmt, rejected)
     if fmt == "agentworldbench":
         summary = get_format(fmt).export_folder(valid, output)
         files = ", ".join(f"{task}_test.jsonl ({n})" for task, n in sorted(summary.lines.items())) or "no file"

@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 import httpx
 
+from trajforge.schemas.registry import Registry
 from trajforge.training.prompts import Query, candidate
 
 HINT = (
@@ -161,20 +162,31 @@ def _checkpoint_missing(spec: "GeneratorSpec") -> str | None:
     return None
 
 
-GENERATORS: dict[str, GeneratorKind] = {
-    "endpoint": GeneratorKind(
+GENERATORS: Registry[GeneratorKind] = Registry("generator")
+GENERATORS.add(
+    "endpoint",
+    GeneratorKind(
         lambda s: EndpointGenerator(s.url, s.model, None, 0.8, s.max_new_tokens),
         lambda s: None if s.url and s.model else "--generator endpoint needs --generator-url and --generator-model",
     ),
-    "checkpoint": GeneratorKind(lambda s: CheckpointGenerator(s.checkpoint, s.max_new_tokens), _checkpoint_missing),
-    "rationalization": GeneratorKind(lambda s: RationalizationGenerator(), lambda s: None),
-}
+    help="any OpenAI-compatible API: model rollouts, rejection sampling proper",
+)
+GENERATORS.add(
+    "checkpoint",
+    GeneratorKind(lambda s: CheckpointGenerator(s.checkpoint, s.max_new_tokens), _checkpoint_missing),
+    help="a local model: model rollouts, rejection sampling proper",
+)
+GENERATORS.add(
+    "rationalization",
+    GeneratorKind(lambda s: RationalizationGenerator(), lambda s: None),
+    help="no model: the real observation with reasoning written toward it, counted apart",
+)
 
 
 @dataclass(frozen=True)
 class GeneratorSpec:
     """Which candidate generator curate-sft uses, as a small picklable value: each Beam worker builds its own
-    (calling the spec builds the generator). Adding a generator is one entry in `GENERATORS`."""
+    (calling the spec builds the generator). Adding a generator is one `GENERATORS.add`."""
 
     kind: str = "rationalization"
     url: str | None = None
@@ -183,11 +195,9 @@ class GeneratorSpec:
     max_new_tokens: int = 512
 
     def __post_init__(self):
-        if self.kind not in GENERATORS:
-            raise ValueError(f"unknown --generator {self.kind!r}: {', '.join(GENERATORS)}")
-        missing = GENERATORS[self.kind].check(self)
+        missing = GENERATORS.get(self.kind).check(self)
         if missing:
             raise ValueError(missing)
 
     def __call__(self) -> Generator:
-        return GENERATORS[self.kind].build(self)
+        return GENERATORS.get(self.kind).build(self)

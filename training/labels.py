@@ -14,7 +14,7 @@ packed as a document of its own (its positions restart at 0; a later chunk no lo
 every loss token is trained); `truncate` keeps the first chunk only; `trim_history`, for documents whose loss is at
 their end (an SFT answer), keeps the first `head_length(context_length)` tokens (the start of the system prompt) and
 the most recent rest, answer included, as one document: the view that generation gives a long prompt
-(training/generation.py), so the model learns from what it is later asked with (it falls back to `split` when the
+(training/sampling.py), so the model learns from what it is later asked with (it falls back to `split` when the
 answer alone does not fit). The first token of every chunk, and of a trimmed tail, is out of the loss: nothing in its
 chunk precedes it, and in a packed row the token before it belongs to another document.
 """

@@ -22,11 +22,11 @@ from trajforge.training.chat_format import ChatFormat
 from trajforge.training.checkpoint import context_window
 from trajforge.training.configs import RLConfig
 from trajforge.training.data import load_shards, stage_rows
-from trajforge.training.generation import fit_window, prompt_ids, sample, stop_ids
 from trajforge.training.gspo import group_advantages, gspo_loss, sequence_logprobs
 from trajforge.training.model import load_model_for, resolve_init
 from trajforge.training.optimization import METRICS_NAME, Optimizer, append_metrics, checkpoint_due
 from trajforge.training.rewards import row_reward
+from trajforge.training.sampling import fit_window, prompt_ids, sample, stop_ids
 from trajforge.training.tokenizer import load_tokenizer
 
 

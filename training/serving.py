@@ -17,8 +17,8 @@ from starlette.routing import Route
 
 from trajforge.training.chat_format import ROLES, ChatFormat
 from trajforge.training.checkpoint import context_window
-from trajforge.training.generation import fit_window, prompt_ids, sample, stop_ids
 from trajforge.training.model import load_model_for
+from trajforge.training.sampling import fit_window, prompt_ids, sample, stop_ids
 from trajforge.training.tokenizer import load_tokenizer
 
 MAX_NEW_TOKENS = 4096

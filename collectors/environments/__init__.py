@@ -1,8 +1,6 @@
 """Environment kinds: each module of this package is one kind (terminal, mcp, browser, simulated, ...), with its
 suite spec and how to build its sandbox. `EnvironmentSpec` is the union of their specs, told apart by `kind`."""
 
-import importlib
-import pkgutil
 from typing import Annotated, Union
 
 from pydantic import Discriminator, Tag, TypeAdapter, ValidationError
@@ -10,10 +8,6 @@ from pydantic import Discriminator, Tag, TypeAdapter, ValidationError
 from trajforge.collectors.environments.base import KINDS, KindSpec, Settings
 from trajforge.sandboxes.base import Sandbox
 from trajforge.schemas.validation import format_path
-
-for _module in pkgutil.iter_modules(__path__):
-    if _module.name != "base":
-        importlib.import_module(f"{__name__}.{_module.name}")
 
 
 def _kind(value) -> str:

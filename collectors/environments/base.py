@@ -1,7 +1,7 @@
 """What every environment kind provides: its suite spec (one variant of `EnvironmentSpec`), how to build its
-sandbox, and what a run must know or prepare before its first episode. A kind registers itself with
-`@environment_kind`; `collectors.environments` imports every module of this package, so adding a kind is one
-module (plus its test)."""
+sandbox, and what a run must know or prepare before its first episode. A kind registers itself in `KINDS`
+(`@KINDS.register()`, under the name its `kind` field takes), which imports every module of this package, so adding
+a kind is one module (plus its test)."""
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -10,8 +10,13 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict
 
 from trajforge.sandboxes.base import Sandbox
+from trajforge.schemas.registry import Registry
 
-KINDS: dict[str, type["KindSpec"]] = {}
+KINDS: Registry[type["KindSpec"]] = Registry(
+    "environment kind",
+    name_of=lambda spec: spec.model_fields["kind"].default,
+    package="trajforge.collectors.environments",
+)
 
 
 @dataclass(frozen=True)
@@ -52,9 +57,3 @@ class KindSpec(BaseModel):
     def run_notes(cls, specs: Mapping[str, "KindSpec"]) -> tuple[dict, list[str]]:
         """For this kind's suites ({suite name: spec}): what the run's manifest records, and warnings to print."""
         return {}, []
-
-
-def environment_kind(cls: type[KindSpec]) -> type[KindSpec]:
-    """Register a kind under the name its `kind` field takes."""
-    KINDS[cls.model_fields["kind"].default] = cls
-    return cls

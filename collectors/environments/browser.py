@@ -2,11 +2,11 @@
 
 from typing import Literal
 
-from trajforge.collectors.environments.base import KindSpec, Settings, environment_kind
+from trajforge.collectors.environments.base import KINDS, KindSpec, Settings
 from trajforge.sandboxes.base import PageCheck, Sandbox
 
 
-@environment_kind
+@KINDS.register()
 class BrowserSpec(KindSpec):
     kind: Literal["browser"] = "browser"
     app: str

@@ -11,9 +11,9 @@ from urllib.parse import urlsplit
 
 from pydantic import model_validator
 
-from trajforge.collectors.environments.base import KindSpec, Settings, environment_kind
+from trajforge.collectors.environments.base import KINDS, KindSpec, Settings
 from trajforge.sandboxes.base import InfraError, Sandbox, ToolCheck
-from trajforge.sandboxes.servers import bundled_server
+from trajforge.sandboxes.bundled_servers import bundled_server
 from trajforge.schemas.records import Action
 
 HOST_WARNING = (
@@ -22,7 +22,7 @@ HOST_WARNING = (
 )
 
 
-@environment_kind
+@KINDS.register()
 class MCPSpec(KindSpec):
     kind: Literal["mcp"] = "mcp"
     name: str | None = None

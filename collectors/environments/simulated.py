@@ -3,12 +3,12 @@
 
 from typing import Literal
 
-from trajforge.collectors.environments.base import KindSpec, Settings, environment_kind
+from trajforge.collectors.environments.base import KINDS, KindSpec, Settings
 from trajforge.sandboxes.base import PageCheck, Sandbox, ShellCheck, ToolCheck
 from trajforge.schemas.records import Action
 
 
-@environment_kind
+@KINDS.register()
 class SimulatedSpec(KindSpec):
     kind: Literal["simulated"] = "simulated"
     url: str

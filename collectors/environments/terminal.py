@@ -3,11 +3,11 @@
 import os
 from typing import Literal
 
-from trajforge.collectors.environments.base import KindSpec, Settings, environment_kind
+from trajforge.collectors.environments.base import KINDS, KindSpec, Settings
 from trajforge.sandboxes.base import Sandbox, ShellCheck
 
 
-@environment_kind
+@KINDS.register()
 class TerminalSpec(KindSpec):
     kind: Literal["terminal"] = "terminal"
     setup_types = (str,)

@@ -1,13 +1,17 @@
 """The policy interface: start an episode, then one action at a time until the policy says it is done. A policy
-registers itself with `@policy`; `collectors.policies` imports every module of the package, so adding one is one
-module (plus its test)."""
+registers itself in `POLICIES` (`@POLICIES.register()`, under its `name`), which imports every module of the
+package, so adding one is one module (plus its test)."""
 
 from abc import ABC, abstractmethod
 
 from trajforge.sandboxes.base import Task
 from trajforge.schemas.records import Action, Observation
+from trajforge.schemas.registry import Registry
 
-POLICIES: dict[str, type["Policy"]] = {}
+# What `collect --policy` takes: each policy under its `name`.
+POLICIES: Registry[type["Policy"]] = Registry(
+    "policy", name_of=lambda cls: cls.name, package="trajforge.collectors.policies"
+)
 
 
 class Policy(ABC):
@@ -30,9 +34,3 @@ class Policy(ABC):
     @abstractmethod
     def act(self, last: Observation | None) -> Action | None:
         """The next action given the last observation (None before the first); None ends the episode."""
-
-
-def policy(cls: type[Policy]) -> type[Policy]:
-    """Register a policy under its `name` (what `collect --policy` takes)."""
-    POLICIES[cls.name] = cls
-    return cls

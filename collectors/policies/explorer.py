@@ -10,7 +10,7 @@ what errors look like. Sampling is seeded: the same seed gives the same episode.
 import random
 import re
 
-from trajforge.collectors.policies.base import Policy, policy
+from trajforge.collectors.policies.base import POLICIES, Policy
 from trajforge.collectors.policies.tool_sampler import ToolCallSampler
 from trajforge.schemas.records import Action, Observation
 
@@ -72,7 +72,7 @@ TYPOS = ["sl", "cta", "gerp", "pyhton3", "mkdri", "ehco"]
 FILE_LIKE = re.compile(r"^[\w][\w.-]{0,40}$")
 
 
-@policy
+@POLICIES.register(help="sample commands from a grammar")
 class ExplorerPolicy(Policy):
     name = "explorer"
 

@@ -12,7 +12,7 @@ import time
 
 import httpx
 
-from trajforge.collectors.policies.base import Policy, policy
+from trajforge.collectors.policies.base import POLICIES, Policy
 from trajforge.sandboxes.base import EpisodeEnded
 from trajforge.schemas.records import Action, Observation
 
@@ -28,7 +28,7 @@ class EndpointError(EpisodeEnded):
     """The model endpoint failed after retries: the agent could not act."""
 
 
-@policy
+@POLICIES.register(help="an OpenAI-compatible model")
 class LLMAgentPolicy(Policy):
     name = "llm"
 

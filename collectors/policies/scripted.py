@@ -1,10 +1,10 @@
 """Replays the task's scripted actions, in order."""
 
-from trajforge.collectors.policies.base import Policy, policy
+from trajforge.collectors.policies.base import POLICIES, Policy
 from trajforge.schemas.records import Action, Observation
 
 
-@policy
+@POLICIES.register(help="replay the task's actions")
 class ScriptedPolicy(Policy):
     name = "scripted"
 

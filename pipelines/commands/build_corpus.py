@@ -13,6 +13,7 @@ from trajforge.pipelines.commands.beam_command import VERBOSE_HELP, beam_args, j
 from trajforge.pipelines.console import console
 from trajforge.schemas.formats import FORMATS
 from trajforge.schemas.names import CPT_DIR, MANIFEST_NAME
+from trajforge.schemas.registry import unknown_message
 from trajforge.schemas.splits import SplitConfig
 from trajforge.schemas.storage import join
 
@@ -123,7 +124,7 @@ def build_corpus_command(
 
 def checked_format(input_format: str) -> str:
     if input_format not in ("trajforge", *FORMATS):
-        raise ValueError(f"unknown --input-format {input_format!r}")
+        raise ValueError(unknown_message("--input-format", [input_format], ["trajforge", *FORMATS]))
     return input_format
 
 

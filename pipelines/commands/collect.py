@@ -1,4 +1,4 @@
-"""`trajforge collect` and `trajforge sandbox-image`: run episodes in sandboxes, record raw trajectories."""
+"""`trajforge collect`: run episodes in sandboxes, record raw trajectories."""
 
 from enum import Enum
 
@@ -11,16 +11,15 @@ from trajforge.collectors.config import CollectConfig
 from trajforge.collectors.policies import POLICIES
 from trajforge.pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
 from trajforge.pipelines.commands.options import add_options
-from trajforge.pipelines.console import console, progress
+from trajforge.pipelines.console import console, progress, warn
 
 DEFAULTS = CollectConfig()
-PolicyChoice = Enum("PolicyChoice", {name: name for name in sorted(POLICIES)}, type=str)
+PolicyChoice = Enum("PolicyChoice", {name: name for name in POLICIES}, type=str)
 
 SUITES = typer.Option(list(DEFAULTS.suites), "--suite", "-s", help="Bundled suite name or a .yaml path; repeatable.")
 POLICY = typer.Option(
     PolicyChoice(DEFAULTS.policy),
-    help="scripted: replay the task's actions; explorer: sample commands from a grammar; "
-    "llm: an OpenAI-compatible model.",
+    help=f"{POLICIES.describe('; ')}.",
 )
 OUTPUT = typer.Option(
     DEFAULTS.output,
@@ -61,35 +60,6 @@ SIMULATION_INSTRUCTION = typer.Option(
     DEFAULTS.simulation_instruction,
     help="With --simulate: how the world model should behave (e.g. 'fail one call in five with a 503').",
 )
-
-
-def sandbox_image_command(
-    dockerfile: bool = typer.Option(False, "--dockerfile", help="Build FROM debian:bookworm-slim (needs a registry)."),
-    server_packages: bool = typer.Option(
-        True,
-        help="Also install the bundled MCP suites' server packages (npm, PyPI) into the host cache that isolated "
-        "servers mount read-only (TRAJFORGE_SERVER_CACHE, default ~/.cache/trajforge/servers).",
-    ),
-) -> None:
-    """Build the sandbox base image (debootstrap rootfs + docker import), or reuse it when it exists, and fill the
-    package cache of the bundled MCP servers (episodes have no network, so this is where npx finds them)."""
-    from trajforge.collectors.collection import CollectSetupError, docker_client, prepare_environments
-    from trajforge.collectors.environments import Settings
-    from trajforge.collectors.tasks import SUITES_DIR, load_suite
-    from trajforge.sandboxes.image import ImageBuildError, ensure_base_image
-
-    try:
-        client = docker_client()
-        tag = ensure_base_image(client, use_dockerfile=dockerfile, log=console.print)
-    except (CollectSetupError, ImageBuildError) as exc:
-        console.print(Text(str(exc), style="red"))
-        raise typer.Exit(EXIT_USAGE if isinstance(exc, CollectSetupError) else EXIT_REJECTED) from exc
-    if server_packages:
-        suites = [load_suite(p.stem) for p in sorted(SUITES_DIR.glob("*.yaml"))]
-        if not prepare_environments(suites, Settings(run_id="sandbox-image", image=tag, docker_client=client), _warn):
-            raise typer.Exit(EXIT_REJECTED)
-    typer.echo(tag)
-
 
 OPTIONS = {  # {parameter: (type, option)}, in the order of --help; `_config` makes them a CollectConfig
     "suite": (list[str], SUITES),
@@ -133,7 +103,7 @@ def collect_command(config: CollectConfig) -> None:
     infrastructure error after all retries, or a task error (its setup failed).
     """
     try:
-        collected = collect(config, log=console.print, warn=_warn, progress=progress)
+        collected = collect(config, log=console.print, warn=warn, progress=progress)
     except ValueError as exc:  # a bad suite or flag, no Docker daemon, an unreachable store: before any episode
         console.print(Text(str(exc), style="red"), soft_wrap=True)
         raise typer.Exit(EXIT_USAGE) from exc
@@ -141,10 +111,6 @@ def collect_command(config: CollectConfig) -> None:
 
 
 collect_command = add_options(collect_command, OPTIONS, "config", _config)
-
-
-def _warn(message: str) -> None:
-    console.print(Text(message, style="yellow"))
 
 
 def _print_summary(collected) -> int:

@@ -10,20 +10,13 @@ from trajforge.pipelines.commands.beam_command import VERBOSE_HELP, beam_args, j
 from trajforge.pipelines.commands.judge_options import with_judge_options
 from trajforge.pipelines.console import console
 from trajforge.pipelines.curate_sft.config import CurateConfig
-from trajforge.training.generators import GeneratorSpec
+from trajforge.training.generators import GENERATORS, GeneratorSpec
 
 DEFAULTS = CurateConfig()
 
 Input = Annotated[str, typer.Option("--input", "-i", help="A build-corpus folder or URL (its cpt/ shards).")]
 Output = Annotated[str, typer.Option("--output", "-o", help="SFT folder or URL: sft/ shards, scores, manifest.")]
-GeneratorKind = Annotated[
-    str,
-    typer.Option(
-        help="checkpoint (a local model) or endpoint (any OpenAI-compatible API): model rollouts, rejection "
-        "sampling proper; or rationalization (no model: the real observation with reasoning written toward it, "
-        "counted apart)."
-    ),
-]
+GeneratorKind = Annotated[str, typer.Option(help=f"{GENERATORS.describe('; or ')}.")]
 GeneratorUrl = Annotated[str | None, typer.Option(envvar="TRAJFORGE_GENERATOR_URL")]
 GeneratorModel = Annotated[str | None, typer.Option(envvar="TRAJFORGE_GENERATOR_MODEL")]
 Checkpoint = Annotated[Path | None, typer.Option(help="Checkpoint folder for --generator checkpoint.")]

@@ -1,11 +1,9 @@
-"""`trajforge inspect`: counts, schema versions and a sample of any raw segment or shard; SQL with duckdb."""
+"""`trajforge inspect`: counts, schema versions and a sample of any raw segment or shard; SQL with duckdb. What it
+counts and queries is schemas/inspection.py and schemas/query.py; this prints it."""
 
 import json
-from collections import Counter
 from pathlib import Path
 
-import duckdb
-import pyarrow as pa
 import typer
 from rich.markup import escape
 from rich.table import Table
@@ -13,23 +11,11 @@ from rich.text import Text
 
 from trajforge.pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, require_inputs
 from trajforge.pipelines.console import console, out, progress
-from trajforge.schemas import storage
-from trajforge.schemas.arrow import records_to_table, schema_kind
-from trajforge.schemas.inspection import RecordSummary, summarise_records
-from trajforge.schemas.names import SHARD_SUFFIX
+from trajforge.schemas.inspection import RecordSummary, count_derived_rows, is_derived, summarise_records
+from trajforge.schemas.query import QueryError, query
 from trajforge.schemas.records import Trajectory
-from trajforge.schemas.shards import ShardError, read_shard_table
-from trajforge.schemas.sources import NATIVE_SUFFIXES, read_records
-
-TURNS_VIEW = """
-create view turns as
-select trajectory_id, domain, t.index as turn_index,
-       t.action.kind as action_kind, t.action.name as action_name, t.action.content as action,
-       t.observation.content as observation, t.observation.format as observation_format,
-       t.observation.exit_code as exit_code, t.observation.is_error as is_error,
-       t.observation.truncated as truncated, t.latency_ms, t.fault, t.no_change, t.loss_weight
-from (select trajectory_id, domain, unnest(turns) as t from trajectories)
-"""
+from trajforge.schemas.shards import ShardError
+from trajforge.schemas.sources import NATIVE_SUFFIXES
 
 
 def inspect_command(
@@ -55,7 +41,7 @@ def inspect_command(
     if sql is not None:
         _run_sql(files, sql)
         return
-    derived = [f for f in files if _is_derived(f)]
+    derived = [f for f in files if is_derived(f)]
     if derived:
         _summarise_derived(derived)
         files = [f for f in files if f not in derived]
@@ -81,32 +67,9 @@ def _print_summary(summary: RecordSummary, files: int, max_problems: int) -> Non
         out.print(_sample(record))
 
 
-def shard_kind(path: str | Path) -> str:
-    """From the stream's schema alone (the first bytes of the file); a file that is not a shard names itself."""
-    try:
-        with storage.open_read(path) as source:
-            return schema_kind(pa.ipc.open_stream(source).schema)
-    except (pa.ArrowInvalid, OSError) as exc:
-        raise ShardError(f"{path}: not a readable Arrow IPC stream shard (truncated or corrupt?): {exc}") from exc
-
-
-def _is_derived(path: str | Path) -> bool:
-    """An SFT or RL shard; an unreadable one is left to read_records, which lists it as invalid."""
-    try:
-        return storage.name(path).endswith(SHARD_SUFFIX) and shard_kind(path) in ("sft", "rl")
-    except ShardError:
-        return False
-
-
 def _summarise_derived(files: list[str | Path]) -> None:
     """SFT and RL shards: rows per kind and domain (their rows are training samples, not trajectories)."""
-    counts: Counter = Counter()
-    for path in files:
-        table = read_shard_table(path)
-        kind = shard_kind(path)
-        for domain in table.column("domain").to_pylist():
-            counts[(kind, domain)] += 1
-    for (kind, domain), n in sorted(counts.items()):
+    for (kind, domain), n in sorted(count_derived_rows(files).items()):
         out.print(f"  {kind} shards: {n} rows in domain {domain}")
 
 
@@ -131,29 +94,16 @@ def _clip(text: str, width: int) -> str:
 
 
 def _run_sql(files: list[str | Path], sql: str) -> None:
-    """Shards are read as Arrow tables (with every column a later stage added); segments are validated first."""
     try:
-        tables = [read_shard_table(f) for f in files if storage.name(f).endswith(SHARD_SUFFIX)]
+        result = query(files, sql)
     except ShardError as exc:
         console.print(Text(str(exc), style="red"), soft_wrap=True)  # Text: brackets in paths are not markup
         raise typer.Exit(EXIT_USAGE) from exc
-    segments = [f for f in files if not storage.name(f).endswith(SHARD_SUFFIX)]
-    if segments:
-        records = [r.record for r in read_records(segments) if r.ok]
-        tables.append(records_to_table(records))
-    table = pa.concat_tables(tables, promote_options="permissive") if tables else records_to_table([])
-    con = duckdb.connect()
-    con.register("trajectories", table)
-    if "turns" in table.column_names:  # SFT and RL shards hold messages, not turns
-        con.execute(TURNS_VIEW)
-    try:
-        result = con.execute(sql)
-    except duckdb.Error as exc:
-        console.print(f"[red]SQL error:[/] {exc}")
+    except QueryError as exc:
+        console.print(f"[red]SQL error:[/] {escape(str(exc))}")
         raise typer.Exit(EXIT_USAGE) from exc
-    columns = [d[0] for d in result.description]
-    grid = Table(*columns)
-    for row in result.fetchall():
+    grid = Table(*result.columns)
+    for row in result.rows:
         grid.add_row(*(_cell(v) for v in row))
     out.print(grid)
 

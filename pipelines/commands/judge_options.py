@@ -6,7 +6,7 @@ from pathlib import Path
 import typer
 
 from trajforge.evaluation.endpoint import KEY_ENV
-from trajforge.evaluation.factory import JudgeSpec, kinds_help
+from trajforge.evaluation.factory import JUDGES, JudgeSpec
 from trajforge.pipelines.commands import EXIT_USAGE
 from trajforge.pipelines.commands.options import add_options
 
@@ -16,7 +16,7 @@ OPTIONS = {
         typer.Option(
             "embedded",
             "--judge",
-            help=f"{kinds_help()}.",
+            help=f"{JUDGES.describe(' or ')}.",
         ),
     ),
     "judge_url": (

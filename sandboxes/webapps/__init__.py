@@ -1,4 +1,5 @@
-"""Local web apps with server-side state for the Web domain, each served on 127.0.0.1 for one episode."""
+"""Local web apps with server-side state for the Web domain, each served on 127.0.0.1 for one episode. An app is
+one module of this package whose `build()` (a fresh Starlette app) registers itself: `@WEB_APPS.register(NAME)`."""
 
 import socket
 import threading
@@ -7,7 +8,9 @@ from dataclasses import dataclass
 
 import uvicorn
 
-APPS = ("shop", "wizard", "wiki")
+from trajforge.schemas.registry import Registry
+
+WEB_APPS = Registry("web app", package=__name__)  # name -> build(), a fresh app with fresh state
 
 
 @dataclass
@@ -22,15 +25,7 @@ class RunningApp:
 
 
 def build_app(name: str):
-    if name == "shop":
-        from trajforge.sandboxes.webapps.shop import build
-    elif name == "wizard":
-        from trajforge.sandboxes.webapps.wizard import build
-    elif name == "wiki":
-        from trajforge.sandboxes.webapps.wiki import build
-    else:
-        raise ValueError(f"unknown web app {name!r}; bundled: {', '.join(APPS)}")
-    return build()
+    return WEB_APPS.get(name)()
 
 
 def start_app(name: str, timeout: float = 10.0) -> RunningApp:

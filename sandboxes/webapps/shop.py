@@ -5,6 +5,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse
 from starlette.routing import Route
 
+from trajforge.sandboxes.webapps import WEB_APPS
 from trajforge.sandboxes.webapps.html import e, errors, page
 
 PRODUCTS = {
@@ -18,6 +19,7 @@ SHIPPING = {"standard": 4.0, "express": 12.0}
 NAV = [("/", "Products"), ("/cart", "Cart")]
 
 
+@WEB_APPS.register("shop")
 def build() -> Starlette:
     cart: dict[str, int] = {}
     orders: list[dict] = []

@@ -5,6 +5,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse
 from starlette.routing import Route
 
+from trajforge.sandboxes.webapps import WEB_APPS
 from trajforge.sandboxes.webapps.html import e, errors, page
 
 SEED = {
@@ -25,6 +26,7 @@ def render(text: str) -> str:
     return out + e(rest)
 
 
+@WEB_APPS.register("wiki")
 def build() -> Starlette:
     pages = {slug: {"title": t, "text": x, "history": ["created"]} for slug, (t, x) in SEED.items()}
 

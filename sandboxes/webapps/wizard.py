@@ -7,12 +7,14 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse
 from starlette.routing import Route
 
+from trajforge.sandboxes.webapps import WEB_APPS
 from trajforge.sandboxes.webapps.html import e, errors, page
 
 PLANS = ("free", "team", "enterprise")
 NAV = [("/", "Start"), ("/step/1", "Sign up")]
 
 
+@WEB_APPS.register("wizard")
 def build() -> Starlette:
     data: dict[str, str] = {}
     accounts: list[dict] = []

@@ -1,6 +1,7 @@
 """Foreign formats users already have, imported into and exported from the trajforge record.
 
-Each format module has `read(path, options) -> Iterator[ReadResult]` and `write(records, path) -> int`.
+Each format module has `read(path, options) -> Iterator[ReadResult]` and `write(records, path) -> int`, and is
+registered in FORMATS by the module's name.
 """
 
 import importlib
@@ -12,13 +13,19 @@ from typing import Any
 
 from trajforge.schemas.jsonl import iter_json_lines
 from trajforge.schemas.records import trajectory_content_id
+from trajforge.schemas.registry import Registry
 from trajforge.schemas.validation import DEFAULT_MAX_OBSERVATION_CHARS, Problem, ReadResult, validate_record
 
-FORMATS = {
-    "chat": "OpenAI/ShareGPT `messages` JSON Lines: user = action, assistant = observation",
-    "atif": "Harbor ATIF v1.x trajectories (terminal-bench): .json files or JSON Lines",
-    "agentworldbench": "AgentWorldBench JSONL: one evaluation turn per line",
-}
+FORMATS: Registry[str] = Registry("format")  # name -> its module, imported when it is used
+FORMATS.add(
+    "chat", f"{__name__}.chat", help="OpenAI/ShareGPT `messages` JSON Lines: user = action, assistant = observation"
+)
+FORMATS.add(
+    "atif", f"{__name__}.atif", help="Harbor ATIF v1.x trajectories (terminal-bench): .json files or JSON Lines"
+)
+FORMATS.add(
+    "agentworldbench", f"{__name__}.agentworldbench", help="AgentWorldBench JSONL: one evaluation turn per line"
+)
 
 
 @dataclass(frozen=True)
@@ -30,9 +37,8 @@ class ImportOptions:
 
 
 def get_format(name: str) -> ModuleType:
-    if name not in FORMATS:
-        raise ValueError(f"unknown format {name!r}; choose one of: {', '.join(FORMATS)}")
-    return importlib.import_module(f"trajforge.schemas.formats.{name}")
+    """The format's module; UnknownName (a ValueError) lists the formats."""
+    return importlib.import_module(FORMATS.get(name))
 
 
 Converter = Callable[[Any, str, ImportOptions], tuple[dict | None, list[Problem]]]

@@ -73,8 +73,10 @@ def test_gui_no_change_turns_are_removed():
 
 
 def test_unknown_filter_names():
-    with pytest.raises(ValueError, match="unknown filters: teleport"):
+    with pytest.raises(ValueError, match="unknown filter 'teleport'; known: gui_environment_failures, infra_errors, "):
         FilterConfig.from_dict({"teleport": True})
+    with pytest.raises(ValueError, match="unknown filter 'fly', 'teleport'; known: .*, min_turns$"):
+        FilterConfig(disabled=("teleport", "fly", "min_turns"))
 
 
 def test_min_turns_can_be_disabled_by_name():

@@ -16,7 +16,7 @@ def test_every_registered_judge_kind_builds_its_judge_from_a_pickled_spec():
 
 
 def test_a_bad_judge_spec_names_the_option_to_fix():
-    with pytest.raises(ValueError, match="unknown judge 'llm': choose embedded or endpoint"):
+    with pytest.raises(ValueError, match="unknown judge 'llm'; known: embedded, endpoint"):
         JudgeSpec("llm")
     with pytest.raises(ValueError, match="--judge endpoint needs --judge-url and --judge-model"):
         JudgeSpec("endpoint", url="http://judge.invalid/v1")

@@ -138,7 +138,8 @@ def test_policy_level_errors():
 
 
 def test_unknown_policies_and_bad_yaml(tmp_path):
-    with pytest.raises(PolicyError, match=r"no policy 'papr': not a bundled policy \(information, paper\) nor a file"):
+    known = "unknown masking policy 'papr'; known: information, paper; nor is it a policy file"
+    with pytest.raises(PolicyError, match=known):
         load_policy("papr")
     broken = tmp_path / "broken.yaml"
     broken.write_text("rules: [\n")

@@ -1,152 +1,57 @@
-import json
-import shutil
+"""The command line as a whole: every command registered, listed on one line by `trajforge --help`, and each with
+its whole docstring in its own --help."""
+
+import inspect
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import typer
 from typer.testing import CliRunner
 
-from tests.builders import EXAMPLES, make_trajectory, record_dict
 from trajforge.pipelines.cli import app
-from trajforge.schemas.manifest import read_manifest
-from trajforge.schemas.sources import read_records
 
 runner = CliRunner()
+REGISTERED = typer.main.get_command(app).commands
 COMMANDS = [
     "collect",
     "build-corpus",
     "curate-sft",
     "prepare-rl",
-    "train",
     "eval",
-    "serve",
+    "judge-check",
     "report",
+    "train",
+    "serve",
     "inspect",
     "import",
     "export",
+    "sandbox-image",
 ]
 
 
-def run(*args: str):
-    return runner.invoke(app, [str(a) for a in args])
+def _words(text: str) -> str:
+    return " ".join(text.replace("│", " ").split())
 
 
-def test_console_script_lists_every_command():
+def test_the_console_script_lists_every_command_on_one_line():
+    env = {key: value for key, value in os.environ.items() if key != "TERMINAL_WIDTH"} | {"COLUMNS": "80"}
     trajforge = Path(sys.executable).parent / "trajforge"
-    result = subprocess.run([str(trajforge), "--help"], capture_output=True, text=True, check=True)
-    for name in COMMANDS:
-        assert f" {name} " in result.stdout
+    result = subprocess.run([str(trajforge), "--help"], capture_output=True, text=True, check=True, env=env)
+    lines = result.stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if "─ Commands ─" in line) + 1
+    panel = lines[start : next(i for i in range(start, len(lines)) if lines[i].startswith("╰"))]
+    listed = [line.strip("│ ").split(None, 1) for line in panel]
+    assert all(line.startswith("│ ") and not line.startswith("│  ") for line in panel), result.stdout  # no wrapping
+    assert [name for name, _ in listed] == COMMANDS and set(REGISTERED) == set(COMMANDS)
+    for name, line in listed:
+        assert line == REGISTERED[name].short_help
 
 
 @pytest.mark.parametrize("name", COMMANDS)
-def test_each_command_has_help(name):
-    result = run(name, "--help")
-    assert result.exit_code == 0
-    assert "Usage:" in result.output
-
-
-def test_import_bad_file_reports_rejects_and_keeps_the_good(tmp_path):
-    good = [
-        json.dumps({"messages": [{"role": "user", "content": f"ls {i}"}, {"role": "assistant", "content": "a"}]})
-        for i in range(3)
-    ]
-    data = (good[0] + "\n" + '{"messages": [{"role": "user"}]}\n' + good[1] + "\n").encode() + b"\xff\xfe\n"
-    data += good[2].encode()[:-5]  # truncated last line
-    src = tmp_path / "in.jsonl"
-    src.write_bytes(data)
-    out = tmp_path / "raw"
-    result = run("import", "--format", "chat", src, "--output", out, "--domain", "terminal")
-    assert result.exit_code == 1, result.output
-    manifest = read_manifest(out)
-    assert manifest.counts == {"read": 5, "written": 2, "rejected": 3}
-    assert manifest.reconciles()
-    assert [r.record.domain for r in read_records([out])] == ["terminal", "terminal"]
-    rejections = [json.loads(x) for x in (out / "_rejections.jsonl").read_text().splitlines()]
-    assert [r["locator"] for r in rejections] == ["line 2", "line 4", "line 5"]
-    assert rejections[0]["reasons"] == [
-        "messages[0].content: missing",
-        "messages[0]: the last user message has no assistant reply",
-    ]
-
-
-def test_reimport_replaces_and_refuses_foreign_folders(tmp_path):
-    out = tmp_path / "raw"
-    assert run("import", "-f", "chat", EXAMPLES / "chat.jsonl", "-o", out).exit_code == 0
-    first = sorted(p.name for p in out.iterdir())
-    assert run("import", "-f", "chat", EXAMPLES / "chat.jsonl", "-o", out).exit_code == 0
-    assert sorted(p.name for p in out.iterdir()) == first
-    other = tmp_path / "other"
-    other.mkdir()
-    (other / "data.jsonl").write_text(json.dumps(record_dict(make_trajectory())) + "\n")
-    result = run("import", "-f", "chat", EXAMPLES / "chat.jsonl", "-o", other)
-    assert result.exit_code == 2 and "already holds data" in result.output
-
-
-def test_missing_input_is_a_usage_error(tmp_path):
-    result = run("import", "-f", "chat", tmp_path / "nope.jsonl", "-o", tmp_path / "out")
-    assert result.exit_code == 2 and "no such file or directory" in result.output
-    assert run("inspect", tmp_path / "nope").exit_code == 2
-
-
-def test_inspect_counts_and_exit_codes(tmp_path):
-    raw = tmp_path / "raw"
-    for fmt, name in (
-        ("chat", "chat.jsonl"),
-        ("atif", "atif_terminal.json"),
-        ("agentworldbench", "agentworldbench.jsonl"),
-    ):
-        assert run("import", "-f", fmt, EXAMPLES / name, "-o", raw / fmt).exit_code == 0
-    result = run("inspect", raw)
-    assert result.exit_code == 0, result.output
-    assert "6 valid records, 0 invalid, 16 turns" in result.output
-    assert "schema_version: 1 6" in result.output
-    bad = raw / "chat" / "broken.jsonl"
-    bad.write_text('{"schema_version": "7"}\n')
-    result = run("inspect", raw)
-    assert result.exit_code == 1
-    assert "broken.jsonl:line 1: schema_version: unknown version '7'" in result.output
-
-
-def test_inspect_sql_over_shards_and_segments(tmp_path):
-    raw = tmp_path / "raw"
-    assert run("import", "-f", "chat", EXAMPLES / "chat.jsonl", "-o", raw, "--domain", "mcp").exit_code == 0
-    assert run("export", raw, "-f", "shards", "-o", tmp_path / "shards").exit_code == 0
-    assert run("import", "-f", "atif", EXAMPLES / "atif_terminal.json", "-o", tmp_path / "atif").exit_code == 0
-    sql = "select domain, count(*) as n from trajectories group by 1 order by 1"
-    result = run("inspect", tmp_path / "shards", tmp_path / "atif", "--sql", sql)
-    assert result.exit_code == 0, result.output
-    rows = [line.split("│")[1:3] for line in result.output.splitlines() if line.startswith("│")]
-    assert [(d.strip(), n.strip()) for d, n in rows] == [("mcp", "3"), ("terminal", "1")]
-    result = run("inspect", tmp_path / "shards", "--sql", "select count(*) from turns where action_kind = 'message'")
-    assert "8" in result.output
-    assert run("inspect", tmp_path / "shards", "--sql", "select nonsense from").exit_code == 2
-
-
-@pytest.mark.parametrize("fmt", ["chat", "atif", "agentworldbench", "segments"])
-def test_export_then_import_keeps_the_turns(tmp_path, fmt):
-    raw = tmp_path / "raw"
-    domain = ["--domain", "mcp"] if fmt == "agentworldbench" else []  # the benchmark has no "other" task
-    run("import", "-f", "chat", EXAMPLES / "chat.jsonl", "-o", raw, *domain)
-    target = tmp_path / ("out" if fmt in ("segments", "agentworldbench") else "out.jsonl")
-    assert run("export", raw, "-f", fmt, "-o", target).exit_code == 0
-    if fmt == "segments":
-        back = [r.record for r in read_records([target])]
-    else:
-        assert run("import", "-f", fmt, target, "-o", tmp_path / "back").exit_code == 0
-        back = [r.record for r in read_records([tmp_path / "back"])]
-    original = {r.record.turns[0].action.content: r.record for r in read_records([raw])}
-    assert len(back) == 3
-    for record in back:
-        assert [t.observation.content for t in record.turns] == [
-            t.observation.content for t in original[record.turns[0].action.content].turns
-        ]
-
-
-def test_export_reports_invalid_input(tmp_path):
-    raw = tmp_path / "raw"
-    raw.mkdir()
-    shutil.copy(EXAMPLES / "chat.jsonl", raw / "not-trajforge.jsonl")
-    result = run("export", raw, "-f", "chat", "-o", tmp_path / "out.jsonl")
-    assert result.exit_code == 1
-    assert "3 input records rejected" in result.output
+def test_each_command_has_its_whole_docstring_in_its_help(name):
+    result = runner.invoke(app, [name, "--help"], terminal_width=80)
+    assert result.exit_code == 0 and "Usage:" in result.output
+    assert _words(inspect.getdoc(REGISTERED[name].callback)) in _words(result.output)

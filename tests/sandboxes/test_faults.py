@@ -4,9 +4,9 @@ import pytest
 from pydantic import ValidationError
 
 from trajforge.sandboxes.base import Sandbox, Task
+from trajforge.sandboxes.bundled_servers import bundled_server
 from trajforge.sandboxes.faults import FaultInjector
 from trajforge.sandboxes.mcp_env import MCPEnvironment
-from trajforge.sandboxes.servers import bundled_server
 from trajforge.schemas.records import Action, Observation
 
 TASK = Task(id="t", instruction="x")

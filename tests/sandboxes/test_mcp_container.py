@@ -144,7 +144,7 @@ def test_a_server_that_cannot_start_is_an_infra_error_with_its_stderr_and_the_ru
 
 
 def test_isolated_containers_are_removed_after_the_episode(mcp_isolation, docker_client):
-    from trajforge.sandboxes.servers import bundled_server
+    from trajforge.sandboxes.bundled_servers import bundled_server
 
     label = {"label": "trajforge.run=pytest-removal"}
     isolated = Isolation(image=mcp_isolation.image, run_id="pytest-removal", client=docker_client)
@@ -221,7 +221,7 @@ def test_an_unknown_isolation_is_refused():
 
 
 def test_network_allow_gives_the_server_dockers_bridge(mcp_isolation, docker_client):
-    from trajforge.sandboxes.servers import bundled_server
+    from trajforge.sandboxes.bundled_servers import bundled_server
 
     isolated = Isolation(image=mcp_isolation.image, run_id="pytest-network", client=docker_client)
     with MCPEnvironment(bundled_server("kvstore", network="allow"), isolation=isolated) as env:

@@ -13,8 +13,8 @@ from trajforge.collectors.policies.scripted import ScriptedPolicy
 from trajforge.collectors.runner import EpisodeSpec, run_collection
 from trajforge.collectors.writer import RunWriter
 from trajforge.sandboxes.base import InfraError, Task
+from trajforge.sandboxes.bundled_servers import bundled_server
 from trajforge.sandboxes.mcp_env import MCPEnvironment, MCPServerConfig
-from trajforge.sandboxes.servers import bundled_server
 from trajforge.schemas.records import Action
 from trajforge.schemas.sources import read_records
 

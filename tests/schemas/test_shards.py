@@ -1,13 +1,14 @@
 import datasets
 import duckdb
 import pyarrow as pa
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.builders import make_trajectory
 from trajforge.schemas.arrow import TRAJECTORY_SCHEMA, records_to_table
 from trajforge.schemas.records import Action, Observation, Trajectory, Turn
-from trajforge.schemas.shards import read_shard, read_shard_table, write_shard
+from trajforge.schemas.shards import ShardError, read_shard, read_shard_table, shard_kind, write_shard
 from trajforge.schemas.sinks import write_segments, write_shards
 from trajforge.schemas.sources import read_records
 
@@ -58,6 +59,16 @@ def test_not_a_shard(tmp_path):
     path.write_bytes(b"not arrow at all")
     (result,) = read_shard(path)
     assert not result.ok and result.reasons()[0].startswith("not a readable Arrow IPC stream")
+
+
+def test_a_shards_kind_is_read_from_its_schema_and_a_non_shard_names_itself(tmp_path):
+    assert shard_kind(write_shard(records_to_table([make_trajectory(1)]), tmp_path)) == "trajectory"
+    rl = pa.table({"domain": ["web"]}).replace_schema_metadata({"trajforge.kind": "rl"})
+    assert shard_kind(write_shard(rl, tmp_path / "rl")) == "rl"
+    junk = tmp_path / "junk.arrow"
+    junk.write_bytes(b"not arrow at all")
+    with pytest.raises(ShardError, match=r"junk.arrow: not a readable Arrow IPC stream shard"):
+        shard_kind(junk)
 
 
 def test_shard_with_a_foreign_schema(tmp_path):

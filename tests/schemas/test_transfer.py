@@ -16,3 +16,8 @@ def test_import_then_export_counts_every_record_and_refuses_a_folder_of_other_da
     assert (result.count, result.unit, result.rejected) == (2, "shards", [])
     with pytest.raises(ImportTargetError, match="already holds data that no import wrote"):
         import_records([EXAMPLES / "chat.jsonl"], ImportJob("chat", tmp_path / "shards"))
+
+
+def test_an_unknown_format_is_refused_listing_the_known_ones(tmp_path):
+    with pytest.raises(ValueError, match="^unknown format 'csv'; known: chat, atif, agentworldbench$"):
+        import_records([EXAMPLES / "chat.jsonl"], ImportJob("csv", tmp_path / "raw"))

@@ -50,5 +50,5 @@ def test_generator_specs_build_their_registered_generator_and_name_what_is_missi
         GeneratorSpec("endpoint", url="http://gen.invalid/v1")
     with pytest.raises(ValueError, match="--generator checkpoint needs --checkpoint FOLDER"):
         GeneratorSpec("checkpoint", checkpoint=str(tmp_path))
-    with pytest.raises(ValueError, match="unknown --generator 'oracle'"):
+    with pytest.raises(ValueError, match="unknown generator 'oracle'; known: endpoint, checkpoint, rationalization"):
         GeneratorSpec("oracle")

@@ -4,9 +4,9 @@ from tokenizers import Tokenizer, models
 from transformers import PreTrainedTokenizerFast
 
 from trajforge.training.chat_format import ASSISTANT, BEGIN, END, SYSTEM, USER
-from trajforge.training.generation import fit_window
 from trajforge.training.labels import IGNORE_INDEX, TokenizedDocument, fit_to_context, label_document, label_documents
 from trajforge.training.render import render_row
+from trajforge.training.sampling import fit_window
 from trajforge.training.sequences import packed_sequences
 
 

@@ -27,7 +27,7 @@ def test_the_manifest_policy_of_each_kind_of_server():
 def test_a_spec_that_names_no_usable_server_is_refused_where_it_is_written():
     for bad, problem in (
         ({"kind": "mcp"}, "give exactly one of `command` (stdio) or `url` (HTTP)"),
-        ({"kind": "mcp", "server": "nope"}, "unknown bundled MCP server 'nope'"),
+        ({"kind": "mcp", "server": "nope"}, "unknown bundled MCP server 'nope'; known: workspace, issues, kvstore, "),
         ({"kind": "mcp", "server": "kvstore", "isolation": "vm"}, "isolation: Input should be 'container' or 'host'"),
     ):
         with pytest.raises(ValueError, match="^suite.yaml: environment") as error:

@@ -42,4 +42,11 @@ def test_the_docs_list_every_filter_and_disable_accepts_each(tmp_path):
 def test_disable_refuses_an_unknown_filter_by_name(tmp_path):
     result = runner.invoke(app, ["build-corpus", "-i", str(tmp_path), "--disable", "teleport"])
     assert result.exit_code == 2
-    assert "unknown filters: teleport" in result.output and "min_turns" in result.output
+    assert "unknown filter 'teleport'; known: gui_environment_failures, " in result.output
+    assert "min_turns" in result.output
+
+
+def test_an_unknown_input_format_is_refused_listing_the_known_ones(tmp_path):
+    result = runner.invoke(app, ["build-corpus", "-i", str(tmp_path), "--input-format", "csv"])
+    assert result.exit_code == 2
+    assert "unknown --input-format 'csv'; known: trajforge, chat, atif, agentworldbench" in result.output

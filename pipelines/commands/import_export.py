@@ -27,7 +27,7 @@ ForeignFormat = Enum("ForeignFormat", {name: name for name in FORMATS}, type=str
 ExportFormat = Enum("ExportFormat", {n: n for n in (*FORMATS, *EXPORT_TARGETS)}, type=str)
 DomainChoice = Enum("DomainChoice", {d: d for d in DOMAINS}, type=str)
 
-FORMAT_HELP = "; ".join(f"{name}: {text}" for name, text in FORMATS.items())
+FORMAT_HELP = FORMATS.describe("; ")
 IMPORT_DEFAULTS = ImportOptions()
 
 ImportInputs = Annotated[list[Path], typer.Argument(help="Files or directories in the foreign format.")]
@@ -47,9 +47,7 @@ MaxObservationChars = Annotated[int, typer.Option(min=1, help="Longer observatio
 ExportInputs = Annotated[list[Path], typer.Argument(help="trajforge segments, shards, or directories of them.")]
 ExportTo = Annotated[
     ExportFormat,
-    typer.Option(
-        "--format", "-f", help="; ".join([FORMAT_HELP, *(f"{name}: {text}" for name, text in EXPORT_TARGETS.items())])
-    ),
+    typer.Option("--format", "-f", help=f"{FORMAT_HELP}; {EXPORT_TARGETS.describe('; ')}"),
 ]
 ExportOutput = Annotated[
     Path,

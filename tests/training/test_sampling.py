@@ -1,11 +1,11 @@
-"""Generation, one way for serving, eval and RL: the training template up to the answer, stopping at the end of turn."""
+"""Sampling, one way for serving, eval and RL: the training template up to the answer, stopping at the end of turn."""
 
 import torch
 
 from trajforge.training import rl
 from trajforge.training.chat_format import END, MARKERS, ChatFormat
-from trajforge.training.generation import prompt_ids, sample, stop_ids
 from trajforge.training.model import load_model, load_model_for
+from trajforge.training.sampling import prompt_ids, sample, stop_ids
 from trajforge.training.serving import LocalModel
 from trajforge.training.tokenizer import load_tokenizer
 

@@ -1,4 +1,5 @@
-"""Generation from a world model, one way for serving, evaluation and RL rollouts: the prompt is the conversation
+"""Sampling from a world model (prompts, stop tokens, sampling), one way for serving, evaluation and RL rollouts
+(not to be confused with training/generators.py, the SFT candidate sources): the prompt is the conversation
 in the model's chat format up to where the assistant's answer starts, tokenized as in training, and sampling stops
 at the chat format's end of turn (and at the eos token, where that is another one)."""
 

@@ -1,0 +1,102 @@
+"""The one way a plug-in registers: a `Registry` maps a name to an entry (a class or a factory), filled by a
+decorator (`@REGISTRY.register()`) or `add`, read in registration order (the list --help prints), and looked up
+with an error that lists the known names. Where a package's plug-ins are its modules, the registry imports them
+all, once, the first time it is read, so adding a plug-in is one module."""
+
+import importlib
+import pkgutil
+from collections.abc import Callable, Iterable, Iterator
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+
+class UnknownName(ValueError):
+    """A name that no plug-in of a registry has; the message lists the known ones."""
+
+
+def unknown_message(what: str, names: Iterable[str], known: Iterable[str]) -> str:
+    """`unknown judge 'llm'; known: embedded, endpoint`: the one wording of every unknown-name error."""
+    return f"unknown {what} {', '.join(repr(n) for n in names)}; known: {', '.join(known) or 'none'}"
+
+
+class Registry(Generic[T]):
+    """Plug-ins of one kind. `what` names the kind in errors ("judge", "bundled MCP server"); `name_of` gives an
+    entry's name when `register()` is not told one; `package` is the package whose modules are the plug-ins."""
+
+    def __init__(self, what: str, name_of: Callable[[T], str] | None = None, package: str | None = None):
+        self.what = what
+        self._name_of = name_of
+        self._package = package
+        self._entries: dict[str, T] = {}
+        self._help: dict[str, str] = {}
+
+    def add(self, name: str, entry: T, help: str = "") -> T:
+        if name in self._entries:
+            raise ValueError(f"{self.what} {name!r} is registered twice")
+        self._entries[name] = entry
+        self._help[name] = help
+        return entry
+
+    def register(self, name: str | None = None, help: str = "") -> Callable[[T], T]:
+        """A decorator that registers what it decorates, under `name` or the name `name_of` gives it."""
+
+        def decorate(entry: T) -> T:
+            if name is None and self._name_of is None:
+                raise TypeError(f"registering a {self.what} needs a name")
+            return self.add(name if name is not None else self._name_of(entry), entry, help)
+
+        return decorate
+
+    def get(self, name: str) -> T:
+        """The entry registered as `name`; UnknownName (a ValueError) lists the known names."""
+        entries = self._loaded()
+        if name not in entries:
+            raise UnknownName(unknown_message(self.what, [name], entries))
+        return entries[name]
+
+    def check(self, names: Iterable[str]) -> None:
+        """Refuse, in one error, every name of `names` that is not registered."""
+        unknown = sorted(set(names) - set(self._loaded()))
+        if unknown:
+            raise UnknownName(unknown_message(self.what, unknown, self._entries))
+
+    def help(self, name: str) -> str:
+        """What `name` is, one line, as it was registered (empty when it was registered without)."""
+        self.get(name)
+        return self._help[name]
+
+    def describe(self, joiner: str) -> str:
+        """`name (help)` for every entry, joined: the choices as a command's --help lists them."""
+        return joiner.join(f"{name} ({self._help[name]})" if self._help[name] else name for name in self)
+
+    def names(self) -> list[str]:
+        return list(self._loaded())
+
+    def items(self) -> list[tuple[str, T]]:
+        return list(self._loaded().items())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._loaded()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names())
+
+    def __len__(self) -> int:
+        return len(self._loaded())
+
+    def _loaded(self) -> dict[str, T]:
+        if self._package is not None:
+            package, self._package = self._package, None  # before importing: a module may read the registry
+            try:
+                _import_modules(package)
+            except BaseException:
+                self._package = package  # a module that failed to import is tried again, never silently missing
+                raise
+        return self._entries
+
+
+def _import_modules(package: str) -> None:
+    """Import every module of `package` (each registers its plug-ins as it is imported)."""
+    for module in pkgutil.iter_modules(importlib.import_module(package).__path__):
+        importlib.import_module(f"{package}.{module.name}")

@@ -1,0 +1,90 @@
+"""`trajforge import` and `trajforge export`: rejections reported and kept, re-imports replace, round trips keep the
+turns."""
+
+import json
+import shutil
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.builders import EXAMPLES, make_trajectory, record_dict
+from trajforge.pipelines.cli import app
+from trajforge.schemas.manifest import read_manifest
+from trajforge.schemas.sources import read_records
+
+runner = CliRunner()
+
+
+def run(*args: str):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def test_import_bad_file_reports_rejects_and_keeps_the_good(tmp_path):
+    good = [
+        json.dumps({"messages": [{"role": "user", "content": f"ls {i}"}, {"role": "assistant", "content": "a"}]})
+        for i in range(3)
+    ]
+    data = (good[0] + "\n" + '{"messages": [{"role": "user"}]}\n' + good[1] + "\n").encode() + b"\xff\xfe\n"
+    data += good[2].encode()[:-5]  # truncated last line
+    src = tmp_path / "in.jsonl"
+    src.write_bytes(data)
+    out = tmp_path / "raw"
+    result = run("import", "--format", "chat", src, "--output", out, "--domain", "terminal")
+    assert result.exit_code == 1, result.output
+    manifest = read_manifest(out)
+    assert manifest.counts == {"read": 5, "written": 2, "rejected": 3}
+    assert manifest.reconciles()
+    assert [r.record.domain for r in read_records([out])] == ["terminal", "terminal"]
+    rejections = [json.loads(x) for x in (out / "_rejections.jsonl").read_text().splitlines()]
+    assert [r["locator"] for r in rejections] == ["line 2", "line 4", "line 5"]
+    assert rejections[0]["reasons"] == [
+        "messages[0].content: missing",
+        "messages[0]: the last user message has no assistant reply",
+    ]
+
+
+def test_reimport_replaces_and_refuses_foreign_folders(tmp_path):
+    out = tmp_path / "raw"
+    assert run("import", "-f", "chat", EXAMPLES / "chat.jsonl", "-o", out).exit_code == 0
+    first = sorted(p.name for p in out.iterdir())
+    assert run("import", "-f", "chat", EXAMPLES / "chat.jsonl", "-o", out).exit_code == 0
+    assert sorted(p.name for p in out.iterdir()) == first
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "data.jsonl").write_text(json.dumps(record_dict(make_trajectory())) + "\n")
+    result = run("import", "-f", "chat", EXAMPLES / "chat.jsonl", "-o", other)
+    assert result.exit_code == 2 and "already holds data" in result.output
+
+
+def test_missing_input_is_a_usage_error(tmp_path):
+    result = run("import", "-f", "chat", tmp_path / "nope.jsonl", "-o", tmp_path / "out")
+    assert result.exit_code == 2 and "no such file or directory" in result.output
+
+
+@pytest.mark.parametrize("fmt", ["chat", "atif", "agentworldbench", "segments"])
+def test_export_then_import_keeps_the_turns(tmp_path, fmt):
+    raw = tmp_path / "raw"
+    domain = ["--domain", "mcp"] if fmt == "agentworldbench" else []  # the benchmark has no "other" task
+    run("import", "-f", "chat", EXAMPLES / "chat.jsonl", "-o", raw, *domain)
+    target = tmp_path / ("out" if fmt in ("segments", "agentworldbench") else "out.jsonl")
+    assert run("export", raw, "-f", fmt, "-o", target).exit_code == 0
+    if fmt == "segments":
+        back = [r.record for r in read_records([target])]
+    else:
+        assert run("import", "-f", fmt, target, "-o", tmp_path / "back").exit_code == 0
+        back = [r.record for r in read_records([tmp_path / "back"])]
+    original = {r.record.turns[0].action.content: r.record for r in read_records([raw])}
+    assert len(back) == 3
+    for record in back:
+        assert [t.observation.content for t in record.turns] == [
+            t.observation.content for t in original[record.turns[0].action.content].turns
+        ]
+
+
+def test_export_reports_invalid_input(tmp_path):
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    shutil.copy(EXAMPLES / "chat.jsonl", raw / "not-trajforge.jsonl")
+    result = run("export", raw, "-f", "chat", "-o", tmp_path / "out.jsonl")
+    assert result.exit_code == 1
+    assert "3 input records rejected" in result.output
