@@ -138,8 +138,8 @@ def calibrate_corpus(
     """`calibrate` over a build-corpus folder's CPT shards (the first `limit` trajectories), with the judge
     `make_judge` builds; every pair goes to `pairs_path` as JSON Lines when one is given. A corpus that is not
     there raises FileNotFoundError. `progress(items, total)` wraps the judging loop."""
-    from trajforge.training.data import load_cpt
-    from trajforge.training.render import action_text
+    from trajforge.schemas.dataset import load_cpt
+    from trajforge.schemas.turn_text import action_text
 
     rows = load_cpt(corpus)
     rows = rows.select(range(min(limit, len(rows)))) if limit else rows

@@ -145,7 +145,7 @@ def benchmark_items(path: Path, limit: int | None, display: Display) -> tuple[li
 
 def corpus_rows(corpus: str, limit: int | None) -> list[dict]:
     """The held-out tasks' trajectories, as build-corpus split them: nothing a training stage read."""
-    from trajforge.training.data import held_out_rows, load_cpt
+    from trajforge.schemas.dataset import held_out_rows, load_cpt
 
     rows = list(held_out_rows(load_cpt(corpus)))
     return rows[:limit] if limit is not None else rows

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from trajforge.evaluation.judge import Case
 from trajforge.schemas.hashing import content_hash
 from trajforge.schemas.system_prompt import render_system_prompt
-from trajforge.training.render import action_text
+from trajforge.schemas.turn_text import action_text
 
 TEMPLATES = (
     "You are a world model of the environment described below. Given the history of actions and observations "
