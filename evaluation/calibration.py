@@ -7,7 +7,7 @@ import math
 import random
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 
 from trajforge.evaluation.adversaries import KINDS, CalibrationTurn, adversaries
 from trajforge.evaluation.benchmark import sample_turns
@@ -31,7 +31,7 @@ def corpus_turns(rows: Iterable[dict]) -> list[CalibrationTurn]:
     out = []
     for kind, turn in picked:
         others = tuple(dict.fromkeys(o for t, o in pool[kind] if t != turn.trajectory_id))[:50]
-        out.append(CalibrationTurn(**{f.name: getattr(turn, f.name) for f in fields(turn)}, others=others))
+        out.append(CalibrationTurn(**vars(turn), others=others))
     return out
 
 
