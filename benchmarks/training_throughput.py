@@ -130,7 +130,7 @@ def main() -> None:
     parser.add_argument("--context-length", type=int, default=512)
     args = parser.parse_args()
 
-    from trajforge.training.data import load_cpt
+    from trajforge.schemas.dataset import load_cpt
     from trajforge.training.distributed import World
     from trajforge.training.loop import LoopConfig, train
     from trajforge.training.model import TinyModelConfig, build_tiny_model

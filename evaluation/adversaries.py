@@ -9,32 +9,27 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from trajforge.evaluation.facts import FACT, normalized, reports_error
-from trajforge.evaluation.judge import Case
+from trajforge.evaluation.turns import Turn
 from trajforge.schemas.validation import is_json
 
 
 @dataclass(frozen=True)
-class Turn:
-    domain: str
-    history: tuple[tuple[str, str], ...]  # (action, observation) of every earlier turn
-    action: str
-    reference: str
-    others: tuple[str, ...] = ()  # observations of the same kind from other trajectories
+class CalibrationTurn(Turn):
+    """A turn with observations of the same kind from other trajectories (what `other_trajectory` draws from)."""
 
-    def case(self, prediction: str) -> Case:
-        return Case(self.domain, self.history, self.action, self.reference, prediction)
+    others: tuple[str, ...] = ()
 
 
 def _is_page(text: str) -> bool:
     return text.startswith("URL: ") or "[ref=" in text
 
 
-def previous(turn: Turn, rng: random.Random) -> str | None:
+def previous(turn: CalibrationTurn, rng: random.Random) -> str | None:
     """The previous observation, copied: a stale world."""
     return turn.history[-1][1] if turn.history else None
 
 
-def outcome_flip(turn: Turn, rng: random.Random) -> str | None:
+def outcome_flip(turn: CalibrationTurn, rng: random.Random) -> str | None:
     """A generic success message for an error, and an error for a success."""
     command = turn.action.split()[0] if turn.action.split() else "command"
     if reports_error(turn.reference):
@@ -54,14 +49,14 @@ def _shift_digits(text: str, rng: random.Random) -> str:
     return re.sub(r"\d", lambda m: str((int(m.group(0)) + offset) % 10), text)
 
 
-def numbers_changed(turn: Turn, rng: random.Random) -> str | None:
+def numbers_changed(turn: CalibrationTurn, rng: random.Random) -> str | None:
     """The same text with numbers, ids and paths changed."""
     text = _shift_digits(turn.reference, rng)
     text = re.sub(r"(?<=/)([A-Za-z_][\w-]*)", lambda m: m.group(1)[::-1] if len(m.group(1)) > 2 else m.group(1), text)
     return text
 
 
-def lines_dropped_or_shuffled(turn: Turn, rng: random.Random) -> str | None:
+def lines_dropped_or_shuffled(turn: CalibrationTurn, rng: random.Random) -> str | None:
     """Lines dropped (or, for a single line, its words shuffled)."""
     lines = turn.reference.splitlines()
     if len(lines) >= 3:
@@ -81,17 +76,17 @@ def lines_dropped_or_shuffled(turn: Turn, rng: random.Random) -> str | None:
     return " ".join(words)
 
 
-def empty(turn: Turn, rng: random.Random) -> str | None:
+def empty(turn: CalibrationTurn, rng: random.Random) -> str | None:
     return ""
 
 
-def other_trajectory(turn: Turn, rng: random.Random) -> str | None:
+def other_trajectory(turn: CalibrationTurn, rng: random.Random) -> str | None:
     """Another trajectory's observation of the same kind."""
     options = [o for o in turn.others if normalized(o) != normalized(turn.reference)]
     return rng.choice(options) if options else None
 
 
-def one_fact_altered(turn: Turn, rng: random.Random) -> str | None:
+def one_fact_altered(turn: CalibrationTurn, rng: random.Random) -> str | None:
     """The real observation with one fact (a number, id, path or name) altered."""
     matches = [m for m in FACT.finditer(turn.reference) if any(c.isalnum() for c in m.group(0))]
     if not matches:
@@ -110,7 +105,7 @@ def one_fact_altered(turn: Turn, rng: random.Random) -> str | None:
     return turn.reference[: match.start()] + altered + turn.reference[match.end() :]
 
 
-def verbose_paraphrase(turn: Turn, rng: random.Random) -> str | None:
+def verbose_paraphrase(turn: CalibrationTurn, rng: random.Random) -> str | None:
     """A chatty rendering that wraps the content in prose and adds invented facts."""
     n = rng.randint(2, 97)
     invented = f"Additionally, /var/cache/session_{rng.randint(1000, 9999)}.db was updated with {n} new entries."
@@ -123,7 +118,7 @@ def verbose_paraphrase(turn: Turn, rng: random.Random) -> str | None:
     return f"The environment processed the action. The output is shown below.\n{turn.reference}\n{invented}"
 
 
-KINDS: dict[str, Callable[[Turn, random.Random], str | None]] = {
+KINDS: dict[str, Callable[[CalibrationTurn, random.Random], str | None]] = {
     "previous_copied": previous,
     "outcome_flipped": outcome_flip,
     "numbers_ids_paths_changed": numbers_changed,
@@ -135,7 +130,7 @@ KINDS: dict[str, Callable[[Turn, random.Random], str | None]] = {
 }
 
 
-def adversaries(turn: Turn, rng: random.Random) -> dict[str, str]:
+def adversaries(turn: CalibrationTurn, rng: random.Random) -> dict[str, str]:
     """Every kind that applies to the turn: kind -> candidate (never the real observation itself)."""
     out = {}
     real = normalized(turn.reference)

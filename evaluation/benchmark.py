@@ -5,12 +5,15 @@ failure is excluded from the averages and counted, never scored as zero. Two ove
 once) and equal-weight over domains. Every report names its judge."""
 
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from trajforge.evaluation.extraction import extract_prediction
-from trajforge.evaluation.judge import NOT_COMPARABLE, Case, Judge
+from trajforge.evaluation.judge import NOT_COMPARABLE, Judge
 from trajforge.evaluation.scores import DIMENSIONS
+from trajforge.evaluation.turns import Turn, corpus_turn
 from trajforge.evaluation.verifiers import derive_verifier, verify
+from trajforge.schemas.formats.agentworldbench import current_action, ground_truth, subtask
 
 
 def sample_turns(n: int) -> list[int]:
@@ -21,20 +24,28 @@ def sample_turns(n: int) -> list[int]:
     return sorted({0, *[min(max(m, 1), n - 2) for m in middle], n - 1})
 
 
-@dataclass(frozen=True)
-class Item:
-    """One turn to predict: what the model is asked, and what the judge compares its answer with."""
+def sampled_turns(rows: Iterable[dict], plain: bool) -> list[Turn]:
+    """The sampled turns of corpus rows, asked in trajforge's own chat format, which is how trajforge's models were
+    trained (`plain`: the system prompt as CPT renders it, no reasoning template)."""
+    return [corpus_turn(row, index, plain=plain) for row in rows for index in sample_turns(len(row["turns"]))]
 
-    id: str
-    domain: str
-    messages: tuple[tuple[str, str], ...]  # (role, content) for the model: system, earlier turns, the action
-    history: tuple[tuple[str, str], ...]  # (action, observation) of earlier turns, as the judge reads them
-    action: str
-    reference: str  # the real observation
-    observation: dict = field(default_factory=dict)  # the real observation's record (format, exit code), if known
 
-    def case(self, prediction: str | None) -> Case:
-        return Case(self.domain, self.history, self.action, self.reference, prediction)
+def line_turn(line: dict, where: str) -> Turn:
+    """The one turn a benchmark line asks for (`turn_idx`), prompted exactly as the benchmark's evaluator prompts:
+    the line's `system_str`, one user/assistant pair per earlier turn with the `prompt[i]`/`response[i]` strings
+    verbatim, then the current prompt; no truncation."""
+    t = line["turn_idx"] - 1
+    reference = ground_truth(line)
+    return Turn(
+        id=where,
+        domain=subtask(line),
+        system=line.get("system_str") or None,
+        history=tuple(zip(line["prompt"][:t], line["response"][:t], strict=True)),
+        action=current_action(line),
+        reference=reference,
+        observation={"content": reference},
+        turn_index=t,
+    )
 
 
 @dataclass
@@ -64,14 +75,14 @@ def _means(rows: list[dict[str, float]]) -> dict[str, float]:
     return {**dims, "overall": sum(dims.values()) / len(DIMENSIONS)}
 
 
-def _detail(details: list | None, model: str, item: Item, answer, prediction, judgement) -> None:
+def _detail(details: list | None, model: str, turn: Turn, answer, prediction, judgement) -> None:
     if details is None:
         return
     details.append(
         {
             "model": model,
-            "id": item.id,
-            "domain": item.domain,
+            "id": turn.id,
+            "domain": turn.domain,
             "answer": answer,
             "prediction": prediction.text if prediction else None,
             "tagged": prediction.tagged if prediction else None,
@@ -82,7 +93,7 @@ def _detail(details: list | None, model: str, item: Item, answer, prediction, ju
 
 
 def score(
-    model: str, items: list[Item], answers: list[str | None], judge: Judge, details: list[dict] | None = None
+    model: str, turns: list[Turn], answers: list[str | None], judge: Judge, details: list[dict] | None = None
 ) -> Report:
     """Judge every answer (None or "": the model gave none) and aggregate as the benchmark does; `details` gets one
     entry per line (answer, extracted prediction, scores or why there are none)."""
@@ -91,22 +102,22 @@ def score(
     excluded: Counter = Counter()
     verified: list[bool] = []
     tagged = answered = 0
-    for item, answer in zip(items, answers, strict=True):
-        lines_per_domain[item.domain] += 1
+    for turn, answer in zip(turns, answers, strict=True):
+        lines_per_domain[turn.domain] += 1
         if not answer:
             excluded["no answer"] += 1
-            _detail(details, model, item, answer, None, None)
+            _detail(details, model, turn, answer, None, None)
             continue
         prediction = extract_prediction(answer)
         answered += 1
         tagged += prediction.tagged
-        judgement = judge.judge(item.case(prediction.text))
-        _detail(details, model, item, answer, prediction, judgement)
+        judgement = judge.judge(turn, prediction.text)
+        _detail(details, model, turn, answer, prediction, judgement)
         if not judgement.ok:
             excluded[(judgement.failure or "judge failed").split(":")[0]] += 1
             continue
-        by_domain[item.domain].append(judgement.scores.normalized())
-        spec = derive_verifier(item.observation or {"content": item.reference}, item.domain)
+        by_domain[turn.domain].append(judgement.scores.normalized())
+        spec = derive_verifier(turn.observation or {"content": turn.reference}, turn.domain)
         if spec is not None:
             verified.append(verify(spec, prediction.text))
     per_domain = {}
@@ -129,7 +140,7 @@ def score(
         per_domain=per_domain,
         pooled=pooled,
         equal_weight=equal,
-        samples=len(items),
+        samples=len(turns),
         scored=len(pooled_rows),
         excluded=dict(excluded),
         format_compliance=tagged / answered if answered else None,

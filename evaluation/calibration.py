@@ -3,36 +3,35 @@
 adversary kind and overall, and the pairs themselves for inspection."""
 
 import json
+import math
 import random
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from trajforge.evaluation.adversaries import KINDS, Turn, adversaries
+from trajforge.evaluation.adversaries import KINDS, CalibrationTurn, adversaries
 from trajforge.evaluation.benchmark import sample_turns
 from trajforge.evaluation.judge import Judge
+from trajforge.evaluation.turns import Turn, corpus_turn
 
 CURATION_THRESHOLD = 3.5
 
 
-def corpus_turns(rows: Iterable[dict], render_action) -> list[Turn]:
-    """The benchmark's sampled turns of every trajectory, each with the observations of the same kind (domain and
-    format) from other trajectories, for the `other_trajectory` adversary."""
-    picked: list[tuple[str, str, Turn]] = []
+def corpus_turns(rows: Iterable[dict]) -> list[CalibrationTurn]:
+    """The benchmark's sampled turns of every trajectory, with their whole history, each with the observations of
+    the same kind (domain and format) from other trajectories, for the `other_trajectory` adversary."""
+    picked: list[tuple[tuple[str, str], Turn]] = []
     pool: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)
     for row in rows:
-        turns = row["turns"]
-        pairs = tuple((render_action(t["action"]), t["observation"]["content"]) for t in turns)
-        for index in sample_turns(len(turns)):
-            kind = (row["domain"], turns[index]["observation"].get("format") or "text")
-            pool[kind].append((row["trajectory_id"], pairs[index][1]))
-            picked.append(
-                (row["trajectory_id"], kind, Turn(row["domain"], pairs[:index], pairs[index][0], pairs[index][1]))
-            )
+        for index in sample_turns(len(row["turns"])):
+            turn = corpus_turn(row, index, plain=True, max_history_chars=math.inf)
+            kind = (turn.domain, turn.observation.get("format") or "text")
+            pool[kind].append((turn.trajectory_id, turn.reference))
+            picked.append((kind, turn))
     out = []
-    for trajectory_id, kind, turn in picked:
-        others = tuple(dict.fromkeys(o for t, o in pool[kind] if t != trajectory_id))[:50]
-        out.append(Turn(turn.domain, turn.history, turn.action, turn.reference, others))
+    for kind, turn in picked:
+        others = tuple(dict.fromkeys(o for t, o in pool[kind] if t != turn.trajectory_id))[:50]
+        out.append(CalibrationTurn(**vars(turn), others=others))
     return out
 
 
@@ -79,15 +78,15 @@ class Calibration:
         }
 
 
-def calibrate(turns: list[Turn], judge: Judge, seed: int = 0, pairs_out=None, progress=None) -> Calibration:
+def calibrate(turns: list[CalibrationTurn], judge: Judge, seed: int = 0, pairs_out=None, progress=None) -> Calibration:
     """Judge the real observation and every adversary of each turn; write each pair as a JSON line to
     `pairs_out` (a text file) when given."""
     rng = random.Random(seed)
     result = Calibration(judge.label, len(turns), {kind: KindResult() for kind in KINDS})
     for turn in progress(turns) if progress else turns:
-        real = judge.judge(turn.case(turn.reference))
+        real = judge.judge(turn, turn.reference)
         for kind, candidate in adversaries(turn, rng).items():
-            adversary = judge.judge(turn.case(candidate))
+            adversary = judge.judge(turn, candidate)
             r = result.kinds[kind]
             if not (real.ok and adversary.ok):
                 r.failed += 1
@@ -102,7 +101,7 @@ def calibrate(turns: list[Turn], judge: Judge, seed: int = 0, pairs_out=None, pr
     return result
 
 
-def _pair(turn: Turn, kind: str, candidate: str, real, adversary, correct: bool) -> dict:
+def _pair(turn: CalibrationTurn, kind: str, candidate: str, real, adversary, correct: bool) -> dict:
     return {
         "domain": turn.domain,
         "kind": kind,
@@ -138,12 +137,11 @@ def calibrate_corpus(
     """`calibrate` over a build-corpus folder's CPT shards (the first `limit` trajectories), with the judge
     `make_judge` builds; every pair goes to `pairs_path` as JSON Lines when one is given. A corpus that is not
     there raises FileNotFoundError. `progress(items, total)` wraps the judging loop."""
-    from trajforge.training.data import load_cpt
-    from trajforge.training.render import action_text
+    from trajforge.schemas.dataset import load_cpt
 
     rows = load_cpt(corpus)
     rows = rows.select(range(min(limit, len(rows)))) if limit else rows
-    turns = corpus_turns(rows, action_text)
+    turns = corpus_turns(rows)
     judge = make_judge()
     track = (lambda xs: progress(xs, len(turns))) if progress else None
     if pairs_path is None:

@@ -9,9 +9,10 @@ import time
 
 import httpx
 
-from trajforge.evaluation.judge import Case, Judge, Judgement
+from trajforge.evaluation.judge import Judge, Judgement
 from trajforge.evaluation.rubrics import load_rubrics
 from trajforge.evaluation.scores import DIMENSIONS, Scores
+from trajforge.evaluation.turns import Turn
 
 KEY_ENV = "TRAJFORGE_JUDGE_API_KEY"
 USER_PROMPT = """{context}# Current Turn:
@@ -65,11 +66,11 @@ def parse_judge_answer(text: str) -> Scores:
     return Scores.clamped(values)
 
 
-def judge_messages(case: Case, rubric: str) -> list[dict]:
-    context = case.history_text()
+def judge_messages(turn: Turn, prediction: str, rubric: str) -> list[dict]:
+    context = turn.history_text()
     if context:
         context = f"# Context (Historical Interactions):\n\n{context}"
-    user = USER_PROMPT.format(context=context, action=case.action, prediction=case.prediction, reference=case.reference)
+    user = USER_PROMPT.format(context=context, action=turn.action, prediction=prediction, reference=turn.reference)
     return [{"role": "system", "content": rubric}, {"role": "user", "content": user.strip()}]
 
 
@@ -103,10 +104,10 @@ class EndpointJudge(Judge):
         response.raise_for_status()
         return response.json()["choices"][0]["message"]["content"] or ""
 
-    def judge(self, case: Case) -> Judgement:
-        if case.prediction is None:
+    def judge(self, turn: Turn, prediction: str | None) -> Judgement:
+        if prediction is None:
             return Judgement(None, "no answer")
-        messages = judge_messages(case, self.rubrics.get(case.domain, self.rubrics["other"]))
+        messages = judge_messages(turn, prediction, self.rubrics.get(turn.domain, self.rubrics["other"]))
         failure, answer = "judge failed", None
         for attempt in range(self.retries):
             try:

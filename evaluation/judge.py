@@ -1,26 +1,13 @@
-"""One judge interface for curation, the RL reward and evaluation: a `Case` (domain, history, action, the
-model's prediction, the real observation) in, a `Judgement` (the five scores, or why there are none) out."""
+"""One judge interface for curation, the RL reward and evaluation: a turn (domain, history, action, the real
+observation) and the model's prediction in, a `Judgement` (the five scores, or why there are none) out."""
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 from trajforge.evaluation.scores import Scores
+from trajforge.evaluation.turns import Turn
 
 NOT_COMPARABLE = "embedded judge, not comparable with AgentWorldBench"
-
-
-@dataclass(frozen=True)
-class Case:
-    domain: str
-    history: tuple[tuple[str, str], ...]  # (action, observation) of every earlier turn, oldest first
-    action: str
-    reference: str  # the real observation
-    prediction: str | None  # None: the model gave no answer
-
-    def history_text(self) -> str:
-        """The history as the benchmark's judge reads it: each action and its observation, a blank line apart."""
-        return "".join(f"{action}\n{observation}\n\n" for action, observation in self.history)
 
 
 @dataclass(frozen=True)
@@ -39,10 +26,8 @@ class Judge(ABC):
     comparable: bool  # whether its numbers may sit next to AgentWorldBench's (an LLM judge with rubrics)
 
     @abstractmethod
-    def judge(self, case: Case) -> Judgement: ...
-
-    def judge_all(self, cases: Iterable[Case]) -> list[Judgement]:
-        return [self.judge(case) for case in cases]
+    def judge(self, turn: Turn, prediction: str | None) -> Judgement:
+        """The prediction for the turn, scored against its real observation; None: the model gave no answer."""
 
     @property
     def label(self) -> str:

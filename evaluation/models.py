@@ -1,6 +1,6 @@
-"""What eval scores: one protocol for "a model that answers chat messages", with three kinds behind it (a
-checkpoint, an OpenAI-compatible endpoint, and an untrained model shaped like a checkpoint). The evaluation
-loop only ever calls the protocol."""
+"""What eval scores: one protocol for "a model that answers chat messages", and the kind behind it that needs no
+training code, an OpenAI-compatible endpoint (a checkpoint and an untrained model shaped like one are
+`trajforge.training.chat_models`). The evaluation loop only ever calls the protocol."""
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -36,44 +36,40 @@ class ChatModel(Protocol):
         """Teacher-forced loss per observation token on held-out rows; None when the weights are not at hand."""
 
 
-def checkpoint_name(folder: Path) -> str:
-    return f"{folder.parent.name}/{folder.name}" if folder.name.startswith("checkpoint-") else folder.name
+class ChatCompletions:
+    """An OpenAI-compatible /chat/completions endpoint (vLLM, SGLang, OpenAI, `trajforge serve`): the request eval's
+    endpoint models and curate-sft's endpoint generator send."""
 
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        temperature: float = 0.8,
+        max_tokens: int = 1024,
+        timeout: float = 300.0,
+        transport=None,
+    ):
+        import httpx
 
-class CheckpointModel:
-    """A checkpoint folder, sampled locally."""
+        self.base_url, self.model = base_url.rstrip("/"), model
+        self.name = f"endpoint:{model}"
+        self.temperature, self.max_tokens = temperature, max_tokens
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self.http = httpx.Client(timeout=timeout, headers=headers, transport=transport)
 
-    def __init__(self, folder: Path, name: str | None = None):
-        from trajforge.training.serving import LocalModel
-        from trajforge.training.stage_effects import stage_of
-
-        self.folder, self.local = Path(folder), LocalModel(folder)
-        self.name, self.stage = name or checkpoint_name(self.folder), stage_of(self.folder)
-
-    def answer(self, messages: list[dict], sampling: Sampling) -> str | None:
-        return self.local.chat(messages, sampling.max_tokens, temperature=sampling.temperature, seed=sampling.seed)[0]
-
-    def heldout_loss(self, rows: Sequence[dict]) -> float | None:
-        from trajforge.training.distributed import World
-        from trajforge.training.loop import LoopConfig, evaluate
-        from trajforge.training.sequences import packed_sequences
-
-        length = min(512, self.local.model.config.max_position_embeddings)
-        sequences = packed_sequences(rows, self.local.tokenizer, length, mask_mode="all")
-        return evaluate(self.local.model, sequences, LoopConfig(batch_size=4), World())
-
-
-class UntrainedModel(CheckpointModel):
-    """The same architecture and tokenizer as a checkpoint, random weights: what training bought, measured."""
-
-    def __init__(self, like: Path):
-        import torch
-        from transformers import AutoModelForCausalLM
-
-        super().__init__(like, name="untrained")
-        self.stage = "untrained"
-        torch.manual_seed(0)
-        self.local.model = AutoModelForCausalLM.from_config(self.local.model.config).eval()
+    def complete(self, messages: list[dict], seed: int, n: int = 1, temperature: float | None = None) -> list[str]:
+        body = {
+            "model": self.model,
+            "messages": messages,
+            "n": n,
+            "seed": seed,
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature if temperature is None else temperature,
+        }
+        response = self.http.post(f"{self.base_url}/chat/completions", json=body)
+        response.raise_for_status()
+        return [choice["message"]["content"] or "" for choice in response.json()["choices"]]
 
 
 class EndpointModel:
@@ -83,9 +79,7 @@ class EndpointModel:
     folder = None
 
     def __init__(self, url: str, model: str, sampling: Sampling, on_failure: Callable[[str], None] = print):
-        from trajforge.training.generators import EndpointGenerator
-
-        self.client = EndpointGenerator(url, model, temperature=sampling.temperature, max_tokens=sampling.max_tokens)
+        self.client = ChatCompletions(url, model, temperature=sampling.temperature, max_tokens=sampling.max_tokens)
         self.name, self.on_failure = model, on_failure
 
     def answer(self, messages: list[dict], sampling: Sampling) -> str | None:

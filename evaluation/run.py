@@ -1,15 +1,17 @@
 """The evaluation run behind `trajforge eval`: load the items (held-out corpus turns or AgentWorldBench lines),
 ask every model, judge the answers as the benchmark does, and return the reports. Models are anything that
-answers chat messages (`evaluation.models.ChatModel`); the run never asks which kind it holds."""
+answers chat messages (`evaluation.models.ChatModel`), built by the caller once the items are read; the run never
+asks which kind it holds."""
 
 import contextlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from trajforge.evaluation.benchmark import Item, Report, score
+from trajforge.evaluation.benchmark import Report, line_turn, sample_turns, sampled_turns, score
 from trajforge.evaluation.factory import JudgeSpec
-from trajforge.evaluation.models import ChatModel, CheckpointModel, EndpointModel, Sampling, UntrainedModel
+from trajforge.evaluation.models import ChatModel, Sampling
+from trajforge.evaluation.turns import Turn
 
 BENCHMARK_TEMPERATURE = 0.6  # the published evaluator's defaults
 BENCHMARK_MAX_TOKENS = 32768
@@ -64,14 +66,22 @@ class EvalResult:
     rejected: list[dict]  # benchmark lines that could not be read, and why
 
 
-def evaluate(config: EvalConfig, display: Display | None = None) -> EvalResult:
+ModelBuilder = Callable[[EvalConfig, Display], list[ChatModel]]
+
+
+def evaluate(config: EvalConfig, build_models: ModelBuilder, display: Display | None = None) -> EvalResult:
+    """Read the items, then score the models `build_models` makes of the config (the checkpoints, the untrained
+    model and the endpoints it names): a checkpoint is loaded only once there is something to score."""
     display = display or Display()
     items, rows, rejected = load_items(config, display)
-    return score_models(build_models(config, display), items, rows, rejected, config, display)
+    models = build_models(config, display)
+    if not models:
+        raise EvalInputError("give at least one --checkpoint or --endpoint")
+    return score_models(models, items, rows, rejected, config, display)
 
 
 def score_models(
-    models: list[ChatModel], items: list[Item], rows: list[dict], rejected: list[dict], config: EvalConfig,
+    models: list[ChatModel], items: list[Turn], rows: list[dict], rejected: list[dict], config: EvalConfig,
     display: Display,
 ) -> EvalResult:  # fmt: skip
     """Every model answers every item; the judge `config` names scores the answers."""
@@ -92,7 +102,7 @@ def score_models(
     return EvalResult(reports, details, [m.stage for m in models], rl_run, judge.label, rejected)
 
 
-def load_items(config: EvalConfig, display: Display) -> tuple[list[Item], list[dict], list[dict]]:
+def load_items(config: EvalConfig, display: Display) -> tuple[list[Turn], list[dict], list[dict]]:
     """(items, held-out corpus rows, rejected benchmark lines); what cannot be read raises EvalInputError."""
     from trajforge.schemas.storage import StorageError
 
@@ -101,10 +111,8 @@ def load_items(config: EvalConfig, display: Display) -> tuple[list[Item], list[d
         if config.agentworldbench is not None:
             items, rejected = benchmark_items(config.agentworldbench, config.limit, display)
         else:
-            from trajforge.evaluation.items import corpus_items
-
             rows = corpus_rows(config.corpus, config.limit)
-            items = corpus_items(rows, config.plain)
+            items = sampled_turns(rows, config.plain)
     except (FileNotFoundError, ValueError, StorageError) as exc:  # ShardError (a damaged shard) is a ValueError
         raise EvalInputError(str(exc)) from exc
     if not items:
@@ -114,22 +122,8 @@ def load_items(config: EvalConfig, display: Display) -> tuple[list[Item], list[d
     return items, rows, rejected
 
 
-def build_models(config: EvalConfig, display: Display) -> list[ChatModel]:
-    """Untrained first (when asked), then the checkpoints, then the endpoints."""
-    models: list[ChatModel] = [CheckpointModel(folder) for folder in config.checkpoints]
-    if config.untrained and config.checkpoints:
-        models.insert(0, UntrainedModel(config.checkpoints[0]))
-    for entry in config.endpoints:
-        url, _, model = entry.partition("=")
-        models.append(EndpointModel(url, model, config.sampling, lambda text: display.note(text, "warning")))
-    if not models:
-        raise EvalInputError("give at least one --checkpoint or --endpoint")
-    return models
-
-
-def benchmark_items(path: Path, limit: int | None, display: Display) -> tuple[list[Item], list[dict]]:
+def benchmark_items(path: Path, limit: int | None, display: Display) -> tuple[list[Turn], list[dict]]:
     """(items, rejected lines): every valid line's own turn; each bad line named by file and line."""
-    from trajforge.evaluation.items import line_item
     from trajforge.schemas.formats.agentworldbench import read_lines
 
     items, rejected = [], []
@@ -139,20 +133,19 @@ def benchmark_items(path: Path, limit: int | None, display: Display) -> tuple[li
             display.note(f"{result.where}: {reason}", "error")
             rejected.append({"where": result.where, "reason": reason})
         elif limit is None or len(items) < limit:
-            items.append(line_item(result.line, result.where))
+            items.append(line_turn(result.line, result.where))
     return items, rejected
 
 
 def corpus_rows(corpus: str, limit: int | None) -> list[dict]:
     """The held-out tasks' trajectories, as build-corpus split them: nothing a training stage read."""
-    from trajforge.training.data import held_out_rows, load_cpt
+    from trajforge.schemas.dataset import held_out_rows, load_cpt
 
     rows = list(held_out_rows(load_cpt(corpus)))
     return rows[:limit] if limit is not None else rows
 
 
 def export_items(rows: list[dict], folder: Path, display: Display) -> None:
-    from trajforge.evaluation.benchmark import sample_turns
     from trajforge.schemas.arrow import trajectory_view
     from trajforge.schemas.formats.agentworldbench import export_folder
     from trajforge.schemas.records import Trajectory

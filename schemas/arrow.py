@@ -94,7 +94,7 @@ TRAJECTORY_FIELDS = [
 TRAJECTORY_SCHEMA = pa.schema(TRAJECTORY_FIELDS, metadata={"trajforge.kind": "trajectory"})
 
 # Where a row stands in the corpus's one split (schemas/splits.py): its task key and its split. Every later stage
-# carries both. Shards written before these columns existed lack them; readers derive them (training/data.py).
+# carries both. Shards written before these columns existed lack them; readers derive them (schemas/dataset.py).
 SPLIT_FIELDS = [pa.field("task", pa.string()), pa.field("split", pa.string())]
 ADDED_FIELDS = frozenset(f.name for f in SPLIT_FIELDS)
 

@@ -10,9 +10,9 @@ import pytest
 from tests.builders import make_trajectory
 from trajforge.pipelines.build_corpus.config import BuildConfig
 from trajforge.pipelines.build_corpus.pipeline import build_corpus
+from trajforge.schemas.dataset import load_cpt
 from trajforge.schemas.sinks import write_segments
 from trajforge.schemas.splits import SplitConfig
-from trajforge.training.data import load_cpt
 from trajforge.training.sequences import rendered_texts
 from trajforge.training.tokenizer import train_tokenizer
 

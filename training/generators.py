@@ -10,17 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-import httpx
-
+from trajforge.evaluation.models import ChatCompletions
+from trajforge.evaluation.turns import Turn
 from trajforge.schemas.registry import Registry
-from trajforge.training.prompts import Query, candidate
-
-HINT = (
-    "\n\n(Hint for writing your reasoning: the environment's real observation follows. Reason toward it from the "
-    "history and the action without quoting it in your reasoning.)\n"
-    "<real_observation>\n{reference}\n</real_observation>"
-)
-
+from trajforge.training.prompts import candidate, chat_messages
 
 ROLLOUT, RATIONALIZATION = "rollout", "rationalization"
 VERBATIM = f"{RATIONALIZATION}:verbatim_reference"  # the real observation itself, with written reasoning
@@ -40,56 +33,20 @@ class Generator(ABC):
     name: str
 
     @abstractmethod
-    def generate(self, query: Query, n: int, seed: int, hint: bool = False) -> list[str]:
-        """n candidates for the query; with `hint`, the real observation is shown (rationalisation)."""
+    def generate(self, turn: Turn, n: int, seed: int, hint: bool = False) -> list[str]:
+        """n candidates for the turn; with `hint`, the real observation is shown (rationalisation)."""
 
-    def labelled(self, query: Query, n: int, seed: int, hint: bool = False) -> list[Candidate]:
+    def labelled(self, turn: Turn, n: int, seed: int, hint: bool = False) -> list[Candidate]:
         """The candidates with their origin: a model shown the real observation (`hint`) rationalizes."""
         origin = RATIONALIZATION if hint else ROLLOUT
-        return [Candidate(text, origin) for text in self.generate(query, n, seed, hint)]
+        return [Candidate(text, origin) for text in self.generate(turn, n, seed, hint)]
 
 
-def chat_messages(query: Query, hint: bool) -> list[dict]:
-    messages = [{"role": role, "content": content} for role, content in query.messages]
-    if hint:
-        messages[-1]["content"] += HINT.format(reference=query.reference)
-    return messages
-
-
-class EndpointGenerator(Generator):
+class EndpointGenerator(ChatCompletions, Generator):
     """Any OpenAI-compatible /chat/completions endpoint (vLLM, SGLang, OpenAI, `trajforge serve`)."""
 
-    def __init__(
-        self,
-        base_url: str,
-        model: str,
-        api_key: str | None = None,
-        temperature: float = 0.8,
-        max_tokens: int = 1024,
-        timeout: float = 300.0,
-        transport=None,
-    ):
-        self.base_url, self.model = base_url.rstrip("/"), model
-        self.name = f"endpoint:{model}"
-        self.temperature, self.max_tokens = temperature, max_tokens
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self.http = httpx.Client(timeout=timeout, headers=headers, transport=transport)
-
-    def complete(self, messages: list[dict], seed: int, n: int = 1, temperature: float | None = None) -> list[str]:
-        body = {
-            "model": self.model,
-            "messages": messages,
-            "n": n,
-            "seed": seed,
-            "max_tokens": self.max_tokens,
-            "temperature": self.temperature if temperature is None else temperature,
-        }
-        response = self.http.post(f"{self.base_url}/chat/completions", json=body)
-        response.raise_for_status()
-        return [choice["message"]["content"] or "" for choice in response.json()["choices"]]
-
-    def generate(self, query: Query, n: int, seed: int, hint: bool = False) -> list[str]:
-        return self.complete(chat_messages(query, hint), seed, n)
+    def generate(self, turn: Turn, n: int, seed: int, hint: bool = False) -> list[str]:
+        return self.complete(chat_messages(turn, hint), seed, n)
 
 
 class CheckpointGenerator(Generator):
@@ -102,9 +59,9 @@ class CheckpointGenerator(Generator):
         self.name = f"checkpoint:{folder}"
         self.max_new_tokens, self.temperature = max_new_tokens, temperature
 
-    def generate(self, query: Query, n: int, seed: int, hint: bool = False) -> list[str]:
+    def generate(self, turn: Turn, n: int, seed: int, hint: bool = False) -> list[str]:
         return [
-            self.model.chat(chat_messages(query, hint), self.max_new_tokens, self.temperature, seed + i)[0]
+            self.model.chat(chat_messages(turn, hint), self.max_new_tokens, self.temperature, seed + i)[0]
             for i in range(n)
         ]
 
@@ -118,11 +75,11 @@ class RationalizationGenerator(Generator):
     name = "rationalization (model-free: reasoning written toward the known observation)"
     VARIANTS = ("verbatim_reference", "truncated", "altered_facts", "format_lost")
 
-    def generate(self, query: Query, n: int, seed: int, hint: bool = True) -> list[str]:
-        return [c.text for c in self.labelled(query, n, seed, hint)]
+    def generate(self, turn: Turn, n: int, seed: int, hint: bool = True) -> list[str]:
+        return [c.text for c in self.labelled(turn, n, seed, hint)]
 
-    def labelled(self, query: Query, n: int, seed: int, hint: bool = True) -> list[Candidate]:
-        reference = query.reference
+    def labelled(self, turn: Turn, n: int, seed: int, hint: bool = True) -> list[Candidate]:
+        reference = turn.reference
         # Short and free of copied text: a small model trained on it learns to close its reasoning and write the
         # prediction (measured on the demo's RL prompts after 300 SFT steps: 46% format compliance quoting the action,
         # 58-96% without; 100% after 500 steps). No word that observations use as a label ("text:" in a web page's
@@ -130,7 +87,7 @@ class RationalizationGenerator(Generator):
         # closed its reasoning on 6 of 8 held-out web turns.
         kind = "a JSON object" if reference.lstrip().startswith("{") else "plain"
         reasoning = (
-            f"Turn {len(query.messages) // 2 + 1} of the episode; the environment's reply should be {kind}, "
+            f"Turn {len(turn.messages) // 2 + 1} of the episode; the environment's reply should be {kind}, "
             f"about {len(reference)} characters long."
         )
         variants = [

@@ -1,8 +1,7 @@
 """CPT and SFT shard rows as conversations, with the characters that are in the loss.
 
 The conversation: a system message (`render_system_prompt` of the row's five parts), then per turn the action as the
-user message and the observation as the assistant message. The action is its content, preceded by "{name} " when
-the action has a name (a tool or browser call: the arguments alone do not say which tool ran). The chat format
+user message (`schemas.turn_text.action_text`) and the observation as the assistant message. The chat format
 (training/chat_format.py) turns it into text: the tokenizer's own chat template, or trajforge's markers.
 
 In the loss (mask_mode "masked"): the characters of an observation inside its turn's `loss_spans`, and the end of
@@ -22,15 +21,11 @@ from typing import Literal
 
 from trajforge.schemas.records import SYSTEM_PROMPT_PARTS
 from trajforge.schemas.system_prompt import render_system_prompt
+from trajforge.schemas.turn_text import action_text
 from trajforge.training.chat_format import MARKERS, ChatFormat, Message, RenderedDocument, Span
 
 MaskMode = Literal["masked", "all"]
 MASK_MODES: tuple[str, ...] = MaskMode.__args__
-
-
-def action_text(action: Mapping) -> str:
-    name = action.get("name")
-    return f"{name} {action['content']}" if name else action["content"]
 
 
 def observation_loss_spans(turn: Mapping, mask_mode: MaskMode) -> list[Span]:

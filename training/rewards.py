@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from trajforge.evaluation.extraction import extract_prediction
 from trajforge.evaluation.judge import Judge
 from trajforge.evaluation.scores import Scores
+from trajforge.evaluation.turns import turn_of_messages
 from trajforge.evaluation.verifiers import verify
-from trajforge.training.prompts import case_of
 
 VERIFIER_REWARD = 25.0
 JUDGE_WEIGHT, VERIFIER_WEIGHT = 0.9, 0.1
@@ -42,6 +42,6 @@ def row_reward(judge: Judge, row: dict, answer: str) -> Reward:
     if not extracted.tagged:
         return Reward(0.0, None if spec is None else 0.0, 0.0, None)
     prediction = extracted.text
-    judgement = judge.judge(case_of(row["domain"], row["messages"], row["reference"], prediction))
+    judgement = judge.judge(turn_of_messages(row["domain"], row["messages"], row["reference"]), prediction)
     reward = hybrid_reward(judgement.scores, spec, prediction)
     return Reward(reward.judge, reward.verifier, reward.total, judgement.failure)

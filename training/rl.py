@@ -17,11 +17,11 @@ from pathlib import Path
 import torch
 
 from trajforge.evaluation.extraction import extract_prediction
+from trajforge.schemas.dataset import load_shards, stage_rows
 from trajforge.schemas.names import RL_DIR
 from trajforge.training.chat_format import ChatFormat
 from trajforge.training.checkpoint import context_window
 from trajforge.training.configs import RLConfig
-from trajforge.training.data import load_shards, stage_rows
 from trajforge.training.gspo import group_advantages, gspo_loss, sequence_logprobs
 from trajforge.training.model import load_model_for, resolve_init
 from trajforge.training.optimization import METRICS_NAME, Optimizer, append_metrics, checkpoint_due

@@ -6,10 +6,11 @@ on a share of its own trajectories."""
 import json
 from pathlib import Path
 
+from trajforge.schemas.dataset import held_out_rows, load_shards, stage_rows
 from trajforge.training.chat_format import ChatFormat
 from trajforge.training.checkpoint import context_window
 from trajforge.training.configs import StageConfig
-from trajforge.training.data import TrajectorySplit, held_out_rows, load_shards, split_by_trajectory, stage_rows
+from trajforge.training.data import TrajectorySplit, split_by_trajectory
 from trajforge.training.distributed import World
 from trajforge.training.loop import evaluate, train
 from trajforge.training.model import build_tiny_model, load_model_for, resolve_init

@@ -1,5 +1,6 @@
 """`trajforge eval`: score checkpoints or endpoints on held-out trajectories or AgentWorldBench lines, as the
-benchmark scores them, with the judge the options name. The run itself is `evaluation.run.evaluate`."""
+benchmark scores them, with the judge the options name. The run itself is `evaluation.run.evaluate`; the models it
+scores are built here (a checkpoint and an untrained model are training's, an endpoint evaluation's)."""
 
 import contextlib
 import json
@@ -11,7 +12,8 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from trajforge.evaluation.run import EvalConfig, EvalInputError, EvalResult, evaluate
+from trajforge.evaluation.models import ChatModel
+from trajforge.evaluation.run import Display, EvalConfig, EvalInputError, EvalResult, evaluate
 from trajforge.pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
 from trajforge.pipelines.commands.judge_options import with_judge_options
 from trajforge.pipelines.console import console, out, progress
@@ -91,7 +93,7 @@ def eval_command(
     config = EvalConfig(**models, **sampling, corpus=corpus, agentworldbench=agentworldbench, limit=limit,
                         plain=plain, judge=judge_spec, export=export)  # fmt: skip
     try:
-        result = evaluate(config, ConsoleDisplay())
+        result = evaluate(config, build_models, ConsoleDisplay())
     except EvalInputError as exc:
         console.print(Text(str(exc), style="red"), soft_wrap=True)  # Text: brackets in paths are not markup
         raise typer.Exit(EXIT_USAGE) from exc
@@ -101,6 +103,20 @@ def eval_command(
     if predictions is not None:
         predictions.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in result.details))
     raise typer.Exit(EXIT_REJECTED if result.rejected else EXIT_OK)
+
+
+def build_models(config: EvalConfig, display: Display) -> list[ChatModel]:
+    """Untrained first (when asked), then the checkpoints, then the endpoints."""
+    from trajforge.evaluation.models import EndpointModel
+    from trajforge.training.chat_models import CheckpointModel, UntrainedModel
+
+    models: list[ChatModel] = [CheckpointModel(folder) for folder in config.checkpoints]
+    if config.untrained and config.checkpoints:
+        models.insert(0, UntrainedModel(config.checkpoints[0]))
+    for entry in config.endpoints:
+        url, _, model = entry.partition("=")
+        models.append(EndpointModel(url, model, config.sampling, lambda text: display.note(text, "warning")))
+    return models
 
 
 class ConsoleDisplay:
@@ -120,14 +136,24 @@ class ConsoleDisplay:
 
 def show(result: EvalResult) -> None:
     """The reports table, the last model's per-domain table, and (with two stages or more) what each stage did."""
-    from trajforge.training.stage_effects import reading, stage_table
+    from trajforge.evaluation.stage_effects import reading, stage_table
 
     _table(result.reports, result.judge_label)
     if len({s for s in result.stages if s}) < 2:
         return
     out.print(stage_table(result.reports, result.stages, result.judge_label))
-    for line in reading(result.reports, result.stages, result.rl_run):
+    for line in reading(result.reports, result.stages, rl_reward_trend(result.rl_run)):
         out.print(f"  {line}")
+
+
+def rl_reward_trend(run: Path | None) -> dict:
+    """The mean reward over the first and the last steps of the RL run that made a scored checkpoint ({}: none)."""
+    if run is None:
+        return {}
+    from trajforge.training.optimization import METRICS_NAME
+    from trajforge.training.rl import reward_trend
+
+    return reward_trend(run / METRICS_NAME)
 
 
 def _figure(value: float | None, scale: float = 1.0) -> str:

@@ -6,11 +6,11 @@ import apache_beam as beam
 
 from trajforge.evaluation.extraction import extract_prediction
 from trajforge.evaluation.scores import Scores
+from trajforge.evaluation.turns import Turn, corpus_turn
 from trajforge.pipelines.build_corpus.transforms import COUNTS, CountingFn
 from trajforge.schemas.splits import readable_by, row_placement
 from trajforge.schemas.version import SCHEMA_VERSION
 from trajforge.training.generators import Candidate, sample_kind
-from trajforge.training.prompts import Query, build_query
 
 SCORES = "scores"
 
@@ -32,7 +32,7 @@ class _QueriesFn(CountingFn):
     def __init__(self, per_trajectory: int):
         self.per_trajectory = per_trajectory
 
-    def process(self, row: dict) -> Iterator[tuple[Query, dict]]:
+    def process(self, row: dict) -> Iterator[tuple[Turn, dict]]:
         task, split = row_placement(row)
         if not readable_by(split, "sft"):
             self.count(f"rows_skipped.{split}")
@@ -43,7 +43,7 @@ class _QueriesFn(CountingFn):
             turns = [turns[int(i * step)] for i in range(self.per_trajectory)]
         for index in turns:
             self.count("read")
-            yield build_query(row, index), {"task": task, "split": split}
+            yield corpus_turn(row, index), {"task": task, "split": split}
 
 
 class Generate(beam.PTransform):
@@ -67,7 +67,7 @@ class _GenerateFn(beam.DoFn):
     def setup(self):
         self.generator = self.make_generator()
 
-    def process(self, item: tuple[Query, dict]) -> Iterator[tuple[Query, dict, list[Candidate], str]]:
+    def process(self, item: tuple[Turn, dict]) -> Iterator[tuple[Turn, dict, list[Candidate], str]]:
         query, placement = item
         seed = self.seed + query.turn_index * 1009 + int(query.trajectory_id[:6], 16)
         labelled = self.generator.labelled(query, self.candidates, seed, self.hint)
@@ -101,7 +101,7 @@ class _JudgeFn(CountingFn):
         predictions = [extract_prediction(candidate) for candidate in candidates]
         judged = []  # a judge failure (an unparseable answer, a timeout) scores lowest, so best-of-N passes it over
         for prediction in predictions:
-            judgement = self.judge.judge(query.case(prediction.text))
+            judgement = self.judge.judge(query, prediction.text)
             if not judgement.ok:
                 self.count("judge_failures")
             judged.append((judgement.scores or Scores.lowest(), prediction))

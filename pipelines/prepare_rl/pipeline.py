@@ -8,6 +8,7 @@ from pathlib import Path
 
 import apache_beam as beam
 
+from trajforge.evaluation.turns import corpus_turn
 from trajforge.evaluation.verifiers import derive_verifier
 from trajforge.pipelines.beam_runtime import pipeline_options
 from trajforge.pipelines.build_corpus.transforms import COUNTS, CountingFn
@@ -20,7 +21,6 @@ from trajforge.schemas.manifest import Manifest
 from trajforge.schemas.names import RL_DIR
 from trajforge.schemas.splits import readable_by, row_placement
 from trajforge.schemas.version import SCHEMA_VERSION
-from trajforge.training.prompts import build_query
 
 CHARS_PER_TOKEN = 4  # the budget's estimate without a tokenizer; --tokenizer counts exactly
 
@@ -53,16 +53,15 @@ class _PromptFn(CountingFn):
             self.count("filtered.no_turns")
             return
         index = candidates[int(content_hash(row["trajectory_id"] + ":rl", 8), 16) % len(candidates)]
-        query = build_query(row, index)
-        messages = list(query.messages)
+        turn = corpus_turn(row, index)
+        messages = list(turn.messages)
         while self._tokens(messages) > self.token_budget and len(messages) > 2:
             messages = [messages[0], *messages[3:]]  # drop the oldest (action, observation) pair
         tokens = self._tokens(messages)
         if tokens > self.token_budget:
             self.count("filtered.over_budget")
             return
-        turn = row["turns"][index]
-        spec = derive_verifier(turn["observation"], row["domain"])
+        spec = derive_verifier(turn.observation, row["domain"])
         self.count("with_verifier", int(spec is not None))
         self.count("written")
         yield {
@@ -70,9 +69,9 @@ class _PromptFn(CountingFn):
             "trajectory_id": row["trajectory_id"],
             "turn_index": index,
             "domain": row["domain"],
-            "template": query.template,
+            "template": turn.template,
             "messages": [{"role": r, "content": c} for r, c in messages],
-            "reference": query.reference,
+            "reference": turn.reference,
             "verifier": json.dumps(spec) if spec is not None else None,
             "prompt_tokens": tokens,
             "task": task,

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from trajforge.evaluation.adversaries import KINDS, Turn, adversaries
+from trajforge.evaluation.adversaries import KINDS, CalibrationTurn, adversaries
 from trajforge.evaluation.embedded import EmbeddedJudge
 
 LISTING_BEFORE = "total 8\n-rw-r--r-- 1 agent agent 14 notes.txt\n-rw-r--r-- 1 agent agent 20 todo.md"
@@ -16,14 +16,20 @@ MCP = json.dumps(
 )
 PAGE = 'URL: http://shop.local/cart\nTitle: Cart\nFocused: none\n- heading "Cart" [ref=e1]\n- text "2 items, $31.50"'
 ERROR = "cat: /srv/secret.txt: Permission denied"
+
+
+def _turn(domain, history, action, reference, others) -> CalibrationTurn:
+    return CalibrationTurn("t:1", domain, None, history, action, reference, others=others)
+
+
 TURNS = {
-    "terminal": Turn("terminal", (("ls -l", LISTING_BEFORE), ("touch report.csv", "")), "ls -l", LISTING,
+    "terminal": _turn("terminal", (("ls -l", LISTING_BEFORE), ("touch report.csv", "")), "ls -l", LISTING,
                      ("total 4\n-rw-r--r-- 1 agent agent 9 a.txt",)),
-    "mcp": Turn("mcp", (("list_rows {}", json.dumps({"rows": ["row_0007"]})),), 'get_row {"id": "row_0007"}', MCP,
+    "mcp": _turn("mcp", (("list_rows {}", json.dumps({"rows": ["row_0007"]})),), 'get_row {"id": "row_0007"}', MCP,
                 (json.dumps({"content": [{"type": "text", "text": "{\"id\": \"row_0001\"}"}], "isError": False}),)),
-    "web": Turn("web", (("goto /", 'URL: http://shop.local/\nTitle: Shop\nFocused: none\n- heading "Shop"'),),
+    "web": _turn("web", (("goto /", 'URL: http://shop.local/\nTitle: Shop\nFocused: none\n- heading "Shop"'),),
                 "click e3", PAGE, ('URL: http://shop.local/p/1\nTitle: Lamp\nFocused: none\n- heading "Lamp"',)),
-    "error": Turn("terminal", (("cd /srv", ""),), "cat /srv/secret.txt", ERROR, ("bash: foo: command not found",)),
+    "error": _turn("terminal", (("cd /srv", ""),), "cat /srv/secret.txt", ERROR, ("bash: foo: command not found",)),
 }  # fmt: skip
 
 
@@ -36,8 +42,8 @@ def test_each_adversary_scores_below_the_real_observation(kind, name):
         assert kind in ("previous_copied", "numbers_ids_paths_changed", "one_fact_altered") or name == "error"
         return
     judge = EmbeddedJudge()
-    real = judge.judge(turn.case(turn.reference)).scores.mean
-    adversary = judge.judge(turn.case(candidate)).scores.mean
+    real = judge.judge(turn, turn.reference).scores.mean
+    adversary = judge.judge(turn, candidate).scores.mean
     assert real == 5.0 and adversary < real, candidate
 
 

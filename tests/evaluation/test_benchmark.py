@@ -2,12 +2,14 @@ import json
 
 from typer.testing import CliRunner
 
-from trajforge.evaluation.benchmark import Item, sample_turns, score
+from tests.builders import make_trajectory
+from trajforge.evaluation.benchmark import line_turn, sample_turns, sampled_turns, score
 from trajforge.evaluation.embedded import EmbeddedJudge
-from trajforge.evaluation.items import corpus_items
 from trajforge.evaluation.judge import Judge, Judgement
 from trajforge.evaluation.scores import Scores
+from trajforge.evaluation.turns import Turn
 from trajforge.pipelines.cli import app
+from trajforge.schemas.formats.agentworldbench import export_folder
 from trajforge.training.prompts import candidate
 
 runner = CliRunner()
@@ -20,7 +22,7 @@ def test_sample_turns_like_agentworldbench():
 
 
 def test_perfect_answers_score_100_and_pass_the_verifiers(corpus):
-    items = corpus_items(list(corpus)[:4], plain=True)
+    items = sampled_turns(list(corpus)[:4], plain=True)
     perfect = score("oracle", items, [candidate("r", i.reference) for i in items], EmbeddedJudge())
     assert perfect.pooled["overall"] == 100.0 and perfect.verifier_accuracy == 1.0
     assert perfect.format_compliance == 1.0 and perfect.judge == "embedded" and "not comparable" in perfect.note
@@ -35,14 +37,14 @@ class ScriptedJudge(Judge):
 
     name, comparable = "scripted", True
 
-    def judge(self, case):
-        if case.prediction == "judge-fails":
+    def judge(self, turn, prediction):
+        if prediction == "judge-fails":
             return Judgement(None, "judge answer not parseable: no JSON")
-        return Judgement(Scores(5, 5, 5, 5, 5) if case.domain == "mcp" else Scores(1, 1, 1, 1, 1))
+        return Judgement(Scores(5, 5, 5, 5, 5) if turn.domain == "mcp" else Scores(1, 1, 1, 1, 1))
 
 
-def _item(domain: str, n: int) -> Item:
-    return Item(f"{domain}-{n}", domain, (("user", "a"),), (), "a", "obs")
+def _item(domain: str, n: int) -> Turn:
+    return Turn(f"{domain}-{n}", domain, None, (), "a", "obs")
 
 
 def test_pooled_and_equal_weight_overall_and_exclusions():
@@ -92,3 +94,43 @@ def test_eval_command_compares_with_untrained_and_exports(tmp_path, corpus_dir, 
     assert f"{bad}:line 1" in again.output and "is beyond its lists" in again.output
     report = json.loads((tmp_path / "again.json").read_text())[0]
     assert report["samples"] == len(lines) and report["rejected_lines"][0]["where"] == f"{bad}:line 1"
+
+
+# A replay of the published evaluator's documented message building (infer: system_str, earlier prompt/response
+# pairs, the current prompt; judge: history context, the ground truth response[turn_idx-1] with its header cleaned),
+# written from that description, run on an exported folder and compared with what trajforge asks and judges.
+
+
+def evaluator_infer_messages(job: dict) -> list[dict]:
+    t = max(job.get("turn_idx", 1) - 1, 0)
+    messages = [{"role": "system", "content": job["system_str"]}] if job.get("system_str") else []
+    for j in range(t):
+        messages += [
+            {"role": "user", "content": job["prompt"][j]},
+            {"role": "assistant", "content": job["response"][j]},
+        ]
+    return messages + [{"role": "user", "content": job.get("current_prompt") or job["prompt"][t]}]
+
+
+def evaluator_judge_inputs(job: dict) -> tuple[str, str]:
+    t = max(job.get("turn_idx", 1) - 1, 0)
+    context = "".join(job["prompt"][i] + "\n" + job["response"][i] + "\n\n" for i in range(t))
+    truth = job["response"][t]  # an IndexError here is what our old lines caused
+    return context, truth.removeprefix("**Environment Observation:**\n")  # the header line, cleaned
+
+
+def test_exported_lines_replay_through_the_evaluators_message_building(tmp_path):
+    records = [make_trajectory(4, domain="terminal"), make_trajectory(3, domain="mcp")]
+    export_folder(records, tmp_path)
+    observations = {r.domain: [t.observation.content for t in r.turns] for r in records}
+    count = 0
+    for path in sorted(tmp_path.glob("*_test.jsonl")):
+        for number, text in enumerate(path.read_text().splitlines(), 1):
+            job = json.loads(text)
+            context, truth = evaluator_judge_inputs(job)
+            assert truth == observations[job["task"]][job["turn_idx"] - 1]  # the truth it sees is our observation
+            item = line_turn(job, f"{path}:line {number}")
+            assert [{"role": r, "content": c} for r, c in item.messages] == evaluator_infer_messages(job)
+            assert item.reference == truth and item.history_text() == context
+            count += 1
+    assert count == 7

@@ -2,11 +2,11 @@ import pytest
 
 from tests.evaluation.judge_server import judge_server
 from trajforge.evaluation.endpoint import EndpointJudge, JudgeAnswerError, judge_messages, parse_judge_answer
-from trajforge.evaluation.judge import Case
 from trajforge.evaluation.rubrics import load_rubrics
 from trajforge.evaluation.scores import Scores
+from trajforge.evaluation.turns import Turn
 
-CASE = Case("terminal", (("ls", "a.txt"),), "cat a.txt", "hello", "hello")
+TURN = Turn("t:1", "terminal", None, (("ls", "a.txt"),), "cat a.txt", "hello")
 
 
 def test_answers_are_read_from_the_final_evaluation_block():
@@ -23,7 +23,7 @@ def test_answers_are_read_from_the_final_evaluation_block():
 
 
 def test_the_judge_is_asked_as_the_benchmark_asks():
-    system, user = judge_messages(CASE, "RUBRIC")
+    system, user = judge_messages(TURN, "hello", "RUBRIC")
     assert system == {"role": "system", "content": "RUBRIC"}
     assert user["content"].startswith(
         "# Context (Historical Interactions):\n\nls\na.txt\n\n# Current Turn:\n\ncat a.txt"
@@ -51,12 +51,12 @@ def test_a_real_endpoint_scores_fails_and_times_out(monkeypatch):
     monkeypatch.setenv("MY_JUDGE_KEY", "sekrit")
     with judge_server(slow_seconds=3) as (url, requests):
         judge = EndpointJudge(url, "judge-model", key_env="MY_JUDGE_KEY", timeout=1, retries=2)
-        assert judge.judge(CASE).scores == Scores(2, 2, 2, 2, 2) and judge.name == "endpoint:judge-model"
+        assert judge.judge(TURN, "hello").scores == Scores(2, 2, 2, 2, 2) and judge.name == "endpoint:judge-model"
         assert requests[0]["authorization"] == "Bearer sekrit" and requests[0]["body"]["model"] == "judge-model"
         assert "terminal world model" in requests[0]["body"]["messages"][0]["content"]
-        silent = judge.judge(Case("mcp", (), "x", "JUDGE-SAYS-NOTHING", "y"))
+        silent = judge.judge(Turn("", "mcp", None, (), "x", "JUDGE-SAYS-NOTHING"), "y")
         assert not silent.ok and silent.failure.startswith("judge answer not parseable")
-        slow = judge.judge(Case("mcp", (), "x", "JUDGE-SLEEPS", "y"))
+        slow = judge.judge(Turn("", "mcp", None, (), "x", "JUDGE-SLEEPS"), "y")
         assert not slow.ok and slow.failure.startswith("judge timed out") and url in slow.failure
         assert len(requests) == 1 + 2 + 2  # each failure retried
-        assert not judge.judge(Case("mcp", (), "x", "y", None)).ok  # no answer: nothing to judge
+        assert not judge.judge(Turn("", "mcp", None, (), "x", "y"), None).ok  # no answer: nothing to judge

@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 
 from trajforge.evaluation.models import Sampling
-from trajforge.evaluation.run import Display, EvalConfig, EvalInputError, build_models, load_items, score_models
+from trajforge.evaluation.run import Display, EvalConfig, EvalInputError, evaluate, load_items, score_models
 
 BENCH = Path(__file__).resolve().parents[2] / "schemas" / "examples" / "agentworldbench.jsonl"
 
@@ -56,7 +56,7 @@ def test_a_run_without_items_or_models_names_what_to_give(tmp_path):
     with pytest.raises(EvalInputError, match="nothing to evaluate"):
         load_items(EvalConfig(agentworldbench=empty), Display())
     with pytest.raises(EvalInputError, match="give at least one --checkpoint or --endpoint"):
-        build_models(EvalConfig(), Display())
+        evaluate(EvalConfig(agentworldbench=BENCH), lambda config, display: [])
 
 
 def test_an_endpoint_that_cannot_be_reached_gives_no_answer_and_says_why():

@@ -22,9 +22,9 @@ from trajforge.pipelines.build_corpus.config import BuildConfig
 from trajforge.pipelines.build_corpus.pipeline import build_corpus
 from trajforge.pipelines.curate_sft.pipeline import curate_sft
 from trajforge.pipelines.prepare_rl.pipeline import prepare_rl
+from trajforge.schemas.dataset import load_cpt
 from trajforge.schemas.manifest import read_manifest
 from trajforge.schemas.sinks import write_segments
-from trajforge.training.data import load_cpt
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent

@@ -14,10 +14,10 @@ from trajforge.pipelines.build_corpus.pipeline import build_corpus
 from trajforge.pipelines.cli import app
 from trajforge.pipelines.curate_sft.pipeline import curate_sft
 from trajforge.pipelines.prepare_rl.pipeline import prepare_rl
+from trajforge.schemas.dataset import held_out_rows, load_cpt
 from trajforge.schemas.shards import read_shard_table, write_shard
 from trajforge.schemas.sinks import write_segments
 from trajforge.schemas.splits import SplitConfig
-from trajforge.training.data import held_out_rows, load_cpt
 from trajforge.training.distributed import World
 
 pytestmark = pytest.mark.slow

@@ -121,8 +121,8 @@ def test_any_record_survives_segment_and_shard(tmp_path_factory, turns, task):
 
 
 def test_a_cpt_shard_from_before_the_split_columns_still_reads(tmp_path, corpus_dir):
+    from trajforge.schemas.dataset import load_cpt, row_splits
     from trajforge.schemas.splits import split_of
-    from trajforge.training.data import load_cpt, row_splits
 
     table = read_shard_table(next((corpus_dir / "cpt").glob("*.arrow")))
     old = table.drop_columns(["task", "split"])

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import torch
 
-from trajforge.training.data import load_cpt
+from trajforge.schemas.dataset import load_cpt
 from trajforge.training.distributed import close_world, init_world
 from trajforge.training.loop import LoopConfig, train
 from trajforge.training.model import TinyModelConfig, build_tiny_model

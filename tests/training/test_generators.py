@@ -1,4 +1,5 @@
 from trajforge.evaluation.extraction import extract_prediction
+from trajforge.evaluation.turns import corpus_turn
 from trajforge.training.generators import (
     RATIONALIZATION,
     ROLLOUT,
@@ -7,11 +8,10 @@ from trajforge.training.generators import (
     RationalizationGenerator,
     sample_kind,
 )
-from trajforge.training.prompts import build_query
 
 
 def test_rationalization_labels_the_verbatim_reference_and_its_degraded_copies(corpus):
-    query = build_query(corpus[1], 1)
+    query = corpus_turn(corpus[1], 1)
     labelled = RationalizationGenerator().labelled(query, 3, seed=0)
     predictions = [extract_prediction(c.text).text for c in labelled]
     assert predictions[0] == query.reference and len(set(predictions)) == 3
@@ -29,7 +29,7 @@ class _Echo(Generator):
 
 
 def test_model_candidates_are_rollouts_unless_the_model_saw_the_answer(corpus):
-    query = build_query(corpus[1], 1)
+    query = corpus_turn(corpus[1], 1)
     assert {c.origin for c in _Echo().labelled(query, 2, seed=0)} == {ROLLOUT}
     assert {c.origin for c in _Echo().labelled(query, 2, seed=0, hint=True)} == {RATIONALIZATION}
 

@@ -39,7 +39,7 @@ def test_self_praise_earns_nothing():
 
 def test_a_judge_failure_earns_no_judge_reward():
     class Failing(EmbeddedJudge):
-        def judge(self, case):
+        def judge(self, turn, prediction):
             from trajforge.evaluation.judge import Judgement
 
             return Judgement(None, "judge timed out")

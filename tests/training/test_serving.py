@@ -4,10 +4,10 @@ import httpx
 import pytest
 
 from trajforge.collectors.policies.llm import LLMAgentPolicy
+from trajforge.evaluation.turns import Turn
 from trajforge.sandboxes.base import Task
 from trajforge.schemas.records import Observation
 from trajforge.training.generators import EndpointGenerator
-from trajforge.training.prompts import Query
 
 
 @pytest.fixture
@@ -49,7 +49,7 @@ def test_clients_use_it(server):
     policy.act(None)  # an untrained model rarely calls a tool; what matters is a well-formed round trip
     assert policy.messages[-1]["role"] == "assistant"
     generator = EndpointGenerator(server, "tiny-world-model", max_tokens=8)
-    query = Query("t" * 32, 0, "terminal", 0, (("system", "S"), ("user", "ls")), "a.txt")
+    query = Turn("t:0", "terminal", "S", (), "ls", "a.txt")
     assert len(generator.generate(query, 2, seed=1)) == 2
 
 

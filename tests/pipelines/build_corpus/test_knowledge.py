@@ -11,9 +11,9 @@ from tests.builders import make_trajectory
 from tests.schemas.formats.test_roff import MAN
 from trajforge.pipelines.cli import app
 from trajforge.pipelines.report import build_report
+from trajforge.schemas.dataset import load_cpt, stage_rows
 from trajforge.schemas.manifest import read_manifest
 from trajforge.schemas.sinks import write_segments
-from trajforge.training.data import load_cpt, stage_rows
 
 pytestmark = pytest.mark.slow
 runner = CliRunner()

@@ -6,35 +6,19 @@
 - RL raises the mean reward on its own prompts (first steps against last steps of its run) and keeps the held-out
   overall within noise of SFT or above it (noise: twice the standard error of the difference of the two means).
 
-A row's stage comes from its checkpoint's checkpoint.json (the trainer writes it); the RL reward trend from the RL
-run's metrics.jsonl, next to the checkpoint.
+A row's stage is its model's (`ChatModel.stage`); the RL reward trend is given by the caller (the RL run's
+`reward_first`, `reward_last` and `trend_steps`, as `trajforge.training.rl.reward_trend` reads them).
 """
 
-import json
 import math
-from collections.abc import Sequence
-from pathlib import Path
+from collections.abc import Mapping, Sequence
 
 from rich import box
 from rich.table import Table
 
 from trajforge.evaluation.scores import DIMENSIONS
-from trajforge.training.optimization import METRICS_NAME
-from trajforge.training.rl import reward_trend
 
 FORMAT_TARGET = 0.9
-
-
-def stage_of(folder: Path) -> str | None:
-    """cpt, cpt --no-mask, sft or rl for a trajforge checkpoint folder; None for anything else."""
-    info_path = Path(folder) / "checkpoint.json"
-    if not info_path.exists():
-        return None
-    info = json.loads(info_path.read_text())
-    stage = info.get("stage")
-    if stage == "cpt" and info.get("mask_mode") == "all":
-        return "cpt --no-mask"
-    return stage if stage in ("cpt", "sft", "rl") else None
 
 
 def _figure(value, scale: float = 1.0, digits: int = 1) -> str:
@@ -72,8 +56,9 @@ def _mean_and_error(values: Sequence[float]) -> tuple[float, float]:
     return mean, math.sqrt(variance / n)
 
 
-def reading(reports: Sequence, stages: Sequence[str | None], rl_run: Path | None = None) -> list[str]:
-    """One sentence per stage whose rows are present, saying whether its effect shows."""
+def reading(reports: Sequence, stages: Sequence[str | None], trend: Mapping[str, float] | None = None) -> list[str]:
+    """One sentence per stage whose rows are present, saying whether its effect shows (the RL reward's `trend`
+    when there is one)."""
     by_stage = {stage: report for report, stage in zip(reports, stages, strict=True) if stage}
     lines = []
     untrained, cpt, nomask = by_stage.get("untrained"), by_stage.get("cpt"), by_stage.get("cpt --no-mask")
@@ -99,7 +84,6 @@ def reading(reports: Sequence, stages: Sequence[str | None], rl_run: Path | None
             f"({met} the {100 * FORMAT_TARGET:.0f}% target)."
         )
     if rl:
-        trend = reward_trend(Path(rl_run) / METRICS_NAME) if rl_run else {}
         if trend:
             verdict = "rose" if trend["reward_last"] > trend["reward_first"] else "did NOT rise"
             lines.append(

@@ -1,11 +1,9 @@
 """The demo's closing table and its reading: each stage's intended effect, checked from real report values."""
 
-import json
-
 from rich.console import Console
 
 from trajforge.evaluation.benchmark import Report
-from trajforge.training.stage_effects import reading, stage_of, stage_table
+from trajforge.evaluation.stage_effects import reading, stage_table
 
 
 def report(model: str, loss: float | None, compliance: float, overall: list[float]) -> Report:
@@ -15,25 +13,8 @@ def report(model: str, loss: float | None, compliance: float, overall: list[floa
                   heldout_loss=loss, line_overall=overall)  # fmt: skip
 
 
-def checkpoint(folder, **info):
-    folder.mkdir(parents=True)
-    (folder / "checkpoint.json").write_text(json.dumps(info))
-    return folder
-
-
-def test_stage_of_reads_the_checkpoint(tmp_path):
-    assert stage_of(checkpoint(tmp_path / "a", stage="cpt", mask_mode="masked")) == "cpt"
-    assert stage_of(checkpoint(tmp_path / "b", stage="cpt", mask_mode="all")) == "cpt --no-mask"
-    assert stage_of(checkpoint(tmp_path / "c", stage="rl")) == "rl"
-    assert stage_of(tmp_path / "none") is None
-
-
-def test_reading_says_whether_each_effect_shows(tmp_path):
-    run = tmp_path / "rl"
-    run.mkdir()
-    (run / "metrics.jsonl").write_text(
-        "".join(json.dumps({"step": i, "reward": r}) + "\n" for i, r in enumerate([4, 5, 9, 10]))
-    )
+def test_reading_says_whether_each_effect_shows():
+    trend = {"reward_first": 4.0, "reward_last": 10.0, "trend_steps": 1}  # the RL run's, as reward_trend reads it
     stages = ["untrained", "cpt", "cpt --no-mask", "sft", "rl"]
     reports = [
         report("untrained", 8.0, 0.0, [1, 2, 3]),
@@ -42,14 +23,14 @@ def test_reading_says_whether_each_effect_shows(tmp_path):
         report("sft", 3.4, 0.95, [30, 40, 50]),
         report("rl", 3.5, 1.0, [29, 39, 49]),
     ]
-    lines = reading(reports, stages, run)
+    lines = reading(reports, stages, trend)
     assert "CPT lowered the held-out loss on observation tokens: 8.000 untrained -> 3.000." in lines
     assert any(line.startswith("Masking ablation") and "3.200" in line for line in lines)
     assert "format compliance 0% after CPT -> 95% (meets the 90% target)" in " ".join(lines)
     assert "RL: the mean reward on its prompts rose, 4.00 over the first 1 steps -> 10.00 over the last 1." in lines
     assert any("below SFT but within noise" in line for line in lines)
     reports[3] = report("sft", 3.4, 0.5, [80, 81, 82])
-    lines = reading(reports, stages, run)
+    lines = reading(reports, stages, trend)
     assert any("does NOT meet" in line for line in lines) and any("BELOW SFT beyond noise" in line for line in lines)
 
 
