@@ -84,22 +84,6 @@ def write_json_lines(path: str, entries) -> None:
     storage.write_text(path, "".join(json.dumps(e, ensure_ascii=False, sort_keys=True) + "\n" for e in entries))
 
 
-def sum_counts(counts) -> dict[str, int]:
-    """(name, n) pairs, as the stages emit them, summed by name."""
-    totals: dict[str, int] = {}
-    for name, n in counts:
-        totals[name] = totals.get(name, 0) + n
-    return totals
-
-
-class SumCounts(beam.PTransform):
-    """Every stage's (name, n) counts, summed: what the manifest's counts come from."""
-
-    def expand(self, counts):
-        pcolls = counts if isinstance(counts, tuple) else (counts,)
-        return pcolls | "All" >> beam.Flatten() | "Sum" >> beam.CombinePerKey(sum)
-
-
 def mark_progress(output: str, label: str, path: str, records: int) -> None:
     """A worker has read one input file: an empty marker whose name carries the count (listing is enough)."""
     key = hashlib.blake2b(path.encode(), digest_size=8).hexdigest()

@@ -13,7 +13,8 @@ import pyarrow as pa
 from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.windowed_value import WindowedValue
 
-from trajforge.pipelines.job import finish_output, prepare_output, sum_counts, work_dir
+from trajforge.pipelines.counting import sum_counts
+from trajforge.pipelines.job import finish_output, prepare_output, work_dir
 from trajforge.schemas import storage
 from trajforge.schemas.manifest import Manifest
 from trajforge.schemas.names import CPT_DIR, SHARD_SUFFIX

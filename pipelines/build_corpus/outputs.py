@@ -3,7 +3,8 @@ duplicate pairs, the ids seen and, last, the manifest (the launcher, from the wo
 
 import json
 
-from trajforge.pipelines.job import finish_output, read_outputs, sum_counts, write_json_lines
+from trajforge.pipelines.counting import sum_counts
+from trajforge.pipelines.job import finish_output, read_outputs, write_json_lines
 from trajforge.pipelines.shard_writing import remove_stale_shards
 from trajforge.schemas import storage
 from trajforge.schemas.manifest import Manifest, reason_key

@@ -9,11 +9,9 @@ stage counts what it does twice: as Beam metrics (for the runner's UI) and as ("
 manifest sums, whatever the runner."""
 
 import uuid
-from collections import Counter
 from collections.abc import Iterator
 
 import apache_beam as beam
-from apache_beam.metrics import Metrics
 from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.windowed_value import WindowedValue
 
@@ -23,6 +21,7 @@ from trajforge.curation.normalize import normalize
 from trajforge.curation.redaction import redact
 from trajforge.masking import MaskingPolicy, PredictabilityCombiner, mask_trajectory
 from trajforge.masking.information import action_key
+from trajforge.pipelines.counting import COUNTS, CountingFn
 from trajforge.pipelines.job import mark_progress, work_dir
 from trajforge.schemas import storage
 from trajforge.schemas.arrow import CPT_SCHEMA
@@ -32,30 +31,15 @@ from trajforge.schemas.records import Trajectory
 from trajforge.schemas.sources import read_records
 from trajforge.schemas.splits import SplitConfig, split_of, task_key
 
-NAMESPACE = "build_corpus"
-COUNTS = "counts"
+NAMESPACE = "build_corpus"  # of its Beam metrics
 REJECTED = "rejected"
 FILTERED = "filtered"
 PAIRS = "pairs"
 SIGNATURES_DIR = "signatures"  # under OUTPUT/_work
 
 
-class CountingFn(beam.DoFn):
-    """A stage's DoFn that counts what it does: a Beam metric per name, and (name, n) elements on the COUNTS
-    output, both summed per bundle, so counting costs no element and no metric call per record."""
-
-    def start_bundle(self):
-        self.counts: Counter = Counter()
-
-    def count(self, name: str, n: int = 1) -> None:
-        if n:
-            self.counts[name] += n
-
-    def finish_bundle(self) -> Iterator:
-        for name, n in sorted(self.counts.items()):
-            Metrics.counter(NAMESPACE, name).inc(n)
-            yield beam.pvalue.TaggedOutput(COUNTS, WindowedValue((name, n), 0, [GlobalWindow()]))
-        self.counts = Counter()
+class BuildCorpusFn(CountingFn, namespace=NAMESPACE):
+    """A build-corpus stage that counts what it does."""
 
 
 def location(source: str, locator: str) -> str:
@@ -84,7 +68,7 @@ class ReadRecords(beam.PTransform):
         )
 
 
-class _ReadFn(CountingFn):
+class _ReadFn(BuildCorpusFn):
     def __init__(self, formats: dict[str, str], options: ImportOptions, report: bool, output: str):
         self.formats, self.options, self.report, self.output = formats, options, report, output
         self.filesystem = storage.current_options()
@@ -339,7 +323,7 @@ class CapKnowledge(beam.PTransform):
         )
 
 
-class _CapFn(CountingFn):
+class _CapFn(BuildCorpusFn):
     def process(self, item: tuple[tuple[str, str], Trajectory], threshold: float) -> Iterator:
         record = item[1]
         if is_knowledge(record) and knowledge_draw(record.trajectory_id) >= threshold:
@@ -363,7 +347,7 @@ class Filter(beam.PTransform):
         return records | "Apply" >> beam.ParDo(_FilterFn(self.config)).with_outputs(COUNTS, FILTERED, main="records")
 
 
-class _FilterFn(CountingFn):
+class _FilterFn(BuildCorpusFn):
     def __init__(self, config: FilterConfig):
         self.config = config
 
@@ -385,7 +369,7 @@ class Redact(beam.PTransform):
         return records | "Redact" >> beam.ParDo(_RedactFn()).with_outputs(COUNTS, main="records")
 
 
-class _RedactFn(CountingFn):
+class _RedactFn(BuildCorpusFn):
     def process(self, record: Trajectory) -> Iterator:
         clean, found = redact(record)
         for kind, n in found.items():
@@ -423,7 +407,7 @@ class CountTasks(beam.PTransform):
         )
 
 
-class _AnnotateFn(CountingFn):
+class _AnnotateFn(BuildCorpusFn):
     def __init__(self, policy: MaskingPolicy, split: SplitConfig):
         self.policy, self.split = policy, split
 

@@ -7,7 +7,7 @@ import typer
 from trajforge.pipelines.commands import EXIT_OK
 from trajforge.pipelines.commands.beam_command import VERBOSE_HELP, beam_args, job_errors
 from trajforge.pipelines.console import console
-from trajforge.pipelines.prepare_rl import DEFAULT_TOKEN_BUDGET
+from trajforge.pipelines.prepare_rl.config import DEFAULT_TOKEN_BUDGET, PrepareConfig
 
 
 def prepare_rl_command(
@@ -27,15 +27,8 @@ def prepare_rl_command(
     with job_errors(verbose):
         from trajforge.pipelines.prepare_rl.pipeline import prepare_rl
 
-        manifest = prepare_rl(
-            input,
-            output,
-            token_budget,
-            str(tokenizer) if tokenizer else None,
-            beam_args=beam_args(ctx),
-            workers=workers,
-            verbose=verbose,
-        )
+        config = PrepareConfig(token_budget, str(tokenizer) if tokenizer else None)
+        manifest = prepare_rl(input, output, config, beam_args(ctx), workers, verbose)
     c = manifest.counts
     console.print(
         f"[bold]prepare-rl[/]: {c['read']} trajectories, {c['written']} prompts "

@@ -6,13 +6,18 @@ import apache_beam as beam
 
 from trajforge.evaluation.extraction import extract_prediction
 from trajforge.evaluation.scores import Scores
-from trajforge.pipelines.build_corpus.transforms import COUNTS, CountingFn
+from trajforge.pipelines.counting import COUNTS, CountingFn
 from trajforge.schemas.splits import readable_by, row_placement
 from trajforge.schemas.version import SCHEMA_VERSION
 from trajforge.training.generators import Candidate, sample_kind
 from trajforge.training.prompts import Query, build_query
 
+NAMESPACE = "curate_sft"  # of its Beam metrics
 SCORES = "scores"
+
+
+class CurateFn(CountingFn, namespace=NAMESPACE):
+    """A curate-sft stage that counts what it does."""
 
 
 class MakeQueries(beam.PTransform):
@@ -28,7 +33,7 @@ class MakeQueries(beam.PTransform):
         return rows | "Queries" >> beam.ParDo(_QueriesFn(self.per_trajectory)).with_outputs(COUNTS, main="queries")
 
 
-class _QueriesFn(CountingFn):
+class _QueriesFn(CurateFn):
     def __init__(self, per_trajectory: int):
         self.per_trajectory = per_trajectory
 
@@ -88,7 +93,7 @@ class JudgeAndPick(beam.PTransform):
         )
 
 
-class _JudgeFn(CountingFn):
+class _JudgeFn(CurateFn):
     def __init__(self, make_judge, threshold: float):
         self.make_judge, self.threshold = make_judge, threshold
 
