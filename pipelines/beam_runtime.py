@@ -68,14 +68,12 @@ def check_job_endpoint(options: PipelineOptions, timeout: float = 5.0) -> None:
         channel.close()
 
 
-def check_object_stores(paths: list[str], options: PipelineOptions, timeout: float = 5.0) -> None:
+def check_object_stores(paths: list[str], timeout: float = 5.0) -> None:
     """Each s3:// bucket the job reads or writes must answer before the job starts (Beam's S3 client would retry
-    an unreachable endpoint for minutes): one line naming the path if it does not."""
-    from apache_beam.io.filesystems import FileSystems
-
+    an unreachable endpoint for minutes): one line naming the path if it does not. Asked with the job's
+    settings, which this process's FileSystems has by then."""
     from trajforge.schemas.storage import StorageError, check_reachable
 
-    FileSystems.set_options(options)  # the store's settings are the job's
     try:
         check_reachable(paths, timeout)
     except StorageError as exc:
@@ -97,10 +95,12 @@ def pipeline_options(
     if not any(a.startswith("--direct_num_workers") for a in beam_args):
         direct.direct_num_workers = workers or min(4, os.cpu_count() or 1)
     check_job_endpoint(options)
-    check_object_stores(list(paths), options)
     from apache_beam.io.filesystems import FileSystems
 
-    FileSystems.set_options(options)  # the launcher lists inputs and writes the manifest before any pipeline exists
+    # The job's settings, for the launcher (it lists inputs and writes the manifest) and for its workers, which
+    # the job's functions carry them to (pipelines/storage_settings.py).
+    FileSystems.set_options(options)
+    check_object_stores(list(paths))
     return options
 
 

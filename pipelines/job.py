@@ -103,14 +103,13 @@ class ReadShardRows(beam.PTransform):
             pbegin
             | "Files" >> beam.Create(self.files)
             | "Spread" >> beam.Reshuffle()
-            | "Rows" >> beam.FlatMap(_shard_rows, self.output, storage.current_options())
+            | "Rows" >> beam.FlatMap(_shard_rows, self.output)
         )
 
 
-def _shard_rows(path: str, output: str, filesystem: dict) -> Iterator[dict]:
+def _shard_rows(path: str, output: str) -> Iterator[dict]:
     from trajforge.schemas.shards import read_shard_table
 
-    storage.use_options(filesystem)
     rows = read_shard_table(path).to_pylist()
     yield from rows
     mark_progress(output, "rows", path, len(rows))
@@ -175,11 +174,14 @@ class ProgressWatcher:
 
 def run_pipeline(name: str, options, output: str, total_files: int, build: Callable[[beam.Pipeline], None]) -> None:
     """Build the job's graph with `build`, run it to the end with progress shown, and turn the ways a job fails
-    to start (an unreachable job service, object store or worker pool) into one JobError line."""
+    to start (an unreachable job service, object store or worker pool) into one JobError line. Every function
+    of the graph carries the launcher's object-store settings to its workers."""
     from trajforge.pipelines.beam_runtime import runner_for
+    from trajforge.pipelines.storage_settings import carry_storage_settings
 
     pipeline = beam.Pipeline(runner=runner_for(options), options=options)
     build(pipeline)
+    carry_storage_settings(pipeline)
     with ProgressWatcher(name, output, total_files):
         try:
             result = pipeline.run()

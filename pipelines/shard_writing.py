@@ -64,10 +64,6 @@ class SpillRowsFn(beam.DoFn):
     ):
         self.output, self.shards, self.schema, self.key = output, shards, schema, key
         self.flush_bytes, self.spill_bytes = flush_bytes, spill_bytes
-        self.filesystem = storage.current_options()
-
-    def setup(self):
-        storage.use_options(self.filesystem)
 
     def start_bundle(self):
         self.rows: dict[int, list[dict]] = defaultdict(list)
@@ -109,8 +105,7 @@ class SpillRowsFn(beam.DoFn):
         return path
 
 
-def merge_shard(item, output: str, subdir: str, sort_by: list[str], filesystem: dict) -> dict:
-    storage.use_options(filesystem)
+def merge_shard(item, output: str, subdir: str, sort_by: list[str]) -> dict:
     _, spills = item
     spills = sorted(spills)
     table = pa.concat_tables([read_shard_table(p) for p in spills])
@@ -150,7 +145,7 @@ class WriteShards(beam.PTransform):
             rows
             | "Spill" >> beam.ParDo(SpillRowsFn(self.output, self.shards, self.schema, self.key))
             | "ByShard" >> beam.GroupByKey()
-            | "Merge" >> beam.Map(merge_shard, self.output, self.subdir, self.sort_by, storage.current_options())
+            | "Merge" >> beam.Map(merge_shard, self.output, self.subdir, self.sort_by)
         )
 
 

@@ -71,10 +71,6 @@ class ReadRecords(beam.PTransform):
 class _ReadFn(BuildCorpusFn):
     def __init__(self, formats: dict[str, str], options: ImportOptions, report: bool, output: str):
         self.formats, self.options, self.report, self.output = formats, options, report, output
-        self.filesystem = storage.current_options()
-
-    def setup(self):
-        storage.use_options(self.filesystem)
 
     def process(self, item: tuple[str, dict[str, str]]) -> Iterator:
         path, drops = item
@@ -191,17 +187,13 @@ class NearDuplicates(beam.PTransform):
             records
             | "Signatures" >> beam.ParDo(_SpillSignaturesFn(self.config, self.output))
             | "AllTables" >> beam.CombineGlobally(beam.combiners.ToListCombineFn()).without_defaults()
-            | "Pairs" >> beam.FlatMap(_pairs_of_tables, self.config, storage.current_options())
+            | "Pairs" >> beam.FlatMap(_pairs_of_tables, self.config)
         )
 
 
 class _SpillSignaturesFn(beam.DoFn):
     def __init__(self, config: MinHashConfig, output: str):
         self.config, self.output = config, output
-        self.filesystem = storage.current_options()
-
-    def setup(self):
-        storage.use_options(self.filesystem)
 
     def start_bundle(self):
         self.table = SignatureTable(self.config.permutations)
@@ -216,8 +208,7 @@ class _SpillSignaturesFn(beam.DoFn):
             yield WindowedValue(path, 0, [GlobalWindow()])
 
 
-def _pairs_of_tables(paths: list[str], config: MinHashConfig, filesystem: dict) -> list:
-    storage.use_options(filesystem)
+def _pairs_of_tables(paths: list[str], config: MinHashConfig) -> list:
     tables = [SignatureTable.from_bytes(storage.read_bytes(path)) for path in sorted(paths)]
     return near_duplicate_pairs(SignatureTable(config.permutations).merge(tables), config)
 
