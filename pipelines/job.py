@@ -176,7 +176,7 @@ def run_pipeline(name: str, options, output: str, total_files: int, build: Calla
     """Build the job's graph with `build`, run it to the end with progress shown, and turn the ways a job fails
     to start (an unreachable job service, object store or worker pool) into one JobError line. Every function
     of the graph carries the launcher's object-store settings to its workers."""
-    from trajforge.pipelines.beam_runtime import runner_for
+    from trajforge.pipelines.beam_runtime import runner_for, worker_pool_failure
     from trajforge.pipelines.storage_settings import carry_storage_settings
 
     pipeline = beam.Pipeline(runner=runner_for(options), options=options)
@@ -189,7 +189,8 @@ def run_pipeline(name: str, options, output: str, total_files: int, build: Calla
         except (storage.StorageError, JobError):
             raise
         except Exception as exc:  # noqa: BLE001 - reduced to a line that names what failed; --verbose keeps all
-            raise JobError(f"{name}: the Beam job failed: {failure_line(exc)}") from exc
+            line = worker_pool_failure(options, str(exc)) or f"the Beam job failed: {failure_line(exc)}"
+            raise JobError(f"{name}: {line}") from exc
     state = getattr(result, "state", None)
     if state is not None and str(state).upper().rsplit(".", 1)[-1] not in ("DONE", "UNKNOWN"):
         raise JobError(f"{name}: the Beam job ended in state {state}")
