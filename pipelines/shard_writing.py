@@ -15,7 +15,7 @@ from apache_beam.utils.windowed_value import WindowedValue
 
 from trajforge.pipelines.counting import sum_counts
 from trajforge.pipelines.job import finish_output, prepare_output, work_dir
-from trajforge.schemas import storage
+from trajforge.schemas import counts, storage
 from trajforge.schemas.manifest import Manifest
 from trajforge.schemas.names import CPT_DIR, SHARD_SUFFIX
 from trajforge.schemas.shards import read_shard_table, shard_name, table_to_stream_bytes
@@ -192,7 +192,7 @@ def write_shard_job_manifest(
         config=config,
         inputs=inputs,
         outputs=sorted(s["file"] for s in saved.get("shards", [])),
-        counts={"read": 0, "written": 0, **dict(sorted(sum_counts(saved.get("counts", [])).items()))},
+        counts={counts.READ: 0, counts.WRITTEN: 0, **dict(sorted(sum_counts(saved.get("counts", [])).items()))},
     )
     manifest.write(output)
     remove_stale_shards(output, subdir, manifest.outputs)

@@ -23,7 +23,7 @@ from trajforge.masking import MaskingPolicy, PredictabilityCombiner, mask_trajec
 from trajforge.masking.information import action_key
 from trajforge.pipelines.counting import COUNTS, CountingFn
 from trajforge.pipelines.job import mark_progress, work_dir
-from trajforge.schemas import storage
+from trajforge.schemas import counts, storage
 from trajforge.schemas.arrow import CPT_SCHEMA
 from trajforge.schemas.formats import ImportOptions
 from trajforge.schemas.manifest import rejection_entry
@@ -78,13 +78,13 @@ class _ReadFn(BuildCorpusFn):
         for result in read_records([path], self.formats[path], self.options):
             n += 1
             if self.report:
-                self.count("read")
+                self.count(counts.READ)
             if not result.ok:
                 if self.report:
-                    self.count("rejected")
+                    self.count(counts.REJECTED)
                     yield beam.pvalue.TaggedOutput(REJECTED, rejection_entry(result))
             elif result.locator in drops:
-                self.count(f"deduplicated.{drops[result.locator]}")
+                self.count(counts.key(counts.DEDUPLICATED, drops[result.locator]))
             else:
                 yield (result.source, result.locator), normalize(result.record)
         if self.output:
@@ -318,7 +318,7 @@ class _CapFn(BuildCorpusFn):
     def process(self, item: tuple[tuple[str, str], Trajectory], threshold: float) -> Iterator:
         record = item[1]
         if is_knowledge(record) and knowledge_draw(record.trajectory_id) >= threshold:
-            self.count("filtered.knowledge_share")
+            self.count(counts.key(counts.FILTERED, counts.KNOWLEDGE_SHARE))
             yield beam.pvalue.TaggedOutput(
                 FILTERED, filtered_entry(item, "knowledge_share", f"past the knowledge share's cap ({threshold:.4f})")
             )
@@ -345,9 +345,9 @@ class _FilterFn(BuildCorpusFn):
     def process(self, item: tuple[tuple[str, str], Trajectory]) -> Iterator:
         result = apply_filters(item[1], self.config)
         for name, n in result.removed_turns.items():
-            self.count(f"turns_removed.{name}", n)
+            self.count(counts.key(counts.TURNS_REMOVED, name), n)
         if result.record is None:
-            self.count(f"filtered.{result.dropped_by}")
+            self.count(counts.key(counts.FILTERED, result.dropped_by))
             yield beam.pvalue.TaggedOutput(FILTERED, filtered_entry(item, result.dropped_by, result.detail))
         else:
             yield result.record
@@ -364,7 +364,7 @@ class _RedactFn(BuildCorpusFn):
     def process(self, record: Trajectory) -> Iterator:
         clean, found = redact(record)
         for kind, n in found.items():
-            self.count(f"redacted.{kind}", n)
+            self.count(counts.key(counts.REDACTED, kind), n)
         yield clean
 
 
@@ -394,7 +394,7 @@ class CountTasks(beam.PTransform):
             rows
             | "TaskSplits" >> beam.Map(lambda row: (row["split"], row["task"]))
             | "DistinctTasks" >> beam.Distinct()
-            | "CountTasks" >> beam.Map(lambda kv: (f"tasks.{kv[0]}", 1))
+            | "CountTasks" >> beam.Map(lambda kv: (counts.key(counts.TASKS, kv[0]), 1))
         )
 
 
@@ -407,10 +407,12 @@ class _AnnotateFn(BuildCorpusFn):
         row = record.model_dump()
         row["masking_policy"] = f"{self.policy.name}@{self.policy.config_hash}"
         row["task"], row["split"] = task_key(row), split_of(row, self.split)
-        self.count(f"split.{row['split']}")
+        self.count(counts.key(counts.SPLIT, row["split"]))
         knowledge = is_knowledge(record)
-        self.count("knowledge.documents", int(knowledge))
-        self.count(f"chars.{'knowledge' if knowledge else 'trajectories'}", record_chars(record))
+        self.count(counts.KNOWLEDGE_DOCUMENTS, int(knowledge))
+        self.count(
+            counts.key(counts.CHARS, counts.KNOWLEDGE if knowledge else counts.TRAJECTORIES), record_chars(record)
+        )
         for turn, note in zip(row["turns"], annotations, strict=True):
             stats, mask = note.statistics, note.mask
             turn["statistics"] = {name: getattr(stats, name) for name in STATISTIC_NAMES}
@@ -420,8 +422,8 @@ class _AnnotateFn(BuildCorpusFn):
                 in_loss=mask.in_loss,
                 loss_spans=[{"start": a, "end": b} for a, b in mask.spans],
             )
-            self.count(f"category.{mask.category}")
-            self.count("turns_in_loss", int(mask.in_loss))
-        self.count("written")
-        self.count("turns_written", len(row["turns"]))
+            self.count(counts.key(counts.CATEGORY, mask.category))
+            self.count(counts.TURNS_IN_LOSS, int(mask.in_loss))
+        self.count(counts.WRITTEN)
+        self.count(counts.TURNS_WRITTEN, len(row["turns"]))
         yield row

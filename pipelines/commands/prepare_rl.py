@@ -8,6 +8,7 @@ from trajforge.pipelines.commands import EXIT_OK
 from trajforge.pipelines.commands.beam_command import VERBOSE_HELP, beam_args, job_errors
 from trajforge.pipelines.console import console
 from trajforge.pipelines.prepare_rl.config import DEFAULT_TOKEN_BUDGET, PrepareConfig
+from trajforge.schemas import counts
 
 
 def prepare_rl_command(
@@ -31,7 +32,7 @@ def prepare_rl_command(
         manifest = prepare_rl(input, output, config, beam_args(ctx), workers, verbose)
     c = manifest.counts
     console.print(
-        f"[bold]prepare-rl[/]: {c['read']} trajectories, {c['written']} prompts "
-        f"({c.get('with_verifier', 0)} with a verifier) -> {output}"
+        f"[bold]prepare-rl[/]: {c[counts.READ]} trajectories, {c[counts.WRITTEN]} prompts "
+        f"({c.get(counts.WITH_VERIFIER, 0)} with a verifier) -> {output}"
     )
     raise typer.Exit(EXIT_OK)

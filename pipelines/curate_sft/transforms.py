@@ -7,6 +7,7 @@ import apache_beam as beam
 from trajforge.evaluation.extraction import extract_prediction
 from trajforge.evaluation.scores import Scores
 from trajforge.pipelines.counting import COUNTS, CountingFn
+from trajforge.schemas import counts
 from trajforge.schemas.splits import readable_by, row_placement
 from trajforge.schemas.version import SCHEMA_VERSION
 from trajforge.training.generators import Candidate, sample_kind
@@ -40,14 +41,14 @@ class _QueriesFn(CurateFn):
     def process(self, row: dict) -> Iterator[tuple[Query, dict]]:
         task, split = row_placement(row)
         if not readable_by(split, "sft"):
-            self.count(f"rows_skipped.{split}")
+            self.count(counts.key(counts.ROWS_SKIPPED, split))
             return
         turns = [t["index"] for t in row["turns"] if t["in_loss"]]
         if len(turns) > self.per_trajectory:
             step = len(turns) / self.per_trajectory
             turns = [turns[int(i * step)] for i in range(self.per_trajectory)]
         for index in turns:
-            self.count("read")
+            self.count(counts.READ)
             yield build_query(row, index), {"task": task, "split": split}
 
 
@@ -108,7 +109,7 @@ class _JudgeFn(CurateFn):
         for prediction in predictions:
             judgement = self.judge.judge(query.case(prediction.text))
             if not judgement.ok:
-                self.count("judge_failures")
+                self.count(counts.JUDGE_FAILURES)
             judged.append((judgement.scores or Scores.lowest(), prediction))
         best_index = max(range(len(judged)), key=lambda i: (judged[i][1].tagged, judged[i][0].mean, -i))
         best, prediction = judged[best_index]
@@ -128,12 +129,12 @@ class _JudgeFn(CurateFn):
             },
         )
         if not keep:
-            self.count("filtered.below_threshold")
+            self.count(counts.key(counts.FILTERED, counts.BELOW_THRESHOLD))
             return
         origin = labelled[best_index].origin
-        self.count("written")
-        self.count(f"kept.{sample_kind(origin)}")
-        self.count("kept.verbatim_reference", int(prediction.text == query.reference))
+        self.count(counts.WRITTEN)
+        self.count(counts.key(counts.KEPT, sample_kind(origin)))
+        self.count(counts.key(counts.KEPT, counts.VERBATIM_REFERENCE), int(prediction.text == query.reference))
         yield {
             "schema_version": SCHEMA_VERSION,
             "trajectory_id": query.trajectory_id,

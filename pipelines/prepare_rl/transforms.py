@@ -8,6 +8,7 @@ import apache_beam as beam
 
 from trajforge.evaluation.verifiers import derive_verifier
 from trajforge.pipelines.counting import COUNTS, CountingFn
+from trajforge.schemas import counts
 from trajforge.schemas.hashing import content_hash
 from trajforge.schemas.splits import readable_by, row_placement
 from trajforge.schemas.version import SCHEMA_VERSION
@@ -55,14 +56,14 @@ class _PromptFn(PrepareFn):
         return len(self.tokenizer(text, add_special_tokens=False).input_ids)
 
     def process(self, row: dict) -> Iterator[dict]:
-        self.count("read")
+        self.count(counts.READ)
         task, split = row_placement(row)
         if not readable_by(split, "rl"):  # held out for eval, or in the CPT-only pool
-            self.count(f"filtered.split_{split}")
+            self.count(counts.key(counts.FILTERED, f"split_{split}"))
             return
         candidates = [t["index"] for t in row["turns"] if t["in_loss"]] or [t["index"] for t in row["turns"]]
         if not candidates:
-            self.count("filtered.no_turns")
+            self.count(counts.key(counts.FILTERED, "no_turns"))
             return
         index = candidates[int(content_hash(row["trajectory_id"] + ":rl", 8), 16) % len(candidates)]
         query = build_query(row, index)
@@ -71,12 +72,12 @@ class _PromptFn(PrepareFn):
             messages = [messages[0], *messages[3:]]  # drop the oldest (action, observation) pair
         tokens = self._tokens(messages)
         if tokens > self.token_budget:
-            self.count("filtered.over_budget")
+            self.count(counts.key(counts.FILTERED, "over_budget"))
             return
         turn = row["turns"][index]
         spec = derive_verifier(turn["observation"], row["domain"])
-        self.count("with_verifier", int(spec is not None))
-        self.count("written")
+        self.count(counts.WITH_VERIFIER, int(spec is not None))
+        self.count(counts.WRITTEN)
         yield {
             "schema_version": SCHEMA_VERSION,
             "trajectory_id": row["trajectory_id"],
