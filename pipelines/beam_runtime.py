@@ -2,7 +2,8 @@
 
 Beam 2.77's DirectRunner first tries to download the Prism binary; here the default is the in-process
 FnApiRunner, with one worker per core. Beam's own flags come after `--` and are checked before the job starts
-(an unknown flag, an unknown runner or an unreachable job service is one line and exit code 2), e.g.
+(an unknown flag, an unknown runner or an unreachable job service is one line and exit code 2, and so is a
+job whose worker pool does not answer), e.g.
 `trajforge build-corpus ... -- --runner=PortableRunner --job_endpoint=localhost:8099 --environment_type=EXTERNAL
 --environment_config=localhost:50000` (how Flink and Spark job servers are driven) or
 `-- --runner=DataflowRunner --project=P --region=R --temp_location=gs://bucket/tmp`.
@@ -52,7 +53,9 @@ def check_beam_args(beam_args: list[str]) -> None:
 
 
 def check_job_endpoint(options: PipelineOptions, timeout: float = 5.0) -> None:
-    """A portable runner's job service must answer before the job is built: one line if it does not."""
+    """A portable runner's job service must answer before the job is built: one line if it does not. (A worker
+    pool is not asked: its address is the job service's to resolve, on a cluster often a task manager's
+    localhost; a pool that does not answer fails the job at its start, which run_pipeline names.)"""
     endpoint = options.view_as(PortableOptions).job_endpoint
     runner = options.view_as(StandardOptions).runner or ""
     if not endpoint or endpoint == "embed" or "Portable" not in runner:
@@ -68,14 +71,12 @@ def check_job_endpoint(options: PipelineOptions, timeout: float = 5.0) -> None:
         channel.close()
 
 
-def check_object_stores(paths: list[str], options: PipelineOptions, timeout: float = 5.0) -> None:
+def check_object_stores(paths: list[str], timeout: float = 5.0) -> None:
     """Each s3:// bucket the job reads or writes must answer before the job starts (Beam's S3 client would retry
-    an unreachable endpoint for minutes): one line naming the path if it does not."""
-    from apache_beam.io.filesystems import FileSystems
-
+    an unreachable endpoint for minutes): one line naming the path if it does not. Asked with the job's
+    settings, which this process's FileSystems has by then."""
     from trajforge.schemas.storage import StorageError, check_reachable
 
-    FileSystems.set_options(options)  # the store's settings are the job's
     try:
         check_reachable(paths, timeout)
     except StorageError as exc:
@@ -97,11 +98,24 @@ def pipeline_options(
     if not any(a.startswith("--direct_num_workers") for a in beam_args):
         direct.direct_num_workers = workers or min(4, os.cpu_count() or 1)
     check_job_endpoint(options)
-    check_object_stores(list(paths), options)
     from apache_beam.io.filesystems import FileSystems
 
-    FileSystems.set_options(options)  # the launcher lists inputs and writes the manifest before any pipeline exists
+    # The job's settings, for the launcher (it lists inputs and writes the manifest) and for its workers, which
+    # the job's functions carry them to (pipelines/storage_settings.py).
+    FileSystems.set_options(options)
+    check_object_stores(list(paths))
     return options
+
+
+def worker_pool_failure(options: PipelineOptions, error: str) -> str | None:
+    """The line for a job that failed because the job service could not start a worker in the EXTERNAL
+    environment's worker pool (stopped, or never started); None for any other failure."""
+    portable = options.view_as(PortableOptions)
+    if (portable.environment_type or "").upper() != "EXTERNAL" or "StartWorker" not in error:
+        return None
+    if "UNAVAILABLE" not in error and "DEADLINE_EXCEEDED" not in error:
+        return None
+    return f"no Beam worker pool answers at --environment_config={portable.environment_config}"
 
 
 def runner_for(options: PipelineOptions):

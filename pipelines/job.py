@@ -84,22 +84,6 @@ def write_json_lines(path: str, entries) -> None:
     storage.write_text(path, "".join(json.dumps(e, ensure_ascii=False, sort_keys=True) + "\n" for e in entries))
 
 
-def sum_counts(counts) -> dict[str, int]:
-    """(name, n) pairs, as the stages emit them, summed by name."""
-    totals: dict[str, int] = {}
-    for name, n in counts:
-        totals[name] = totals.get(name, 0) + n
-    return totals
-
-
-class SumCounts(beam.PTransform):
-    """Every stage's (name, n) counts, summed: what the manifest's counts come from."""
-
-    def expand(self, counts):
-        pcolls = counts if isinstance(counts, tuple) else (counts,)
-        return pcolls | "All" >> beam.Flatten() | "Sum" >> beam.CombinePerKey(sum)
-
-
 def mark_progress(output: str, label: str, path: str, records: int) -> None:
     """A worker has read one input file: an empty marker whose name carries the count (listing is enough)."""
     key = hashlib.blake2b(path.encode(), digest_size=8).hexdigest()
@@ -119,14 +103,13 @@ class ReadShardRows(beam.PTransform):
             pbegin
             | "Files" >> beam.Create(self.files)
             | "Spread" >> beam.Reshuffle()
-            | "Rows" >> beam.FlatMap(_shard_rows, self.output, storage.current_options())
+            | "Rows" >> beam.FlatMap(_shard_rows, self.output)
         )
 
 
-def _shard_rows(path: str, output: str, filesystem: dict) -> Iterator[dict]:
+def _shard_rows(path: str, output: str) -> Iterator[dict]:
     from trajforge.schemas.shards import read_shard_table
 
-    storage.use_options(filesystem)
     rows = read_shard_table(path).to_pylist()
     yield from rows
     mark_progress(output, "rows", path, len(rows))
@@ -191,11 +174,14 @@ class ProgressWatcher:
 
 def run_pipeline(name: str, options, output: str, total_files: int, build: Callable[[beam.Pipeline], None]) -> None:
     """Build the job's graph with `build`, run it to the end with progress shown, and turn the ways a job fails
-    to start (an unreachable job service, object store or worker pool) into one JobError line."""
-    from trajforge.pipelines.beam_runtime import runner_for
+    to start (an unreachable job service, object store or worker pool) into one JobError line. Every function
+    of the graph carries the launcher's object-store settings to its workers."""
+    from trajforge.pipelines.beam_runtime import runner_for, worker_pool_failure
+    from trajforge.pipelines.storage_settings import carry_storage_settings
 
     pipeline = beam.Pipeline(runner=runner_for(options), options=options)
     build(pipeline)
+    carry_storage_settings(pipeline)
     with ProgressWatcher(name, output, total_files):
         try:
             result = pipeline.run()
@@ -203,7 +189,8 @@ def run_pipeline(name: str, options, output: str, total_files: int, build: Calla
         except (storage.StorageError, JobError):
             raise
         except Exception as exc:  # noqa: BLE001 - reduced to a line that names what failed; --verbose keeps all
-            raise JobError(f"{name}: the Beam job failed: {failure_line(exc)}") from exc
+            line = worker_pool_failure(options, str(exc)) or f"the Beam job failed: {failure_line(exc)}"
+            raise JobError(f"{name}: {line}") from exc
     state = getattr(result, "state", None)
     if state is not None and str(state).upper().rsplit(".", 1)[-1] not in ("DONE", "UNKNOWN"):
         raise JobError(f"{name}: the Beam job ended in state {state}")

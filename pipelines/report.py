@@ -10,7 +10,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from trajforge.schemas import storage
+from trajforge.schemas import counts, storage
 from trajforge.schemas.manifest import read_manifest
 from trajforge.schemas.names import REJECTIONS_NAME
 from trajforge.schemas.shards import read_shard_table
@@ -36,11 +36,11 @@ def _svg_histogram(values: list[float], name: str) -> str:
     data = [math.log10(max(v, 1e-3)) for v in values] if log else values
     low, high = min(data), max(data)
     width = (high - low) / BINS or 1.0
-    counts = Counter(min(BINS - 1, int((v - low) / width)) for v in data)
-    peak = max(counts.values())
+    binned = Counter(min(BINS - 1, int((v - low) / width)) for v in data)
+    peak = max(binned.values())
     bars = "".join(
-        f'<rect x="{i * 15}" y="{100 - 100 * counts.get(i, 0) / peak:.1f}" width="13" '
-        f'height="{100 * counts.get(i, 0) / peak:.1f}" fill="#4c6ef5"><title>{counts.get(i, 0)}</title></rect>'
+        f'<rect x="{i * 15}" y="{100 - 100 * binned.get(i, 0) / peak:.1f}" width="13" '
+        f'height="{100 * binned.get(i, 0) / peak:.1f}" fill="#4c6ef5"><title>{binned.get(i, 0)}</title></rect>'
         for i in range(BINS)
     )
     axis = f"{'log10 ' if log else ''}{low:.2f} … {high:.2f}"
@@ -129,20 +129,17 @@ def build_report(corpus: str | Path, samples: int = 3) -> str:
         [[r, n, examples.get(r, "")] for r, n in sorted(manifest.rejection_reasons.items(), key=lambda kv: -kv[1])],
     )
     histograms = "".join(_svg_histogram(stats[name], name) for name in STATISTICS)
+    tasks = counts.kinds(c, counts.TASKS)
     splits = _table(
-        ["split", "tasks", "rows"],
-        [
-            [k.split(".", 1)[1], c.get(f"tasks.{k.split('.', 1)[1]}", 0), n]
-            for k, n in c.items()
-            if k.startswith("split.")
-        ],
+        ["split", "tasks", "rows"], [[s, tasks.get(s, 0), n] for s, n in counts.kinds(c, counts.SPLIT).items()]
     )
-    knowledge_chars, trajectory_chars = c.get("chars.knowledge", 0), c.get("chars.trajectories", 0)
+    documents = c.get(counts.KNOWLEDGE_DOCUMENTS, 0)
     knowledge = (
-        f"<p>{c['knowledge.documents']} documents, {knowledge_chars:,} characters: "
-        f"{knowledge_chars / max(1, knowledge_chars + trajectory_chars):.1%} of the CPT characters "
-        f"({c.get('filtered.knowledge_share', 0)} dropped by the share cap). CPT-only, wholly in the loss.</p>"
-        if c.get("knowledge.documents")
+        f"<p>{documents} documents, {counts.kinds(c, counts.CHARS).get(counts.KNOWLEDGE, 0):,} characters: "
+        f"{counts.knowledge_share(c):.1%} of the CPT characters "
+        f"({c.get(counts.key(counts.FILTERED, counts.KNOWLEDGE_SHARE), 0)} dropped by the share cap). "
+        "CPT-only, wholly in the loss.</p>"
+        if documents
         else "<p>No knowledge documents (build-corpus --knowledge).</p>"
     )
     policy = tables[0].column("masking_policy")[0].as_py() if tables and tables[0].num_rows else "?"

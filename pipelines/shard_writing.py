@@ -13,8 +13,9 @@ import pyarrow as pa
 from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.windowed_value import WindowedValue
 
-from trajforge.pipelines.job import finish_output, prepare_output, sum_counts, work_dir
-from trajforge.schemas import storage
+from trajforge.pipelines.counting import sum_counts
+from trajforge.pipelines.job import finish_output, prepare_output, work_dir
+from trajforge.schemas import counts, storage
 from trajforge.schemas.manifest import Manifest
 from trajforge.schemas.names import CPT_DIR, SHARD_SUFFIX
 from trajforge.schemas.shards import read_shard_table, shard_name, table_to_stream_bytes
@@ -63,10 +64,6 @@ class SpillRowsFn(beam.DoFn):
     ):
         self.output, self.shards, self.schema, self.key = output, shards, schema, key
         self.flush_bytes, self.spill_bytes = flush_bytes, spill_bytes
-        self.filesystem = storage.current_options()
-
-    def setup(self):
-        storage.use_options(self.filesystem)
 
     def start_bundle(self):
         self.rows: dict[int, list[dict]] = defaultdict(list)
@@ -108,8 +105,7 @@ class SpillRowsFn(beam.DoFn):
         return path
 
 
-def merge_shard(item, output: str, subdir: str, sort_by: list[str], filesystem: dict) -> dict:
-    storage.use_options(filesystem)
+def merge_shard(item, output: str, subdir: str, sort_by: list[str]) -> dict:
     _, spills = item
     spills = sorted(spills)
     table = pa.concat_tables([read_shard_table(p) for p in spills])
@@ -149,7 +145,7 @@ class WriteShards(beam.PTransform):
             rows
             | "Spill" >> beam.ParDo(SpillRowsFn(self.output, self.shards, self.schema, self.key))
             | "ByShard" >> beam.GroupByKey()
-            | "Merge" >> beam.Map(merge_shard, self.output, self.subdir, self.sort_by, storage.current_options())
+            | "Merge" >> beam.Map(merge_shard, self.output, self.subdir, self.sort_by)
         )
 
 
@@ -196,7 +192,7 @@ def write_shard_job_manifest(
         config=config,
         inputs=inputs,
         outputs=sorted(s["file"] for s in saved.get("shards", [])),
-        counts={"read": 0, "written": 0, **dict(sorted(sum_counts(saved.get("counts", [])).items()))},
+        counts={counts.READ: 0, counts.WRITTEN: 0, **dict(sorted(sum_counts(saved.get("counts", [])).items()))},
     )
     manifest.write(output)
     remove_stale_shards(output, subdir, manifest.outputs)

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from trajforge.schemas import storage
+from trajforge.schemas import counts, storage
 from trajforge.schemas.atomic import atomic_write
 from trajforge.schemas.hashing import config_hash
 from trajforge.schemas.names import MANIFEST_NAME, REJECTIONS_NAME
@@ -52,7 +52,7 @@ class Manifest(BaseModel):
     inputs: list[str] = []
     fingerprints: dict[str, str] = {}  # input -> "size:mtime_ns", what an incremental build compares
     outputs: list[str] = []
-    # read = written + rejected (+ deduplicated + filtered, for the stages that do those)
+    # read = written + rejected (+ deduplicated + filtered, for the stages that do those); names: schemas/counts.py
     counts: dict[str, int] = {}
     rejection_reasons: dict[str, int] = {}
     timings: dict[str, float] = {}
@@ -63,9 +63,7 @@ class Manifest(BaseModel):
 
     def reconciles(self) -> bool:
         """read = written + rejected + deduplicated + filtered, each summed over its reasons (`filtered.x`)."""
-        parts = ("written", "rejected", "deduplicated", "filtered")
-        out = sum(n for k, n in self.counts.items() if k in parts or k.split(".", 1)[0] in parts)
-        return self.counts.get("read", 0) == out
+        return counts.reconciles(self.counts)
 
     def write(self, directory: str | Path) -> str:
         """OUTPUT/_manifest.json, written last (a folder or a URL): a stage's output is complete once it exists."""

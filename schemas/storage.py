@@ -35,27 +35,27 @@ def name(path: str | Path) -> str:
     return posixpath.basename(str(path).rstrip("/"))
 
 
-_defaulted = False  # this process gave FileSystems empty options itself (no Beam job set any)
+_ours = None  # the options this module gave FileSystems itself (empty ones, or a job's carried to a worker)
 
 
 def _filesystems():
     """Beam's FileSystems. Outside a Beam job (collect, inspect, report, eval, train) nothing has set its options,
     and Beam's S3 filesystem refuses to work without any: it gets empty ones, so the store's settings come from
     the AWS environment (AWS_ENDPOINT_URL_S3, AWS_ACCESS_KEY_ID, AWS_DEFAULT_REGION, ...) through boto3."""
-    global _defaulted
+    global _ours
     from apache_beam.io.filesystems import FileSystems
 
     if FileSystems._pipeline_options is None:
         from apache_beam.options.pipeline_options import PipelineOptions
 
-        FileSystems.set_options(PipelineOptions([]))
-        _defaulted = True
+        _ours = PipelineOptions([])
+        FileSystems.set_options(_ours)
     return FileSystems
 
 
 def current_options() -> dict:
-    """The filesystem options this process uses (the launcher's: endpoints, regions, credentials flags), for the
-    DoFns to carry to their workers."""
+    """The filesystem options this process uses (the launcher's: endpoints, regions, credentials flags), for a
+    job to carry to its workers (pipelines/storage_settings.py)."""
     options = _filesystems()._pipeline_options
     if options is None:
         return {}
@@ -64,15 +64,17 @@ def current_options() -> dict:
 
 def use_options(options: dict) -> None:
     """On a worker started without the job's options (a worker pool's workers are), give Beam's FileSystems the
-    launcher's, so that a URL reaches the same store; a worker that has them keeps its own."""
-    global _defaulted
+    launcher's, so that a URL reaches the same store; a process whose options Beam set (the launcher, a worker
+    Beam handed the job's options) keeps its own."""
+    global _ours
     from apache_beam.io.filesystems import FileSystems
 
-    if options and (FileSystems._pipeline_options is None or _defaulted):
+    current = FileSystems._pipeline_options
+    if options and (current is None or current is _ours):
         from apache_beam.options.pipeline_options import PipelineOptions
 
-        FileSystems.set_options(PipelineOptions.from_dictionary(options))
-        _defaulted = False
+        _ours = PipelineOptions.from_dictionary(options)
+        FileSystems.set_options(_ours)
 
 
 _reachable: set[tuple[str | None, str]] = set()  # (endpoint, bucket) pairs that answered in this process

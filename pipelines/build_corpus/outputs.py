@@ -3,9 +3,10 @@ duplicate pairs, the ids seen and, last, the manifest (the launcher, from the wo
 
 import json
 
-from trajforge.pipelines.job import finish_output, read_outputs, sum_counts, write_json_lines
+from trajforge.pipelines.counting import sum_counts
+from trajforge.pipelines.job import finish_output, read_outputs, write_json_lines
 from trajforge.pipelines.shard_writing import remove_stale_shards
-from trajforge.schemas import storage
+from trajforge.schemas import counts, storage
 from trajforge.schemas.manifest import Manifest, reason_key
 from trajforge.schemas.names import CPT_DIR, DUPLICATES_NAME, FILTERED_NAME, REJECTIONS_NAME, SEEN_NAME
 
@@ -47,7 +48,7 @@ def finish(output: str, config: dict, inputs: dict[str, str], previous: dict | N
         inputs=sorted({*(previous["inputs"] if previous else []), *inputs}),
         fingerprints={**(previous.get("fingerprints", {}) if previous else {}), **inputs},
         outputs=sorted({*(previous["outputs"] if previous else []), *shards}),
-        counts={"read": 0, "written": 0, "rejected": 0, **dict(sorted(totals.items()))},
+        counts={counts.READ: 0, counts.WRITTEN: 0, counts.REJECTED: 0, **dict(sorted(totals.items()))},
         rejection_reasons=reasons,
     )
     manifest.write(output)

@@ -11,7 +11,6 @@ from trajforge.pipelines.beam_runtime import pipeline_options
 from trajforge.pipelines.build_corpus.config import BuildConfig
 from trajforge.pipelines.build_corpus.outputs import finish, read_seen
 from trajforge.pipelines.build_corpus.transforms import (
-    COUNTS,
     FILTERED,
     PAIRS,
     REJECTED,
@@ -27,7 +26,8 @@ from trajforge.pipelines.build_corpus.transforms import (
     ReadRecords,
     Redact,
 )
-from trajforge.pipelines.job import SaveOutputs, SumCounts, prepare_output, run_pipeline
+from trajforge.pipelines.counting import COUNTS, SumCounts
+from trajforge.pipelines.job import SaveOutputs, prepare_output, run_pipeline
 from trajforge.pipelines.shard_writing import WriteShards
 from trajforge.schemas import storage
 from trajforge.schemas.arrow import CPT_SCHEMA

@@ -9,11 +9,9 @@ stage counts what it does twice: as Beam metrics (for the runner's UI) and as ("
 manifest sums, whatever the runner."""
 
 import uuid
-from collections import Counter
 from collections.abc import Iterator
 
 import apache_beam as beam
-from apache_beam.metrics import Metrics
 from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.windowed_value import WindowedValue
 
@@ -23,8 +21,9 @@ from trajforge.curation.normalize import normalize
 from trajforge.curation.redaction import redact
 from trajforge.masking import MaskingPolicy, PredictabilityCombiner, mask_trajectory
 from trajforge.masking.information import action_key
+from trajforge.pipelines.counting import COUNTS, CountingFn
 from trajforge.pipelines.job import mark_progress, work_dir
-from trajforge.schemas import storage
+from trajforge.schemas import counts, storage
 from trajforge.schemas.arrow import CPT_SCHEMA
 from trajforge.schemas.formats import ImportOptions
 from trajforge.schemas.manifest import rejection_entry
@@ -32,30 +31,15 @@ from trajforge.schemas.records import Trajectory
 from trajforge.schemas.sources import read_records
 from trajforge.schemas.splits import SplitConfig, split_of, task_key
 
-NAMESPACE = "build_corpus"
-COUNTS = "counts"
+NAMESPACE = "build_corpus"  # of its Beam metrics
 REJECTED = "rejected"
 FILTERED = "filtered"
 PAIRS = "pairs"
 SIGNATURES_DIR = "signatures"  # under OUTPUT/_work
 
 
-class CountingFn(beam.DoFn):
-    """A stage's DoFn that counts what it does: a Beam metric per name, and (name, n) elements on the COUNTS
-    output, both summed per bundle, so counting costs no element and no metric call per record."""
-
-    def start_bundle(self):
-        self.counts: Counter = Counter()
-
-    def count(self, name: str, n: int = 1) -> None:
-        if n:
-            self.counts[name] += n
-
-    def finish_bundle(self) -> Iterator:
-        for name, n in sorted(self.counts.items()):
-            Metrics.counter(NAMESPACE, name).inc(n)
-            yield beam.pvalue.TaggedOutput(COUNTS, WindowedValue((name, n), 0, [GlobalWindow()]))
-        self.counts = Counter()
+class BuildCorpusFn(CountingFn, namespace=NAMESPACE):
+    """A build-corpus stage that counts what it does."""
 
 
 def location(source: str, locator: str) -> str:
@@ -84,13 +68,9 @@ class ReadRecords(beam.PTransform):
         )
 
 
-class _ReadFn(CountingFn):
+class _ReadFn(BuildCorpusFn):
     def __init__(self, formats: dict[str, str], options: ImportOptions, report: bool, output: str):
         self.formats, self.options, self.report, self.output = formats, options, report, output
-        self.filesystem = storage.current_options()
-
-    def setup(self):
-        storage.use_options(self.filesystem)
 
     def process(self, item: tuple[str, dict[str, str]]) -> Iterator:
         path, drops = item
@@ -98,13 +78,13 @@ class _ReadFn(CountingFn):
         for result in read_records([path], self.formats[path], self.options):
             n += 1
             if self.report:
-                self.count("read")
+                self.count(counts.READ)
             if not result.ok:
                 if self.report:
-                    self.count("rejected")
+                    self.count(counts.REJECTED)
                     yield beam.pvalue.TaggedOutput(REJECTED, rejection_entry(result))
             elif result.locator in drops:
-                self.count(f"deduplicated.{drops[result.locator]}")
+                self.count(counts.key(counts.DEDUPLICATED, drops[result.locator]))
             else:
                 yield (result.source, result.locator), normalize(result.record)
         if self.output:
@@ -207,17 +187,13 @@ class NearDuplicates(beam.PTransform):
             records
             | "Signatures" >> beam.ParDo(_SpillSignaturesFn(self.config, self.output))
             | "AllTables" >> beam.CombineGlobally(beam.combiners.ToListCombineFn()).without_defaults()
-            | "Pairs" >> beam.FlatMap(_pairs_of_tables, self.config, storage.current_options())
+            | "Pairs" >> beam.FlatMap(_pairs_of_tables, self.config)
         )
 
 
 class _SpillSignaturesFn(beam.DoFn):
     def __init__(self, config: MinHashConfig, output: str):
         self.config, self.output = config, output
-        self.filesystem = storage.current_options()
-
-    def setup(self):
-        storage.use_options(self.filesystem)
 
     def start_bundle(self):
         self.table = SignatureTable(self.config.permutations)
@@ -232,8 +208,7 @@ class _SpillSignaturesFn(beam.DoFn):
             yield WindowedValue(path, 0, [GlobalWindow()])
 
 
-def _pairs_of_tables(paths: list[str], config: MinHashConfig, filesystem: dict) -> list:
-    storage.use_options(filesystem)
+def _pairs_of_tables(paths: list[str], config: MinHashConfig) -> list:
     tables = [SignatureTable.from_bytes(storage.read_bytes(path)) for path in sorted(paths)]
     return near_duplicate_pairs(SignatureTable(config.permutations).merge(tables), config)
 
@@ -339,11 +314,11 @@ class CapKnowledge(beam.PTransform):
         )
 
 
-class _CapFn(CountingFn):
+class _CapFn(BuildCorpusFn):
     def process(self, item: tuple[tuple[str, str], Trajectory], threshold: float) -> Iterator:
         record = item[1]
         if is_knowledge(record) and knowledge_draw(record.trajectory_id) >= threshold:
-            self.count("filtered.knowledge_share")
+            self.count(counts.key(counts.FILTERED, counts.KNOWLEDGE_SHARE))
             yield beam.pvalue.TaggedOutput(
                 FILTERED, filtered_entry(item, "knowledge_share", f"past the knowledge share's cap ({threshold:.4f})")
             )
@@ -363,16 +338,16 @@ class Filter(beam.PTransform):
         return records | "Apply" >> beam.ParDo(_FilterFn(self.config)).with_outputs(COUNTS, FILTERED, main="records")
 
 
-class _FilterFn(CountingFn):
+class _FilterFn(BuildCorpusFn):
     def __init__(self, config: FilterConfig):
         self.config = config
 
     def process(self, item: tuple[tuple[str, str], Trajectory]) -> Iterator:
         result = apply_filters(item[1], self.config)
         for name, n in result.removed_turns.items():
-            self.count(f"turns_removed.{name}", n)
+            self.count(counts.key(counts.TURNS_REMOVED, name), n)
         if result.record is None:
-            self.count(f"filtered.{result.dropped_by}")
+            self.count(counts.key(counts.FILTERED, result.dropped_by))
             yield beam.pvalue.TaggedOutput(FILTERED, filtered_entry(item, result.dropped_by, result.detail))
         else:
             yield result.record
@@ -385,11 +360,11 @@ class Redact(beam.PTransform):
         return records | "Redact" >> beam.ParDo(_RedactFn()).with_outputs(COUNTS, main="records")
 
 
-class _RedactFn(CountingFn):
+class _RedactFn(BuildCorpusFn):
     def process(self, record: Trajectory) -> Iterator:
         clean, found = redact(record)
         for kind, n in found.items():
-            self.count(f"redacted.{kind}", n)
+            self.count(counts.key(counts.REDACTED, kind), n)
         yield clean
 
 
@@ -419,11 +394,11 @@ class CountTasks(beam.PTransform):
             rows
             | "TaskSplits" >> beam.Map(lambda row: (row["split"], row["task"]))
             | "DistinctTasks" >> beam.Distinct()
-            | "CountTasks" >> beam.Map(lambda kv: (f"tasks.{kv[0]}", 1))
+            | "CountTasks" >> beam.Map(lambda kv: (counts.key(counts.TASKS, kv[0]), 1))
         )
 
 
-class _AnnotateFn(CountingFn):
+class _AnnotateFn(BuildCorpusFn):
     def __init__(self, policy: MaskingPolicy, split: SplitConfig):
         self.policy, self.split = policy, split
 
@@ -432,10 +407,12 @@ class _AnnotateFn(CountingFn):
         row = record.model_dump()
         row["masking_policy"] = f"{self.policy.name}@{self.policy.config_hash}"
         row["task"], row["split"] = task_key(row), split_of(row, self.split)
-        self.count(f"split.{row['split']}")
+        self.count(counts.key(counts.SPLIT, row["split"]))
         knowledge = is_knowledge(record)
-        self.count("knowledge.documents", int(knowledge))
-        self.count(f"chars.{'knowledge' if knowledge else 'trajectories'}", record_chars(record))
+        self.count(counts.KNOWLEDGE_DOCUMENTS, int(knowledge))
+        self.count(
+            counts.key(counts.CHARS, counts.KNOWLEDGE if knowledge else counts.TRAJECTORIES), record_chars(record)
+        )
         for turn, note in zip(row["turns"], annotations, strict=True):
             stats, mask = note.statistics, note.mask
             turn["statistics"] = {name: getattr(stats, name) for name in STATISTIC_NAMES}
@@ -445,8 +422,8 @@ class _AnnotateFn(CountingFn):
                 in_loss=mask.in_loss,
                 loss_spans=[{"start": a, "end": b} for a, b in mask.spans],
             )
-            self.count(f"category.{mask.category}")
-            self.count("turns_in_loss", int(mask.in_loss))
-        self.count("written")
-        self.count("turns_written", len(row["turns"]))
+            self.count(counts.key(counts.CATEGORY, mask.category))
+            self.count(counts.TURNS_IN_LOSS, int(mask.in_loss))
+        self.count(counts.WRITTEN)
+        self.count(counts.TURNS_WRITTEN, len(row["turns"]))
         yield row

@@ -38,14 +38,26 @@ def beam_args(ctx: typer.Context) -> list[str]:
 VERBOSE_HELP = "Show Beam's and the workers' own logs."
 
 
+def _not_a_job_message(record) -> bool:
+    # The portable runner relays the job service's messages (a failed job's whole traceback among them) from
+    # this thread, through the root logger; the failure itself comes back as an exception.
+    return record.threadName != "wait_until_finish_read"
+
+
 def quiet_logging(verbose: bool) -> None:
-    """What the launcher logs from Beam (job states, channels, "apitools not found") is noise unless asked for;
-    a job's own errors still come through as exceptions. Called before Beam is imported."""
+    """What the launcher logs from Beam (job states, channels, "apitools not found", the job service's messages)
+    is noise unless asked for; a job's own errors still come through as exceptions. Called before Beam is
+    imported."""
     import logging
 
     level = logging.INFO if verbose else logging.ERROR
-    logging.getLogger().setLevel(level)
+    root = logging.getLogger()
+    root.setLevel(level)
     logging.getLogger("apache_beam").setLevel(level)
+    if verbose:
+        root.removeFilter(_not_a_job_message)
+    else:
+        root.addFilter(_not_a_job_message)
 
 
 @contextlib.contextmanager

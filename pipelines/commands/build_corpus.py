@@ -11,6 +11,7 @@ from trajforge.pipelines.build_corpus.config import BuildConfig
 from trajforge.pipelines.commands import EXIT_OK, EXIT_REJECTED
 from trajforge.pipelines.commands.beam_command import VERBOSE_HELP, beam_args, job_errors
 from trajforge.pipelines.console import console
+from trajforge.schemas import counts
 from trajforge.schemas.formats import FORMATS
 from trajforge.schemas.names import CPT_DIR, MANIFEST_NAME
 from trajforge.schemas.registry import unknown_message
@@ -119,7 +120,7 @@ def build_corpus_command(
             knowledge=tuple(str(p) for p in knowledge), knowledge_share=knowledge_share)  # fmt: skip
         manifest = build_corpus(input, output, config, beam_args(ctx), incremental, workers, verbose)
     _summary(manifest, output)
-    raise typer.Exit(EXIT_REJECTED if manifest.counts.get("rejected") else EXIT_OK)
+    raise typer.Exit(EXIT_REJECTED if manifest.counts.get(counts.REJECTED) else EXIT_OK)
 
 
 def checked_format(input_format: str) -> str:
@@ -136,36 +137,29 @@ def checked_policy(policy: str) -> str:
 
 def _summary(manifest, output: str) -> None:
     c = manifest.counts
-    groups: dict[str, int] = {}
-    for key, n in c.items():
-        head = key.split(".", 1)[0]
-        if head in ("deduplicated", "filtered"):
-            groups[head] = groups.get(head, 0) + n
     console.print(
-        f"[bold]build-corpus[/]: read {c['read']} = written {c['written']} + rejected {c['rejected']} + "
-        f"deduplicated {groups.get('deduplicated', 0)} + filtered {groups.get('filtered', 0)}"
+        f"[bold]build-corpus[/]: read {c[counts.READ]} = written {c[counts.WRITTEN]} + rejected "
+        f"{c[counts.REJECTED]} + deduplicated {counts.total(c, counts.DEDUPLICATED)} + filtered "
+        f"{counts.total(c, counts.FILTERED)}"
         f"{'' if manifest.reconciles() else '  [red](does not reconcile!)[/]'} -> {output}",
         highlight=False,
         soft_wrap=True,
     )
     # With knowledge documents, their own line below says what the "knowledge" and "chars" counts would.
-    summarised = {"knowledge", "chars"} if c.get("knowledge.documents") else set()
-    by_head: dict[str, list[str]] = {}
-    for key, n in c.items():
-        if "." in key and key.split(".", 1)[0] not in summarised:
-            head, name = key.split(".", 1)
-            by_head.setdefault(head, []).append(f"{name} {n:,}")
-    console.print(f"  turns: {c.get('turns_written', 0):,} written, {c.get('turns_in_loss', 0):,} in the loss")
-    for head, parts in by_head.items():
-        console.print(f"  {head}: {', '.join(parts)}", highlight=False)
+    summarised = {counts.KNOWLEDGE, counts.CHARS} if c.get(counts.KNOWLEDGE_DOCUMENTS) else set()
+    turns = f"{c.get(counts.TURNS_WRITTEN, 0):,} written, {c.get(counts.TURNS_IN_LOSS, 0):,} in the loss"
+    console.print(f"  turns: {turns}")
+    for group, found in counts.groups(c).items():
+        if group not in summarised:
+            console.print(f"  {group}: {', '.join(f'{kind} {n:,}' for kind, n in found.items())}", highlight=False)
     console.print(
         f"  {len(manifest.outputs)} shards under {join(output, CPT_DIR)}; manifest {join(output, MANIFEST_NAME)}",
         highlight=False,
         soft_wrap=True,
     )
-    if c.get("knowledge.documents"):
-        share = c["chars.knowledge"] / max(1, c["chars.knowledge"] + c.get("chars.trajectories", 0))
+    if c.get(counts.KNOWLEDGE_DOCUMENTS):
         console.print(
-            f"  knowledge: {c['knowledge.documents']} documents, {c['chars.knowledge']:,} characters "
-            f"({share:.1%} of CPT characters)"
+            f"  knowledge: {c[counts.KNOWLEDGE_DOCUMENTS]} documents, "
+            f"{counts.kinds(c, counts.CHARS)[counts.KNOWLEDGE]:,} characters "
+            f"({counts.knowledge_share(c):.1%} of CPT characters)"
         )

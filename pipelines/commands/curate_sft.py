@@ -10,6 +10,7 @@ from trajforge.pipelines.commands.beam_command import VERBOSE_HELP, beam_args, j
 from trajforge.pipelines.commands.judge_options import with_judge_options
 from trajforge.pipelines.console import console
 from trajforge.pipelines.curate_sft.config import CurateConfig
+from trajforge.schemas import counts
 from trajforge.training.generators import GENERATORS, GeneratorSpec
 
 DEFAULTS = CurateConfig()
@@ -71,12 +72,14 @@ def curate_sft_command(
 
 def summary_line(c: dict[str, int], output: str) -> str:
     """Queries, the acceptance rate, and where the kept samples came from: model rollouts or rationalization."""
-    rate = c["written"] / c["read"] if c["read"] else 0.0
-    skipped = sum(n for k, n in c.items() if k.startswith("rows_skipped."))
+    read, written = c[counts.READ], c[counts.WRITTEN]
+    rate = written / read if read else 0.0
+    kept = counts.kinds(c, counts.KEPT)
+    skipped = counts.total(c, counts.ROWS_SKIPPED)
     return (
-        f"[bold]curate-sft[/]: {c['read']} queries, {c['written']} kept (acceptance {rate:.1%}), "
-        f"{c.get('filtered.below_threshold', 0)} below the threshold; kept samples: "
-        f"{c.get('kept.rollout', 0)} sampled from a model, {c.get('kept.rationalization', 0)} rationalized "
-        f"({c.get('kept.verbatim_reference', 0)} of all kept are the verbatim reference observation); "
+        f"[bold]curate-sft[/]: {read} queries, {written} kept (acceptance {rate:.1%}), "
+        f"{counts.kinds(c, counts.FILTERED).get(counts.BELOW_THRESHOLD, 0)} below the threshold; kept samples: "
+        f"{kept.get('rollout', 0)} sampled from a model, {kept.get('rationalization', 0)} rationalized "
+        f"({kept.get(counts.VERBATIM_REFERENCE, 0)} of all kept are the verbatim reference observation); "
         f"{skipped} corpus rows not for SFT (held out or CPT-only) -> {output}"
     )

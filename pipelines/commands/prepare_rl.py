@@ -7,7 +7,8 @@ import typer
 from trajforge.pipelines.commands import EXIT_OK
 from trajforge.pipelines.commands.beam_command import VERBOSE_HELP, beam_args, job_errors
 from trajforge.pipelines.console import console
-from trajforge.pipelines.prepare_rl import DEFAULT_TOKEN_BUDGET
+from trajforge.pipelines.prepare_rl.config import DEFAULT_TOKEN_BUDGET, PrepareConfig
+from trajforge.schemas import counts
 
 
 def prepare_rl_command(
@@ -27,18 +28,11 @@ def prepare_rl_command(
     with job_errors(verbose):
         from trajforge.pipelines.prepare_rl.pipeline import prepare_rl
 
-        manifest = prepare_rl(
-            input,
-            output,
-            token_budget,
-            str(tokenizer) if tokenizer else None,
-            beam_args=beam_args(ctx),
-            workers=workers,
-            verbose=verbose,
-        )
+        config = PrepareConfig(token_budget, str(tokenizer) if tokenizer else None)
+        manifest = prepare_rl(input, output, config, beam_args(ctx), workers, verbose)
     c = manifest.counts
     console.print(
-        f"[bold]prepare-rl[/]: {c['read']} trajectories, {c['written']} prompts "
-        f"({c.get('with_verifier', 0)} with a verifier) -> {output}"
+        f"[bold]prepare-rl[/]: {c[counts.READ]} trajectories, {c[counts.WRITTEN]} prompts "
+        f"({c.get(counts.WITH_VERIFIER, 0)} with a verifier) -> {output}"
     )
     raise typer.Exit(EXIT_OK)

@@ -5,17 +5,10 @@ from pathlib import Path
 import apache_beam as beam
 
 from trajforge.pipelines.beam_runtime import pipeline_options
-from trajforge.pipelines.build_corpus.transforms import COUNTS
+from trajforge.pipelines.counting import COUNTS, SumCounts
 from trajforge.pipelines.curate_sft.config import CurateConfig
 from trajforge.pipelines.curate_sft.transforms import SCORES, Generate, JudgeAndPick, MakeQueries
-from trajforge.pipelines.job import (
-    ReadShardRows,
-    SaveOutputs,
-    SumCounts,
-    read_outputs,
-    run_pipeline,
-    write_json_lines,
-)
+from trajforge.pipelines.job import ReadShardRows, SaveOutputs, read_outputs, run_pipeline, write_json_lines
 from trajforge.pipelines.shard_writing import WriteShards, cpt_inputs, write_shard_job_manifest
 from trajforge.schemas import storage
 from trajforge.schemas.arrow import SFT_SCHEMA

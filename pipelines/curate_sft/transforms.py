@@ -7,12 +7,18 @@ import apache_beam as beam
 from trajforge.evaluation.extraction import extract_prediction
 from trajforge.evaluation.scores import Scores
 from trajforge.evaluation.turns import Turn, corpus_turn
-from trajforge.pipelines.build_corpus.transforms import COUNTS, CountingFn
+from trajforge.pipelines.counting import COUNTS, CountingFn
+from trajforge.schemas import counts
 from trajforge.schemas.splits import readable_by, row_placement
 from trajforge.schemas.version import SCHEMA_VERSION
 from trajforge.training.generators import Candidate, sample_kind
 
+NAMESPACE = "curate_sft"  # of its Beam metrics
 SCORES = "scores"
+
+
+class CurateFn(CountingFn, namespace=NAMESPACE):
+    """A curate-sft stage that counts what it does."""
 
 
 class MakeQueries(beam.PTransform):
@@ -28,21 +34,21 @@ class MakeQueries(beam.PTransform):
         return rows | "Queries" >> beam.ParDo(_QueriesFn(self.per_trajectory)).with_outputs(COUNTS, main="queries")
 
 
-class _QueriesFn(CountingFn):
+class _QueriesFn(CurateFn):
     def __init__(self, per_trajectory: int):
         self.per_trajectory = per_trajectory
 
     def process(self, row: dict) -> Iterator[tuple[Turn, dict]]:
         task, split = row_placement(row)
         if not readable_by(split, "sft"):
-            self.count(f"rows_skipped.{split}")
+            self.count(counts.key(counts.ROWS_SKIPPED, split))
             return
         turns = [t["index"] for t in row["turns"] if t["in_loss"]]
         if len(turns) > self.per_trajectory:
             step = len(turns) / self.per_trajectory
             turns = [turns[int(i * step)] for i in range(self.per_trajectory)]
         for index in turns:
-            self.count("read")
+            self.count(counts.READ)
             yield corpus_turn(row, index), {"task": task, "split": split}
 
 
@@ -88,7 +94,7 @@ class JudgeAndPick(beam.PTransform):
         )
 
 
-class _JudgeFn(CountingFn):
+class _JudgeFn(CurateFn):
     def __init__(self, make_judge, threshold: float):
         self.make_judge, self.threshold = make_judge, threshold
 
@@ -103,7 +109,7 @@ class _JudgeFn(CountingFn):
         for prediction in predictions:
             judgement = self.judge.judge(query, prediction.text)
             if not judgement.ok:
-                self.count("judge_failures")
+                self.count(counts.JUDGE_FAILURES)
             judged.append((judgement.scores or Scores.lowest(), prediction))
         best_index = max(range(len(judged)), key=lambda i: (judged[i][1].tagged, judged[i][0].mean, -i))
         best, prediction = judged[best_index]
@@ -123,12 +129,12 @@ class _JudgeFn(CountingFn):
             },
         )
         if not keep:
-            self.count("filtered.below_threshold")
+            self.count(counts.key(counts.FILTERED, counts.BELOW_THRESHOLD))
             return
         origin = labelled[best_index].origin
-        self.count("written")
-        self.count(f"kept.{sample_kind(origin)}")
-        self.count("kept.verbatim_reference", int(prediction.text == query.reference))
+        self.count(counts.WRITTEN)
+        self.count(counts.key(counts.KEPT, sample_kind(origin)))
+        self.count(counts.key(counts.KEPT, counts.VERBATIM_REFERENCE), int(prediction.text == query.reference))
         yield {
             "schema_version": SCHEMA_VERSION,
             "trajectory_id": query.trajectory_id,

@@ -21,6 +21,7 @@ from tests.corpus_fixtures import corpus_trajectory
 from trajforge.pipelines.build_corpus.config import BuildConfig
 from trajforge.pipelines.build_corpus.pipeline import build_corpus
 from trajforge.pipelines.curate_sft.pipeline import curate_sft
+from trajforge.pipelines.prepare_rl.config import PrepareConfig
 from trajforge.pipelines.prepare_rl.pipeline import prepare_rl
 from trajforge.schemas.dataset import load_cpt
 from trajforge.schemas.manifest import read_manifest
@@ -110,7 +111,7 @@ def local(tmp_path_factory):
     (root / "raw" / "segment-bad.jsonl").write_bytes(b'{"not": "a trajectory"}\n')
     build_corpus([str(root / "raw")], root / "corpus", BuildConfig(shard_bytes=3000), workers=1)
     curate_sft(root / "corpus", root / "sft", SFT_CONFIG, workers=1)
-    prepare_rl(root / "corpus", root / "rl", token_budget=200, shard_bytes=3000, workers=1)
+    prepare_rl(root / "corpus", root / "rl", RL_CONFIG, workers=1)
     return root
 
 
@@ -123,6 +124,7 @@ def _sft_config():
 
 
 SFT_CONFIG = _sft_config()
+RL_CONFIG = PrepareConfig(token_budget=200, shard_bytes=3000)
 
 
 def shard_bytes(folder: Path) -> dict[str, bytes]:
@@ -183,7 +185,7 @@ def test_curate_sft_and_prepare_rl_on_pool_workers_with_data_only_in_s3(local, s
     monkeypatch.chdir(tmp_path)
     corpus = f"s3://{BUCKET}/pool/corpus"
     sft = curate_sft(corpus, f"s3://{BUCKET}/pool/sft", SFT_CONFIG, beam_args=[*portable, *flags])
-    rl = prepare_rl(corpus, f"s3://{BUCKET}/pool/rl", 200, None, 3000, beam_args=[*portable, *flags])
+    rl = prepare_rl(corpus, f"s3://{BUCKET}/pool/rl", RL_CONFIG, beam_args=[*portable, *flags])
     assert same_counts(sft, read_manifest(local / "sft")) and sft.counts["written"] > 0
     assert same_counts(rl, read_manifest(local / "rl")) and rl.counts["written"] > 0
     assert s3_shard_bytes(client, "pool/sft") == shard_bytes(local / "sft")

@@ -10,7 +10,6 @@ from trajforge.curation.dedup import MinHashConfig
 from trajforge.curation.filters import FilterConfig
 from trajforge.masking import load_policy
 from trajforge.pipelines.build_corpus.transforms import (
-    COUNTS,
     FILTERED,
     PAIRS,
     Annotate,
@@ -22,6 +21,7 @@ from trajforge.pipelines.build_corpus.transforms import (
     ReadRecords,
     Redact,
 )
+from trajforge.pipelines.counting import COUNTS
 
 
 def TestPipeline():  # noqa: N802 - reads like Beam's own

@@ -1,11 +1,15 @@
 """Flags mean what they say for the three Beam commands: only what follows `--` reaches Beam, an unknown flag
 is exit code 2 naming it with the closest real one, and a job that cannot start is one line, not a traceback."""
 
+import os
 import socket
+import subprocess
+import sys
 
 import pytest
 from typer.testing import CliRunner
 
+from tests.pipelines.test_job import ROOT, free_port, portable, start  # noqa: F401 - portable: job service, pool
 from trajforge.pipelines.cli import app
 
 runner = CliRunner()
@@ -55,6 +59,26 @@ def test_an_unreachable_job_service_is_one_line(tmp_path):
     assert result.exit_code == 2
     assert result.output.strip().splitlines() == [
         f"no Beam job service answers at --job_endpoint=localhost:{port} (5 s)"
+    ]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("job", JOBS)
+def test_a_stopped_worker_pool_is_one_line(job, portable, corpus_dir, tmp_path):  # noqa: F811
+    port = free_port()
+    pool = start(
+        [sys.executable, "-m", "apache_beam.runners.worker.worker_pool_main", f"--service_port={port}"], port, tmp_path
+    )
+    pool.terminate()
+    pool.wait(timeout=30)
+    job_service = [flag for flag in portable if not flag.startswith("--environment_config")]
+    data = corpus_dir.parent / "raw" if job == "build-corpus" else corpus_dir
+    argv = [sys.executable, "-m", "trajforge", job, "-i", str(data), "-o", str(tmp_path / "out"), "--", *job_service]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([*argv, f"--environment_config=localhost:{port}"], env=env, capture_output=True, text=True)
+    said = (done.stdout + done.stderr).strip().splitlines()  # as a terminal shows it: Beam's logs included
+    assert done.returncode == 2 and said == [
+        f"{job}: no Beam worker pool answers at --environment_config=localhost:{port}"
     ]
 
 
