@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
+from trajforge.endpoints import ChatClient, Endpoint, EndpointError
 from trajforge.schemas.hashing import content_hash
 
 
@@ -82,19 +83,15 @@ class EndpointModel:
     stage = None
     folder = None
 
-    def __init__(self, url: str, model: str, sampling: Sampling, on_failure: Callable[[str], None] = print):
-        from trajforge.training.generators import EndpointGenerator
-
-        self.client = EndpointGenerator(url, model, temperature=sampling.temperature, max_tokens=sampling.max_tokens)
-        self.name, self.on_failure = model, on_failure
+    def __init__(self, endpoint: Endpoint, on_failure: Callable[[str], None] = print):
+        self.client = ChatClient(endpoint)
+        self.name, self.on_failure = endpoint.model, on_failure
 
     def answer(self, messages: list[dict], sampling: Sampling) -> str | None:
-        import httpx
-
         try:
-            return self.client.complete(messages, seed=sampling.seed)[0]
-        except (httpx.HTTPError, KeyError, IndexError, ValueError) as exc:
-            self.on_failure(f"{self.client.name}: no answer ({str(exc).splitlines()[0][:160]})")
+            return self.client.texts(messages, sampling.max_tokens, sampling.temperature, sampling.seed)[0]
+        except EndpointError as exc:
+            self.on_failure(f"endpoint:{self.name}: no answer ({exc})")
             return None
 
     def heldout_loss(self, rows: Sequence[dict]) -> float | None:

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from trajforge.endpoints import Endpoint
 from trajforge.evaluation.benchmark import Item, Report, score
 from trajforge.evaluation.factory import JudgeSpec
 from trajforge.evaluation.models import ChatModel, CheckpointModel, EndpointModel, Sampling, UntrainedModel
@@ -23,6 +24,7 @@ class EvalInputError(ValueError):
 class EvalConfig:
     checkpoints: tuple[Path, ...] = ()
     endpoints: tuple[str, ...] = ()  # URL=MODEL
+    endpoint_key_env: str = "TRAJFORGE_ENDPOINT_API_KEY"  # the variable holding the endpoints' API key
     untrained: bool = False  # also a random-init model shaped like the first checkpoint
     corpus: str = "data/corpus"  # a build-corpus folder or URL: its held-out tasks
     agentworldbench: Path | None = None  # benchmark lines instead of the corpus
@@ -121,7 +123,11 @@ def build_models(config: EvalConfig, display: Display) -> list[ChatModel]:
         models.insert(0, UntrainedModel(config.checkpoints[0]))
     for entry in config.endpoints:
         url, _, model = entry.partition("=")
-        models.append(EndpointModel(url, model, config.sampling, lambda text: display.note(text, "warning")))
+        try:
+            endpoint = Endpoint(url, model, config.endpoint_key_env, timeout=300.0)
+        except ValueError as exc:
+            raise EvalInputError(f"--endpoint {entry}: give URL=MODEL") from exc
+        models.append(EndpointModel(endpoint, lambda text: display.note(text, "warning")))
     if not models:
         raise EvalInputError("give at least one --checkpoint or --endpoint")
     return models

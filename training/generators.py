@@ -10,8 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-import httpx
-
+from trajforge.endpoints import ChatClient, Endpoint
 from trajforge.training.prompts import Query, candidate
 
 HINT = (
@@ -58,37 +57,14 @@ def chat_messages(query: Query, hint: bool) -> list[dict]:
 class EndpointGenerator(Generator):
     """Any OpenAI-compatible /chat/completions endpoint (vLLM, SGLang, OpenAI, `trajforge serve`)."""
 
-    def __init__(
-        self,
-        base_url: str,
-        model: str,
-        api_key: str | None = None,
-        temperature: float = 0.8,
-        max_tokens: int = 1024,
-        timeout: float = 300.0,
-        transport=None,
-    ):
-        self.base_url, self.model = base_url.rstrip("/"), model
-        self.name = f"endpoint:{model}"
+    def __init__(self, endpoint: Endpoint, temperature: float = 0.8, max_tokens: int = 1024):
+        self.client = ChatClient(endpoint)
+        self.name = f"endpoint:{endpoint.model}"
         self.temperature, self.max_tokens = temperature, max_tokens
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self.http = httpx.Client(timeout=timeout, headers=headers, transport=transport)
-
-    def complete(self, messages: list[dict], seed: int, n: int = 1, temperature: float | None = None) -> list[str]:
-        body = {
-            "model": self.model,
-            "messages": messages,
-            "n": n,
-            "seed": seed,
-            "max_tokens": self.max_tokens,
-            "temperature": self.temperature if temperature is None else temperature,
-        }
-        response = self.http.post(f"{self.base_url}/chat/completions", json=body)
-        response.raise_for_status()
-        return [choice["message"]["content"] or "" for choice in response.json()["choices"]]
 
     def generate(self, query: Query, n: int, seed: int, hint: bool = False) -> list[str]:
-        return self.complete(chat_messages(query, hint), seed, n)
+        """n candidates in one request; a failed one raises EndpointError (the curation job stops, saying why)."""
+        return self.client.texts(chat_messages(query, hint), self.max_tokens, self.temperature, seed, n)
 
 
 class CheckpointGenerator(Generator):
@@ -163,7 +139,7 @@ def _checkpoint_missing(spec: "GeneratorSpec") -> str | None:
 
 GENERATORS: dict[str, GeneratorKind] = {
     "endpoint": GeneratorKind(
-        lambda s: EndpointGenerator(s.url, s.model, None, 0.8, s.max_new_tokens),
+        lambda s: EndpointGenerator(Endpoint(s.url, s.model, s.key_env, timeout=300.0), 0.8, s.max_new_tokens),
         lambda s: None if s.url and s.model else "--generator endpoint needs --generator-url and --generator-model",
     ),
     "checkpoint": GeneratorKind(lambda s: CheckpointGenerator(s.checkpoint, s.max_new_tokens), _checkpoint_missing),
@@ -181,6 +157,7 @@ class GeneratorSpec:
     model: str | None = None
     checkpoint: str | None = None
     max_new_tokens: int = 512
+    key_env: str = "TRAJFORGE_GENERATOR_API_KEY"  # the variable holding an endpoint generator's API key
 
     def __post_init__(self):
         if self.kind not in GENERATORS:

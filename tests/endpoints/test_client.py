@@ -6,50 +6,31 @@ import json
 import socket
 import threading
 import time
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from tests.chat_server import chat_server
 from trajforge.endpoints import ChatClient, Endpoint, EndpointError
 
 MESSAGES = [{"role": "user", "content": "ls"}]
 REPLY = {"choices": [{"message": {"role": "assistant", "content": "a.txt"}}]}
 
 
-@contextmanager
 def flaky_server(failures: list, reply: dict = REPLY):
     """(base URL, the requests it received): each request takes the next of `failures` (an HTTP status, "sleep"
     for an answer 2 s late, or "garbage" for a 200 that is not JSON); once they are used up it answers `reply`."""
-    requests: list[dict] = []
+    taken: list = []
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self):  # noqa: N802 - the http.server interface
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            requests.append({"body": body, "authorization": self.headers.get("Authorization"), "path": self.path})
-            failure = failures[len(requests) - 1] if len(requests) <= len(failures) else None
-            if failure == "sleep":
-                threading.Event().wait(2)  # not time.sleep, which the tests replace to record the backoff
-            status, data = (failure, b"overloaded") if isinstance(failure, int) else (200, json.dumps(reply).encode())
-            data = b"<html>not json" if failure == "garbage" else data
-            try:
-                self.send_response(status)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # the client gave up waiting
+    def answer(request: dict) -> tuple[int, bytes]:
+        failure = failures[len(taken)] if len(taken) < len(failures) else None
+        taken.append(failure)
+        if failure == "sleep":
+            threading.Event().wait(2)  # not time.sleep, which the tests replace to record the backoff
+        if isinstance(failure, int):
+            return failure, b"overloaded"
+        return 200, b"<html>not json" if failure == "garbage" else json.dumps(reply).encode()
 
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1", requests
-    finally:
-        server.shutdown()
-        server.server_close()
+    return chat_server(answer)
 
 
 @pytest.fixture

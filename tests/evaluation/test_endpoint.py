@@ -1,6 +1,7 @@
 import pytest
 
 from tests.evaluation.judge_server import judge_server
+from trajforge.endpoints import Endpoint
 from trajforge.evaluation.endpoint import EndpointJudge, JudgeAnswerError, judge_messages, parse_judge_answer
 from trajforge.evaluation.judge import Case
 from trajforge.evaluation.rubrics import load_rubrics
@@ -50,7 +51,7 @@ def test_rubrics_per_domain_and_a_users_folder(tmp_path):
 def test_a_real_endpoint_scores_fails_and_times_out(monkeypatch):
     monkeypatch.setenv("MY_JUDGE_KEY", "sekrit")
     with judge_server(slow_seconds=3) as (url, requests):
-        judge = EndpointJudge(url, "judge-model", key_env="MY_JUDGE_KEY", timeout=1, retries=2)
+        judge = EndpointJudge(Endpoint(url, "judge-model", key_env="MY_JUDGE_KEY", timeout=1, attempts=2))
         assert judge.judge(CASE).scores == Scores(2, 2, 2, 2, 2) and judge.name == "endpoint:judge-model"
         assert requests[0]["authorization"] == "Bearer sekrit" and requests[0]["body"]["model"] == "judge-model"
         assert "terminal world model" in requests[0]["body"]["messages"][0]["content"]
