@@ -14,6 +14,7 @@ from rich.text import Text
 from trajforge.evaluation.run import EvalConfig, EvalInputError, EvalResult, evaluate
 from trajforge.pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
 from trajforge.pipelines.commands.judge_options import with_judge_options
+from trajforge.pipelines.commands.options import key_env_help
 from trajforge.pipelines.console import console, out, progress
 
 DEFAULTS = EvalConfig()
@@ -23,6 +24,7 @@ Checkpoints = Annotated[
     list[Path], typer.Option("--checkpoint", "-c", help="A checkpoint folder to score (repeatable).")
 ]
 Endpoints = Annotated[list[str], typer.Option(help="URL=MODEL of an OpenAI-compatible endpoint to score (repeatable).")]
+EndpointKeyEnv = Annotated[str, typer.Option("--endpoint-key-env", help=key_env_help("the --endpoint models'"))]
 Corpus = Annotated[
     str,
     typer.Option(
@@ -68,6 +70,7 @@ Export = Annotated[
 def eval_command(
     checkpoint: Checkpoints = [],  # noqa: B006 - typer copies list defaults
     endpoint: Endpoints = [],  # noqa: B006
+    endpoint_key_env: EndpointKeyEnv = DEFAULTS.endpoint_key_env,
     corpus: Corpus = DEFAULTS.corpus,
     agentworldbench: AgentWorldBench = DEFAULTS.agentworldbench,
     untrained: Untrained = DEFAULTS.untrained,
@@ -86,7 +89,8 @@ def eval_command(
     domains, with format compliance (answers with a <predicted_observation> block) and rule-verifier accuracy.
     Corpus: the first, last and three middle turns of each held-out trajectory. A line without an answer or
     whose judge failed is excluded and counted, never scored as zero. Every report names its judge."""
-    models = {"checkpoints": tuple(checkpoint), "endpoints": tuple(endpoint), "untrained": untrained}
+    models = {"checkpoints": tuple(checkpoint), "endpoints": tuple(endpoint), "endpoint_key_env": endpoint_key_env,
+              "untrained": untrained}  # fmt: skip
     sampling = {"temperature": temperature, "max_tokens": max_tokens, "seed": seed}
     config = EvalConfig(**models, **sampling, corpus=corpus, agentworldbench=agentworldbench, limit=limit,
                         plain=plain, judge=judge_spec, export=export)  # fmt: skip
