@@ -131,7 +131,12 @@ class ChatClient:
 
 
 def _status(response: httpx.Response) -> str:
-    return f"HTTP {response.status_code}: {_first_line(response.text)}"
+    """`HTTP 401: missing or wrong API key`: the message of an OpenAI-style error body, else the body's first line."""
+    try:
+        message = response.json()["error"]["message"]
+    except (ValueError, KeyError, TypeError):
+        message = response.text
+    return f"HTTP {response.status_code}: {_first_line(message)}"
 
 
 def _first_line(text) -> str:

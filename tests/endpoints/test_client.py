@@ -14,11 +14,13 @@ from trajforge.endpoints import ChatClient, Endpoint, EndpointError
 
 MESSAGES = [{"role": "user", "content": "ls"}]
 REPLY = {"choices": [{"message": {"role": "assistant", "content": "a.txt"}}]}
+REFUSED = json.dumps({"error": {"message": "missing or wrong API key", "type": "auth"}}).encode()  # as serve says
 
 
 def flaky_server(failures: list, reply: dict = REPLY):
-    """(base URL, the requests it received): each request takes the next of `failures` (an HTTP status, "sleep"
-    for an answer 2 s late, or "garbage" for a 200 that is not JSON); once they are used up it answers `reply`."""
+    """(base URL, the requests it received): each request takes the next of `failures` (an HTTP status, with an
+    OpenAI-style error body for 401 and "overloaded" for others; "sleep" for an answer 2 s late, or "garbage" for a
+    200 that is not JSON); once they are used up it answers `reply`."""
     taken: list = []
 
     def answer(request: dict) -> tuple[int, bytes]:
@@ -27,7 +29,7 @@ def flaky_server(failures: list, reply: dict = REPLY):
         if failure == "sleep":
             threading.Event().wait(2)  # not time.sleep, which the tests replace to record the backoff
         if isinstance(failure, int):
-            return failure, b"overloaded"
+            return failure, REFUSED if failure == 401 else b"overloaded"
         return 200, b"<html>not json" if failure == "garbage" else json.dumps(reply).encode()
 
     return chat_server(answer)
@@ -74,9 +76,9 @@ def test_the_key_comes_from_the_variable_the_endpoint_names(monkeypatch, waits):
         ChatClient(Endpoint(url, "m")).texts(MESSAGES, max_tokens=8, temperature=0.0)
     assert [r["authorization"] for r in requests] == ["Bearer sekrit", None, None]
     with flaky_server([401, 401]) as (url, requests):
-        with pytest.raises(EndpointError, match=r"HTTP 401: overloaded; no key was sent: \$UNSET_KEY is not set"):
+        with pytest.raises(EndpointError, match=r"HTTP 401: missing or wrong API key; no key was sent: \$UNSET_KEY is"):
             ChatClient(Endpoint(url, "m", key_env="UNSET_KEY")).texts(MESSAGES, max_tokens=8, temperature=0.0)
-        with pytest.raises(EndpointError, match=r"HTTP 401: overloaded \(the key in \$MY_KEY was sent\)"):
+        with pytest.raises(EndpointError, match=r"HTTP 401: missing or wrong API key \(the key in \$MY_KEY was sent\)"):
             ChatClient(Endpoint(url, "m", key_env="MY_KEY")).texts(MESSAGES, max_tokens=8, temperature=0.0)
     assert len(requests) == 2  # an unauthorized request is not retried
 
