@@ -15,6 +15,9 @@ FIRST_DELAY, MAX_DELAY = 0.5, 8.0  # seconds before the second try, doubling up 
 
 @dataclass(frozen=True)
 class Endpoint:
+    """Where an endpoint is and how to reach it; it holds the name of the key's variable, never the key, so it can
+    travel to Beam workers and into configs (each process reads the key from its own environment)."""
+
     url: str  # the API's base URL, e.g. http://127.0.0.1:8000/v1
     model: str
     key_env: str | None = None  # the environment variable holding the API key; unset or None: no key is sent
@@ -56,6 +59,7 @@ class ChatClient:
         self.endpoint = endpoint
         self.url = endpoint.url.rstrip("/") + "/chat/completions"
         key = endpoint.key()
+        self.key_sent = key is not None
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         self.http = httpx.Client(timeout=endpoint.timeout, headers=headers, transport=transport)
 
@@ -69,17 +73,14 @@ class ChatClient:
         tools: list[dict] | None = None,
     ) -> list[dict]:
         """The reply's messages, one per choice (`content`, and `tool_calls` when the model called a tool)."""
-        body = {"model": self.endpoint.model, "messages": messages, "max_tokens": max_tokens}
-        body["temperature"] = temperature
-        if n != 1:
-            body["n"] = n
-        if seed is not None:
-            body["seed"] = seed
-        if tools:
-            body["tools"] = tools
-        return self._post(body)
+        model = self.endpoint.model
+        body = {"model": model, "messages": messages, "max_tokens": max_tokens, "temperature": temperature}
+        optional = {"n": n if n != 1 else None, "seed": seed, "tools": tools or None}
+        return self._post(body | {name: value for name, value in optional.items() if value is not None})
 
-    def texts(self, messages: list[dict], max_tokens: int, temperature: float, seed: int | None = None, n: int = 1):
+    def texts(
+        self, messages: list[dict], max_tokens: int, temperature: float, seed: int | None = None, n: int = 1
+    ) -> list[str]:
         """The text of each choice ("" for a choice without content)."""
         return [m.get("content") or "" for m in self.chat(messages, max_tokens, temperature, seed, n)]
 
@@ -123,7 +124,7 @@ class ChatClient:
     def _key_hint(self, response: httpx.Response) -> str:
         if response.status_code not in (401, 403):
             return ""
-        if self.endpoint.key() is not None:
+        if self.key_sent:
             return f" (the key in ${self.endpoint.key_env} was sent)"
         if self.endpoint.key_env:
             return f"; no key was sent: ${self.endpoint.key_env} is not set"

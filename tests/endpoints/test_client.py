@@ -118,3 +118,20 @@ def test_an_endpoint_is_a_url_and_a_model():
     with pytest.raises(ValueError, match="at least one attempt"):
         Endpoint("http://x/v1", "m", attempts=0)
     assert str(Endpoint("http://x/v1/", "m")) == "http://x/v1 (model m)"
+
+
+def test_the_client_imports_nothing_of_ours_but_schemas():
+    import ast
+    from pathlib import Path
+
+    import trajforge.endpoints
+
+    imported = set()
+    for module in Path(trajforge.endpoints.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(module.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                imported.add(node.module)
+            elif isinstance(node, ast.Import):
+                imported.update(alias.name for alias in node.names)
+    ours = {name for name in imported if name.startswith("trajforge")}
+    assert ours and all(name.startswith(("trajforge.endpoints", "trajforge.schemas")) for name in ours), ours
