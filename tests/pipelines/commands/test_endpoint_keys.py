@@ -66,9 +66,8 @@ def not_set(variable: str) -> str:
 
 
 def trajectories(run: Path) -> list[dict]:
-    return [
-        json.loads(line) for segment in sorted(run.glob("segment-*.jsonl")) for line in segment.read_text().splitlines()
-    ]
+    lines = [line for segment in sorted(run.glob("segment-*.jsonl")) for line in segment.read_text().splitlines()]
+    return [json.loads(line) for line in lines]
 
 
 def collect(tmp_path: Path, run: str, *flags: str):
