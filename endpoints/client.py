@@ -39,13 +39,21 @@ class Endpoint:
         return f"{self.url.rstrip('/')} (model {self.model})"
 
 
-class EndpointError(Exception):
-    """The endpoint gave no usable answer: refused the request, or failed every try. `timed_out` when the last try
-    got no answer in time."""
+REFUSES_ALL = frozenset({401, 403, 404})  # a missing or wrong key, no such model or path: nothing will get through
 
-    def __init__(self, endpoint: Endpoint, reason: str, timed_out: bool = False):
+
+class EndpointError(Exception):
+    """The endpoint gave no usable answer: refused the request (`status`), or failed every try (`timed_out` when
+    the last try got no answer in time)."""
+
+    def __init__(self, endpoint: Endpoint, reason: str, timed_out: bool = False, status: int | None = None):
         super().__init__(f"the endpoint {endpoint} {reason}")
-        self.endpoint, self.timed_out = endpoint, timed_out
+        self.endpoint, self.timed_out, self.status = endpoint, timed_out, status
+
+    @property
+    def refuses_all(self) -> bool:
+        """Whether every request to this endpoint would be refused alike, not just this one."""
+        return self.status in REFUSES_ALL
 
 
 class _Retryable(Exception):
@@ -108,7 +116,8 @@ class ChatClient:
         if response.status_code in RETRYABLE_STATUS or response.status_code >= 500:
             raise _Retryable(_status(response))
         if response.is_error:  # a request that trying again cannot fix
-            raise EndpointError(self.endpoint, f"refused the request: {_status(response)}{self._key_hint(response)}")
+            reason = f"refused the request: {_status(response)}{self._key_hint(response)}"
+            raise EndpointError(self.endpoint, reason, status=response.status_code)
         return self._messages(response)
 
     def _messages(self, response: httpx.Response) -> list[dict]:

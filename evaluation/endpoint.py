@@ -72,7 +72,8 @@ def judge_messages(case: Case, rubric: str) -> list[dict]:
 
 class EndpointJudge(Judge):
     """Asks `endpoint` (its attempts are the tries of a request); an answer that cannot be read is asked again, as
-    many times."""
+    many times. An endpoint that refuses every request (a missing or wrong key, an unknown model) raises its
+    EndpointError: a run it judges stops there, saying so, instead of excluding every line."""
 
     comparable = True
 
@@ -91,6 +92,8 @@ class EndpointJudge(Judge):
             try:
                 answer = self.client.texts(messages, self.max_tokens, self.temperature)[0]
             except EndpointError as exc:
+                if exc.refuses_all:
+                    raise
                 return Judgement(None, f"{'judge timed out' if exc.timed_out else 'judge request failed'}: {exc}")
             try:
                 return Judgement(parse_judge_answer(answer), answer=answer)

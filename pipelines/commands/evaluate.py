@@ -11,6 +11,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from trajforge.endpoints import EndpointError
 from trajforge.evaluation.run import EvalConfig, EvalInputError, EvalResult, evaluate
 from trajforge.pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
 from trajforge.pipelines.commands.judge_options import with_judge_options
@@ -96,7 +97,7 @@ def eval_command(
                         plain=plain, judge=judge_spec, export=export)  # fmt: skip
     try:
         result = evaluate(config, ConsoleDisplay())
-    except EvalInputError as exc:
+    except (EvalInputError, EndpointError) as exc:  # nothing to evaluate; a judge that refuses every request
         console.print(Text(str(exc), style="red"), soft_wrap=True)  # Text: brackets in paths are not markup
         raise typer.Exit(EXIT_USAGE) from exc
     show(result)

@@ -62,9 +62,10 @@ def test_retries_are_bounded_and_the_error_names_the_endpoint(waits):
 @pytest.mark.parametrize("status", [400, 404, 422])
 def test_a_request_a_retry_cannot_fix_is_tried_once(status, waits):
     with flaky_server([status]) as (url, requests):
-        with pytest.raises(EndpointError, match=f"{url} \\(model m\\) refused the request: HTTP {status}"):
+        with pytest.raises(EndpointError, match=f"{url} \\(model m\\) refused the request: HTTP {status}") as caught:
             ChatClient(Endpoint(url, "m")).texts(MESSAGES, max_tokens=8, temperature=0.0)
     assert len(requests) == 1 and waits == []
+    assert caught.value.status == status and caught.value.refuses_all is (status == 404)  # no such model or path
 
 
 def test_the_key_comes_from_the_variable_the_endpoint_names(monkeypatch, waits):
@@ -78,8 +79,10 @@ def test_the_key_comes_from_the_variable_the_endpoint_names(monkeypatch, waits):
     with flaky_server([401, 401]) as (url, requests):
         with pytest.raises(EndpointError, match=r"HTTP 401: missing or wrong API key; no key was sent: \$UNSET_KEY is"):
             ChatClient(Endpoint(url, "m", key_env="UNSET_KEY")).texts(MESSAGES, max_tokens=8, temperature=0.0)
-        with pytest.raises(EndpointError, match=r"HTTP 401: missing or wrong API key \(the key in \$MY_KEY was sent\)"):
+        sent = r"HTTP 401: missing or wrong API key \(the key in \$MY_KEY was sent\)"
+        with pytest.raises(EndpointError, match=sent) as caught:
             ChatClient(Endpoint(url, "m", key_env="MY_KEY")).texts(MESSAGES, max_tokens=8, temperature=0.0)
+    assert caught.value.refuses_all  # every later request would be refused too
     assert len(requests) == 2  # an unauthorized request is not retried
 
 

@@ -61,3 +61,18 @@ def test_a_real_endpoint_scores_fails_and_times_out(monkeypatch):
         assert not slow.ok and slow.failure.startswith("judge timed out") and url in slow.failure
         assert len(requests) == 1 + 2 + 2  # each failure retried
         assert not judge.judge(Case("mcp", (), "x", "y", None)).ok  # no answer: nothing to judge
+
+
+def test_a_judge_the_endpoint_refuses_altogether_stops_the_run():
+    from tests.chat_server import chat_server
+    from trajforge.endpoints import EndpointError
+
+    for status, stops in ((401, True), (404, True), (400, False)):
+        with chat_server(lambda request, status=status: (status, b"no")) as (url, requests):
+            judge = EndpointJudge(Endpoint(url, "judge-model", key_env="NO_SUCH_VARIABLE"))
+            if stops:  # a missing key, an unknown model: every later line would fail alike
+                with pytest.raises(EndpointError, match=f"refused the request: HTTP {status}"):
+                    judge.judge(CASE)
+            else:  # this request only: the line is excluded, the run goes on
+                assert judge.judge(CASE).failure.startswith(f"judge request failed: the endpoint {url}")
+        assert len(requests) == 1
