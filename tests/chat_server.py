@@ -35,7 +35,7 @@ def chat_server(answer: Answer):
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)  # quick stop
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}/v1", requests
