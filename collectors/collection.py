@@ -56,6 +56,7 @@ def simulated(real: KindSpec, config: CollectConfig) -> SimulatedSpec:
     return SimulatedSpec(
         url=url,
         model=model,
+        key_env=config.simulate_key_env,
         instruction=config.simulation_instruction,
         action_space=real.simulated_action_space(),
         stands_for=real.kind,

@@ -23,7 +23,9 @@ class CollectConfig:
     explorer_steps: int = 8
     llm_url: str | None = None
     llm_model: str | None = None
+    llm_key_env: str = "TRAJFORGE_LLM_API_KEY"  # the variable holding the llm policy's API key
     flush_every: int = 8
     faults: str | None = None  # a bundled fault config or a YAML path
     simulate: str | None = None  # URL=MODEL of a world model standing in for every environment
+    simulate_key_env: str = "TRAJFORGE_SIMULATE_API_KEY"  # the variable holding that world model's API key
     simulation_instruction: str = ""

@@ -3,12 +3,9 @@
 the user message), with retries and a timeout. Its answer is read from a `<final_evaluation>` JSON block."""
 
 import json
-import os
 import re
-import time
 
-import httpx
-
+from trajforge.endpoints import ChatClient, Endpoint, EndpointError
 from trajforge.evaluation.judge import Judge, Judgement
 from trajforge.evaluation.rubrics import load_rubrics
 from trajforge.evaluation.scores import DIMENSIONS, Scores
@@ -75,50 +72,32 @@ def judge_messages(turn: Turn, prediction: str, rubric: str) -> list[dict]:
 
 
 class EndpointJudge(Judge):
+    """Asks `endpoint` (its attempts are the tries of a request); an answer that cannot be read is asked again, as
+    many times. An endpoint that refuses every request (a missing or wrong key, an unknown model) raises its
+    EndpointError: a run it judges stops there, saying so, instead of excluding every line."""
+
     comparable = True
 
-    def __init__(
-        self,
-        base_url: str,
-        model: str,
-        rubrics: str | None = None,
-        key_env: str = KEY_ENV,
-        timeout: float = 120.0,
-        retries: int = 3,
-        temperature: float = 0.0,
-        max_tokens: int = 4096,
-        transport: httpx.BaseTransport | None = None,
-    ):
-        self.url = base_url.rstrip("/") + "/chat/completions"
-        self.model, self.name = model, f"endpoint:{model}"
+    def __init__(self, endpoint: Endpoint, rubrics: str | None = None, temperature: float = 0.0, max_tokens=4096):
+        self.client = ChatClient(endpoint)
+        self.model, self.name = endpoint.model, f"endpoint:{endpoint.model}"
         self.rubrics = load_rubrics(rubrics)
-        self.retries, self.temperature, self.max_tokens = retries, temperature, max_tokens
-        key = os.environ.get(key_env)
-        headers = {"Authorization": f"Bearer {key}"} if key else {}
-        self.http = httpx.Client(timeout=timeout, headers=headers, transport=transport)
-
-    def _ask(self, messages: list[dict]) -> str:
-        body = {"model": self.model, "messages": messages, "temperature": self.temperature}
-        body["max_tokens"] = self.max_tokens
-        response = self.http.post(self.url, json=body)
-        response.raise_for_status()
-        return response.json()["choices"][0]["message"]["content"] or ""
+        self.attempts, self.temperature, self.max_tokens = endpoint.attempts, temperature, max_tokens
 
     def judge(self, turn: Turn, prediction: str | None) -> Judgement:
         if prediction is None:
             return Judgement(None, "no answer")
         messages = judge_messages(turn, prediction, self.rubrics.get(turn.domain, self.rubrics["other"]))
-        failure, answer = "judge failed", None
-        for attempt in range(self.retries):
+        failure = "judge failed"
+        for _ in range(self.attempts):
             try:
-                answer = self._ask(messages)
+                answer = self.client.texts(messages, self.max_tokens, self.temperature)[0]
+            except EndpointError as exc:
+                if exc.refuses_all:
+                    raise
+                return Judgement(None, f"{'judge timed out' if exc.timed_out else 'judge request failed'}: {exc}")
+            try:
                 return Judgement(parse_judge_answer(answer), answer=answer)
-            except httpx.TimeoutException:
-                failure = f"judge timed out: no answer from {self.url} within {self.http.timeout.read}s"
-            except (httpx.HTTPError, KeyError, IndexError, TypeError, ValueError) as exc:
-                kind = "judge answer not parseable" if answer is not None else "judge request failed"
-                failure = f"{kind}: {str(exc).splitlines()[0][:200]}"
-            answer = None
-            if attempt + 1 < self.retries:
-                time.sleep(min(2.0, 0.25 * 2**attempt))
+            except JudgeAnswerError as exc:
+                failure = f"judge answer not parseable: {str(exc)[:200]}"
         return Judgement(None, failure)

@@ -22,11 +22,11 @@ def _embedded(spec: "JudgeSpec") -> Judge:
 
 
 def _endpoint(spec: "JudgeSpec") -> Judge:
+    from trajforge.endpoints import Endpoint
     from trajforge.evaluation.endpoint import KEY_ENV, EndpointJudge
 
-    return EndpointJudge(
-        spec.url, spec.model, spec.rubrics, spec.key_env or KEY_ENV, timeout=spec.timeout, retries=spec.retries
-    )
+    endpoint = Endpoint(spec.url, spec.model, spec.key_env or KEY_ENV, timeout=spec.timeout, attempts=spec.retries)
+    return EndpointJudge(endpoint, spec.rubrics)
 
 
 # Each judge with what `--judge KIND` means, for the command line's help.

@@ -25,6 +25,7 @@ class EvalInputError(ValueError):
 class EvalConfig:
     checkpoints: tuple[Path, ...] = ()
     endpoints: tuple[str, ...] = ()  # URL=MODEL
+    endpoint_key_env: str = "TRAJFORGE_ENDPOINT_API_KEY"  # the variable holding the endpoints' API key
     untrained: bool = False  # also a random-init model shaped like the first checkpoint
     corpus: str = "data/corpus"  # a build-corpus folder or URL: its held-out tasks
     agentworldbench: Path | None = None  # benchmark lines instead of the corpus

@@ -5,8 +5,7 @@ same collectors and come out as normal raw trajectories, marked as simulated."""
 
 import json
 
-import httpx
-
+from trajforge.endpoints import ChatClient, Endpoint, EndpointError
 from trajforge.evaluation.extraction import extract_prediction
 from trajforge.sandboxes.base import InfraError, Sandbox, Task
 from trajforge.schemas.records import Action, Observation
@@ -18,21 +17,17 @@ class SimulatedEnvironment(Sandbox):
 
     def __init__(
         self,
-        url: str,
-        model: str,
+        endpoint: Endpoint,
         instruction: str = "",
         action_space: list[dict] | None = None,
         max_tokens: int = 512,
         temperature: float = 0.0,
-        timeout: float = 120.0,
-        transport=None,
     ):
-        self.url, self.model = url.rstrip("/"), model
-        self.name = f"simulated:{model}"
+        self.client = ChatClient(endpoint)
+        self.name = f"simulated:{endpoint.model}"
         self.instruction = instruction
         self.tools = action_space or []
         self.max_tokens, self.temperature = max_tokens, temperature
-        self.http = httpx.Client(timeout=timeout, transport=transport)
         self.messages: list[dict] = []
 
     def reset(self, task: Task) -> Observation:
@@ -52,19 +47,10 @@ class SimulatedEnvironment(Sandbox):
     def step(self, action: Action) -> Observation:
         content = f"{action.name} {action.content}" if action.name else action.content
         self.messages.append({"role": "user", "content": content})
-        body = {
-            "model": self.model,
-            "messages": self.messages,
-            "max_tokens": self.max_tokens,
-            "temperature": self.temperature,
-            "seed": len(self.messages),
-        }
         try:
-            response = self.http.post(f"{self.url}/chat/completions", json=body)
-            response.raise_for_status()
-            answer = response.json()["choices"][0]["message"]["content"] or ""
-        except (httpx.HTTPError, KeyError, IndexError, ValueError) as exc:
-            raise InfraError(f"the world model at {self.url} failed: {exc}") from exc
+            answer = self.client.texts(self.messages, self.max_tokens, self.temperature, seed=len(self.messages))[0]
+        except EndpointError as exc:
+            raise InfraError(f"the world model gave no observation: {exc}") from exc
         predicted = extract_prediction(answer).text
         self.messages.append({"role": "assistant", "content": predicted})
         fmt = "json" if _is_json(predicted) else "aria" if predicted.startswith("URL: ") else "text"

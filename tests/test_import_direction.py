@@ -12,13 +12,14 @@ ROOT = Path(__file__).resolve().parents[1]
 # layer -> the layers it may import (its own always). The root package `trajforge` is `python -m trajforge`.
 MAY_IMPORT: dict[str, set[str]] = {
     "schemas": set(),
+    "endpoints": set(),
     "masking": {"schemas"},
     "curation": {"schemas"},
-    "evaluation": {"schemas"},
-    "sandboxes": {"schemas", "evaluation"},
-    "collectors": {"schemas", "sandboxes"},
-    "training": {"schemas", "evaluation"},
-    "pipelines": {"schemas", "masking", "curation", "evaluation", "sandboxes", "collectors", "training"},
+    "evaluation": {"schemas", "endpoints"},
+    "sandboxes": {"schemas", "endpoints", "evaluation"},
+    "collectors": {"schemas", "endpoints", "sandboxes"},
+    "training": {"schemas", "endpoints", "evaluation"},
+    "pipelines": {"schemas", "endpoints", "masking", "curation", "evaluation", "sandboxes", "collectors", "training"},
     "trajforge": {"pipelines"},
 }
 

@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SUBPACKAGES = ("schemas", "sandboxes", "collectors", "masking", "curation", "pipelines", "training", "evaluation")
+SUBPACKAGES = (
+    "schemas", "endpoints", "sandboxes", "collectors", "masking", "curation", "pipelines", "training", "evaluation",
+)  # fmt: skip
 
 
 def _folder_with_lookalike_packages(tmp_path: Path) -> Path:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from trajforge.evaluation.models import ChatCompletions
+from trajforge.endpoints import ChatClient, Endpoint
 from trajforge.evaluation.turns import Turn
 from trajforge.schemas.registry import Registry
 from trajforge.training.prompts import candidate, chat_messages
@@ -42,11 +42,17 @@ class Generator(ABC):
         return [Candidate(text, origin) for text in self.generate(turn, n, seed, hint)]
 
 
-class EndpointGenerator(ChatCompletions, Generator):
+class EndpointGenerator(Generator):
     """Any OpenAI-compatible /chat/completions endpoint (vLLM, SGLang, OpenAI, `trajforge serve`)."""
 
+    def __init__(self, endpoint: Endpoint, temperature: float = 0.8, max_tokens: int = 1024):
+        self.client = ChatClient(endpoint)
+        self.name = f"endpoint:{endpoint.model}"
+        self.temperature, self.max_tokens = temperature, max_tokens
+
     def generate(self, turn: Turn, n: int, seed: int, hint: bool = False) -> list[str]:
-        return self.complete(chat_messages(turn, hint), seed, n)
+        """n candidates in one request; a failed one raises EndpointError (the curation job stops, saying why)."""
+        return self.client.texts(chat_messages(turn, hint), self.max_tokens, self.temperature, seed, n)
 
 
 class CheckpointGenerator(Generator):
@@ -123,7 +129,7 @@ GENERATORS: Registry[GeneratorKind] = Registry("generator")
 GENERATORS.add(
     "endpoint",
     GeneratorKind(
-        lambda s: EndpointGenerator(s.url, s.model, None, 0.8, s.max_new_tokens),
+        lambda s: EndpointGenerator(Endpoint(s.url, s.model, s.key_env, timeout=300.0), 0.8, s.max_new_tokens),
         lambda s: None if s.url and s.model else "--generator endpoint needs --generator-url and --generator-model",
     ),
     help="any OpenAI-compatible API: model rollouts, rejection sampling proper",
@@ -150,6 +156,7 @@ class GeneratorSpec:
     model: str | None = None
     checkpoint: str | None = None
     max_new_tokens: int = 512
+    key_env: str = "TRAJFORGE_GENERATOR_API_KEY"  # the variable holding an endpoint generator's API key
 
     def __post_init__(self):
         missing = GENERATORS.get(self.kind).check(self)

@@ -13,6 +13,7 @@ class SimulatedSpec(KindSpec):
     kind: Literal["simulated"] = "simulated"
     url: str
     model: str  # the world model's name at `url`
+    key_env: str | None = None  # the variable holding its API key
     instruction: str = ""  # how the world model should behave
     action_space: list[dict] = []
     stands_for: str | None = None  # the kind of environment it simulates
@@ -21,6 +22,7 @@ class SimulatedSpec(KindSpec):
     check_types = (ShellCheck, ToolCheck, PageCheck)
 
     def build(self, settings: Settings) -> Sandbox:
+        from trajforge.endpoints import Endpoint
         from trajforge.sandboxes.simulated import SimulatedEnvironment
 
-        return SimulatedEnvironment(self.url, self.model, self.instruction, self.action_space)
+        return SimulatedEnvironment(Endpoint(self.url, self.model, self.key_env), self.instruction, self.action_space)

@@ -6,13 +6,10 @@ is run as a shell command, for models without tool calling.
 """
 
 import json
-import os
 import re
-import time
-
-import httpx
 
 from trajforge.collectors.policies.base import POLICIES, Policy
+from trajforge.endpoints import ChatClient, Endpoint, EndpointError
 from trajforge.sandboxes.base import EpisodeEnded
 from trajforge.schemas.records import Action, Observation
 
@@ -21,10 +18,9 @@ SYSTEM = (
     "environment answered. When the task is done, reply with a short summary and no tool call.\n\nTask: {task}"
 )
 FENCE = re.compile(r"```(?:bash|sh)\n(.*?)```", re.DOTALL)
-RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504}
 
 
-class EndpointError(EpisodeEnded):
+class ModelUnreachable(EpisodeEnded):
     """The model endpoint failed after retries: the agent could not act."""
 
 
@@ -36,28 +32,24 @@ class LLMAgentPolicy(Policy):
     def arguments(cls, config) -> dict:
         if not config.llm_url or not config.llm_model:
             raise ValueError("--policy llm needs --llm-url and --llm-model (or TRAJFORGE_LLM_URL/TRAJFORGE_LLM_MODEL)")
-        return {"base_url": config.llm_url, "model": config.llm_model}
+        return {"base_url": config.llm_url, "model": config.llm_model, "key_env": config.llm_key_env}
 
     def __init__(
         self,
         base_url: str,
         model: str,
-        api_key: str | None = None,
+        key_env: str | None = None,
         temperature: float = 0.7,
         max_tokens: int = 1024,
         timeout: float = 120.0,
         attempts: int = 3,
-        transport: httpx.BaseTransport | None = None,
+        transport=None,
     ):
         if not base_url or not model:
             raise ValueError("the llm policy needs an endpoint URL and a model name")
-        self.base_url = base_url.rstrip("/")
         self.model = model
         self.temperature, self.max_tokens = temperature, max_tokens
-        self.attempts = attempts
-        key = api_key or os.environ.get("TRAJFORGE_LLM_API_KEY") or os.environ.get("OPENAI_API_KEY")
-        headers = {"Authorization": f"Bearer {key}"} if key else {}
-        self.http = httpx.Client(timeout=timeout, headers=headers, transport=transport)
+        self.client = ChatClient(Endpoint(base_url, model, key_env, timeout, attempts), transport)
 
     def start(self, task, action_space, initial, seed) -> None:
         super().start(task, action_space, initial, seed)
@@ -112,26 +104,8 @@ class LLMAgentPolicy(Policy):
         return Action(kind="tool_call", name=name, content=json.dumps(arguments, ensure_ascii=False))
 
     def _complete(self) -> dict:
-        body = {
-            "model": self.model,
-            "messages": self.messages,
-            "temperature": self.temperature,
-            "max_tokens": self.max_tokens,
-            "seed": self.seed,
-        }
-        if self.tools:
-            body["tools"] = self.tools
-        error = ""
-        for attempt in range(self.attempts):
-            try:
-                response = self.http.post(f"{self.base_url}/chat/completions", json=body)
-                if response.status_code not in RETRYABLE_STATUS:
-                    response.raise_for_status()
-                    return response.json()["choices"][0]["message"]
-                error = f"HTTP {response.status_code}: {response.text[:300]}"
-            except (httpx.HTTPError, KeyError, IndexError, ValueError) as exc:
-                error = f"{type(exc).__name__}: {exc}"
-                if isinstance(exc, httpx.HTTPStatusError):
-                    break  # a 4xx that retrying cannot fix
-            time.sleep(min(8.0, 0.5 * 2**attempt))
-        raise EndpointError(f"the model endpoint failed: {error}")
+        try:
+            message = self.client.chat(self.messages, self.max_tokens, self.temperature, self.seed, tools=self.tools)[0]
+        except EndpointError as exc:
+            raise ModelUnreachable(str(exc)) from exc
+        return message

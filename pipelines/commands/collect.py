@@ -10,7 +10,7 @@ from trajforge.collectors.collection import collect
 from trajforge.collectors.config import CollectConfig
 from trajforge.collectors.policies import POLICIES
 from trajforge.pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
-from trajforge.pipelines.commands.options import add_options
+from trajforge.pipelines.commands.options import add_options, key_env_help
 from trajforge.pipelines.console import console, progress, warn
 
 DEFAULTS = CollectConfig()
@@ -47,6 +47,7 @@ LLM_URL = typer.Option(
     None, envvar="TRAJFORGE_LLM_URL", help="Base URL of an OpenAI-compatible API, e.g. http://127.0.0.1:8000/v1"
 )
 LLM_MODEL = typer.Option(None, envvar="TRAJFORGE_LLM_MODEL", help="Model name for the llm policy.")
+LLM_KEY_ENV = typer.Option(DEFAULTS.llm_key_env, "--llm-key-env", help=key_env_help("the llm policy's endpoint's"))
 FLUSH_EVERY = typer.Option(
     DEFAULTS.flush_every, min=1, help="Episodes per raw segment (a kill loses at most this many)."
 )
@@ -55,6 +56,9 @@ SIMULATE = typer.Option(
     None,
     help="URL=MODEL: run every episode against a world model at an OpenAI-compatible endpoint "
     "(e.g. `trajforge serve`) instead of the real environment; trajectories are marked simulated.",
+)
+SIMULATE_KEY_ENV = typer.Option(
+    DEFAULTS.simulate_key_env, "--simulate-key-env", help=key_env_help("the --simulate world model's")
 )
 SIMULATION_INSTRUCTION = typer.Option(
     DEFAULTS.simulation_instruction,
@@ -78,9 +82,11 @@ OPTIONS = {  # {parameter: (type, option)}, in the order of --help; `_config` ma
     "explorer_steps": (int, EXPLORER_STEPS),
     "llm_url": (str | None, LLM_URL),
     "llm_model": (str | None, LLM_MODEL),
+    "llm_key_env": (str, LLM_KEY_ENV),
     "flush_every": (int, FLUSH_EVERY),
     "faults": (str | None, FAULTS),
     "simulate": (str | None, SIMULATE),
+    "simulate_key_env": (str, SIMULATE_KEY_ENV),
     "simulation_instruction": (str, SIMULATION_INSTRUCTION),
 }
 

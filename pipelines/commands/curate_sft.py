@@ -8,6 +8,7 @@ import typer
 from trajforge.pipelines.commands import EXIT_OK
 from trajforge.pipelines.commands.beam_command import VERBOSE_HELP, beam_args, job_errors
 from trajforge.pipelines.commands.judge_options import with_judge_options
+from trajforge.pipelines.commands.options import key_env_help
 from trajforge.pipelines.console import console
 from trajforge.pipelines.curate_sft.config import CurateConfig
 from trajforge.schemas import counts
@@ -20,6 +21,7 @@ Output = Annotated[str, typer.Option("--output", "-o", help="SFT folder or URL: 
 GeneratorKind = Annotated[str, typer.Option(help=f"{GENERATORS.describe('; or ')}.")]
 GeneratorUrl = Annotated[str | None, typer.Option(envvar="TRAJFORGE_GENERATOR_URL")]
 GeneratorModel = Annotated[str | None, typer.Option(envvar="TRAJFORGE_GENERATOR_MODEL")]
+GeneratorKeyEnv = Annotated[str, typer.Option("--generator-key-env", help=key_env_help("an endpoint generator's"))]
 Checkpoint = Annotated[Path | None, typer.Option(help="Checkpoint folder for --generator checkpoint.")]
 Candidates = Annotated[int, typer.Option(min=1, max=16, help="Candidates per query (best of N).")]
 Threshold = Annotated[float, typer.Option(min=1.0, max=5.0, help="Queries whose best mean score is lower are dropped.")]
@@ -44,6 +46,7 @@ def curate_sft_command(
     generator: GeneratorKind = GeneratorSpec.kind,
     generator_url: GeneratorUrl = None,
     generator_model: GeneratorModel = None,
+    generator_key_env: GeneratorKeyEnv = GeneratorSpec.key_env,
     checkpoint: Checkpoint = None,
     judge_spec=None,
     candidates: Candidates = DEFAULTS.candidates,
@@ -63,7 +66,9 @@ def curate_sft_command(
     with job_errors(verbose):
         from trajforge.pipelines.curate_sft.pipeline import curate_sft
 
-        spec = GeneratorSpec(generator, generator_url, generator_model, checkpoint and str(checkpoint), max_new_tokens)
+        spec = GeneratorSpec(
+            generator, generator_url, generator_model, checkpoint and str(checkpoint), max_new_tokens, generator_key_env
+        )
         config = CurateConfig(spec, judge_spec, candidates, threshold, per_trajectory, hint, seed)
         manifest = curate_sft(input, output, config, beam_args(ctx), workers, verbose)
     console.print(summary_line(manifest.counts, output), highlight=False, soft_wrap=True)

@@ -12,10 +12,12 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from trajforge.endpoints import Endpoint, EndpointError
 from trajforge.evaluation.models import ChatModel
 from trajforge.evaluation.run import Display, EvalConfig, EvalInputError, EvalResult, evaluate
 from trajforge.pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
 from trajforge.pipelines.commands.judge_options import with_judge_options
+from trajforge.pipelines.commands.options import key_env_help
 from trajforge.pipelines.console import console, out, progress
 
 DEFAULTS = EvalConfig()
@@ -25,6 +27,7 @@ Checkpoints = Annotated[
     list[Path], typer.Option("--checkpoint", "-c", help="A checkpoint folder to score (repeatable).")
 ]
 Endpoints = Annotated[list[str], typer.Option(help="URL=MODEL of an OpenAI-compatible endpoint to score (repeatable).")]
+EndpointKeyEnv = Annotated[str, typer.Option("--endpoint-key-env", help=key_env_help("the --endpoint models'"))]
 Corpus = Annotated[
     str,
     typer.Option(
@@ -70,6 +73,7 @@ Export = Annotated[
 def eval_command(
     checkpoint: Checkpoints = [],  # noqa: B006 - typer copies list defaults
     endpoint: Endpoints = [],  # noqa: B006
+    endpoint_key_env: EndpointKeyEnv = DEFAULTS.endpoint_key_env,
     corpus: Corpus = DEFAULTS.corpus,
     agentworldbench: AgentWorldBench = DEFAULTS.agentworldbench,
     untrained: Untrained = DEFAULTS.untrained,
@@ -88,13 +92,14 @@ def eval_command(
     domains, with format compliance (answers with a <predicted_observation> block) and rule-verifier accuracy.
     Corpus: the first, last and three middle turns of each held-out trajectory. A line without an answer or
     whose judge failed is excluded and counted, never scored as zero. Every report names its judge."""
-    models = {"checkpoints": tuple(checkpoint), "endpoints": tuple(endpoint), "untrained": untrained}
+    models = {"checkpoints": tuple(checkpoint), "endpoints": tuple(endpoint), "endpoint_key_env": endpoint_key_env,
+              "untrained": untrained}  # fmt: skip
     sampling = {"temperature": temperature, "max_tokens": max_tokens, "seed": seed}
     config = EvalConfig(**models, **sampling, corpus=corpus, agentworldbench=agentworldbench, limit=limit,
                         plain=plain, judge=judge_spec, export=export)  # fmt: skip
     try:
         result = evaluate(config, build_models, ConsoleDisplay())
-    except EvalInputError as exc:
+    except (EvalInputError, EndpointError) as exc:  # nothing to evaluate; a judge that refuses every request
         console.print(Text(str(exc), style="red"), soft_wrap=True)  # Text: brackets in paths are not markup
         raise typer.Exit(EXIT_USAGE) from exc
     show(result)
@@ -115,7 +120,11 @@ def build_models(config: EvalConfig, display: Display) -> list[ChatModel]:
         models.insert(0, UntrainedModel(config.checkpoints[0]))
     for entry in config.endpoints:
         url, _, model = entry.partition("=")
-        models.append(EndpointModel(url, model, config.sampling, lambda text: display.note(text, "warning")))
+        try:
+            endpoint = Endpoint(url, model, config.endpoint_key_env, timeout=300.0)
+        except ValueError as exc:
+            raise EvalInputError(f"--endpoint {entry}: give URL=MODEL") from exc
+        models.append(EndpointModel(endpoint, lambda text: display.note(text, "warning")))
     return models
 
 

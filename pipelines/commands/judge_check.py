@@ -26,12 +26,13 @@ def judge_check_command(
     kind; one fact altered; a verbose paraphrase with invented facts), judge both, and report per kind and overall
     how often the judge scores the real observation higher (pairwise accuracy), the adversaries' mean score and
     the share of them below the curation threshold (3.5)."""
+    from trajforge.endpoints import EndpointError
     from trajforge.evaluation.calibration import calibrate_corpus
 
     try:
         track = lambda xs, total: progress(xs, "judge-check", total)  # noqa: E731
         result = calibrate_corpus(corpus, judge_spec, limit, seed, pairs, track)
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, EndpointError) as exc:  # no corpus; a judge that refuses every request
         console.print(f"[red]{exc}[/]")
         raise typer.Exit(EXIT_USAGE) from exc
     out.print(calibration_table(result))

@@ -8,7 +8,7 @@ import typer
 from trajforge.evaluation.endpoint import KEY_ENV
 from trajforge.evaluation.factory import JUDGES, JudgeSpec
 from trajforge.pipelines.commands import EXIT_USAGE
-from trajforge.pipelines.commands.options import add_options
+from trajforge.pipelines.commands.options import add_options, key_env_help
 
 OPTIONS = {
     "judge": (
@@ -29,7 +29,7 @@ OPTIONS = {
     ),
     "judge_key_env": (
         str,
-        typer.Option(KEY_ENV, "--judge-key-env", help="The environment variable holding the judge's API key."),
+        typer.Option(KEY_ENV, "--judge-key-env", help=key_env_help("the judge's")),
     ),
     "rubrics": (
         Path | None,

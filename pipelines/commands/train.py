@@ -26,6 +26,7 @@ def train_command(
     AdamW with warmup and cosine decay (RL: a constant learning rate), gradient accumulation, clipping, bf16 on GPUs
     that have it, exact resume from the run folder's latest checkpoint. Under `torchrun --nproc-per-node N -m
     trajforge train` CPT and SFT train with DDP."""
+    from trajforge.endpoints import EndpointError
     from trajforge.training.distributed import close_world, init_world
     from trajforge.training.launch import run_training, stage_config
 
@@ -34,7 +35,7 @@ def train_command(
         config = stage_config(stage, **flags, judge=judge_spec)
         with _progress(config, world) as progress:
             last = run_training(config, world, progress, eval_only)
-    except (FileNotFoundError, ValueError) as exc:
+    except (FileNotFoundError, ValueError, EndpointError) as exc:  # EndpointError: an RL judge that refuses all
         console.print(f"[red]{exc}[/]")
         raise typer.Exit(EXIT_USAGE) from exc
     finally:

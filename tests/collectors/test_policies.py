@@ -4,7 +4,7 @@ import httpx
 import pytest
 
 from trajforge.collectors.policies.explorer import ExplorerPolicy
-from trajforge.collectors.policies.llm import EndpointError, LLMAgentPolicy
+from trajforge.collectors.policies.llm import LLMAgentPolicy, ModelUnreachable
 from trajforge.collectors.policies.scripted import ScriptedPolicy
 from trajforge.sandboxes.base import Task
 from trajforge.schemas.records import Action, Observation
@@ -96,5 +96,5 @@ def test_llm_endpoint_failure_ends_the_episode(monkeypatch):
     monkeypatch.setattr("time.sleep", lambda s: None)
     policy = LLMAgentPolicy("http://model/v1", "tiny", attempts=2, transport=httpx.MockTransport(FakeChat([500, 500])))
     policy.start(TASK, [], INITIAL, seed=0)
-    with pytest.raises(EndpointError, match="HTTP 500"):
+    with pytest.raises(ModelUnreachable, match="HTTP 500"):
         policy.act(None)

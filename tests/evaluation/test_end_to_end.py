@@ -2,18 +2,13 @@
 (a real process), a judge behind a real HTTP server answering in the rubric's JSON, an exported folder."""
 
 import json
-import os
-import socket
-import subprocess
-import sys
-import time
 
-import httpx
 import pytest
 from typer.testing import CliRunner
 
 from tests.builders import make_trajectory
 from tests.evaluation.judge_server import judge_server
+from tests.serve_process import serving
 from trajforge.evaluation.scores import normalize
 from trajforge.pipelines.cli import app
 from trajforge.schemas.formats.agentworldbench import export_folder
@@ -21,42 +16,10 @@ from trajforge.schemas.formats.agentworldbench import export_folder
 JUDGE_SCORE = {"terminal": 2, "mcp": 4}  # what the judge server gives each domain
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def _start_serving(checkpoint) -> tuple[subprocess.Popen, str] | None:
-    """`trajforge serve` on a free port; None when it died (another process took the port first)."""
-    port = _free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "trajforge", "serve", str(checkpoint), "--port", str(port), "--model-name", "tiny"],
-        env={**os.environ, "PYTHONPATH": os.getcwd()},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}/v1"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and process.poll() is None:
-        try:  # our server, not whatever else may listen there: it serves the model named "tiny"
-            if any(m["id"] == "tiny" for m in httpx.get(f"{url}/models", timeout=1).json()["data"]):
-                return process, url
-        except (httpx.HTTPError, ValueError, KeyError):
-            time.sleep(0.5)
-    process.kill()
-    process.wait()
-    return None
-
-
 @pytest.fixture
 def served(tiny_checkpoint):
-    started = next(filter(None, (_start_serving(tiny_checkpoint) for _ in range(3))), None)
-    assert started is not None, "trajforge serve did not come up"
-    process, url = started
-    yield url
-    process.terminate()
-    process.wait(timeout=30)
+    with serving(tiny_checkpoint) as url:
+        yield url
 
 
 @pytest.mark.slow

@@ -1,6 +1,7 @@
 import pytest
 
 from tests.evaluation.judge_server import judge_server
+from trajforge.endpoints import Endpoint
 from trajforge.evaluation.endpoint import EndpointJudge, JudgeAnswerError, judge_messages, parse_judge_answer
 from trajforge.evaluation.rubrics import load_rubrics
 from trajforge.evaluation.scores import Scores
@@ -50,7 +51,7 @@ def test_rubrics_per_domain_and_a_users_folder(tmp_path):
 def test_a_real_endpoint_scores_fails_and_times_out(monkeypatch):
     monkeypatch.setenv("MY_JUDGE_KEY", "sekrit")
     with judge_server(slow_seconds=3) as (url, requests):
-        judge = EndpointJudge(url, "judge-model", key_env="MY_JUDGE_KEY", timeout=1, retries=2)
+        judge = EndpointJudge(Endpoint(url, "judge-model", key_env="MY_JUDGE_KEY", timeout=1, attempts=2))
         assert judge.judge(TURN, "hello").scores == Scores(2, 2, 2, 2, 2) and judge.name == "endpoint:judge-model"
         assert requests[0]["authorization"] == "Bearer sekrit" and requests[0]["body"]["model"] == "judge-model"
         assert "terminal world model" in requests[0]["body"]["messages"][0]["content"]
@@ -60,3 +61,18 @@ def test_a_real_endpoint_scores_fails_and_times_out(monkeypatch):
         assert not slow.ok and slow.failure.startswith("judge timed out") and url in slow.failure
         assert len(requests) == 1 + 2 + 2  # each failure retried
         assert not judge.judge(Turn("", "mcp", None, (), "x", "y"), None).ok  # no answer: nothing to judge
+
+
+def test_a_judge_the_endpoint_refuses_altogether_stops_the_run():
+    from tests.chat_server import chat_server
+    from trajforge.endpoints import EndpointError
+
+    for status, stops in ((401, True), (404, True), (400, False)):
+        with chat_server(lambda request, status=status: (status, b"no")) as (url, requests):
+            judge = EndpointJudge(Endpoint(url, "judge-model", key_env="NO_SUCH_VARIABLE"))
+            if stops:  # a missing key, an unknown model: every later line would fail alike
+                with pytest.raises(EndpointError, match=f"refused the request: HTTP {status}"):
+                    judge.judge(TURN, "hello")
+            else:  # this request only: the line is excluded, the run goes on
+                assert judge.judge(TURN, "hello").failure.startswith(f"judge request failed: the endpoint {url}")
+        assert len(requests) == 1

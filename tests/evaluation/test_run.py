@@ -62,13 +62,14 @@ def test_a_run_without_items_or_models_names_what_to_give(tmp_path):
 def test_an_endpoint_that_cannot_be_reached_gives_no_answer_and_says_why():
     import socket
 
+    from trajforge.endpoints import Endpoint
     from trajforge.evaluation.models import EndpointModel
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]  # nothing listens there once the probe closes
     heard = []
-    model = EndpointModel(f"http://127.0.0.1:{port}/v1", "m", Sampling(0.6, 8, 0), heard.append)
+    model = EndpointModel(Endpoint(f"http://127.0.0.1:{port}/v1", "m", attempts=1), heard.append)
     assert model.answer([{"role": "user", "content": "ls"}], Sampling(0.6, 8, 0)) is None
     assert len(heard) == 1 and heard[0].startswith("endpoint:m: no answer (")
     assert (model.name, model.stage, model.folder, model.heldout_loss([{}])) == ("m", None, None, None)

@@ -4,6 +4,7 @@ import json
 
 from trajforge.collectors.episode import run_episode
 from trajforge.collectors.policies.scripted import ScriptedPolicy
+from trajforge.endpoints import Endpoint
 from trajforge.sandboxes.base import Task
 from trajforge.sandboxes.faults import FaultInjector
 from trajforge.sandboxes.simulated import SimulatedEnvironment
@@ -12,7 +13,7 @@ from trajforge.schemas.records import Action
 
 def test_episode_in_simulation_is_a_normal_raw_trajectory(served_model):
     url, model = served_model
-    env = SimulatedEnvironment(url, model, instruction="Paginate every list after two items.", max_tokens=12)
+    env = SimulatedEnvironment(Endpoint(url, model), instruction="Paginate every list after two items.", max_tokens=12)
     task = Task(
         id="sim",
         instruction="List the files.",
@@ -31,7 +32,7 @@ def test_episode_in_simulation_is_a_normal_raw_trajectory(served_model):
 
 def test_faults_wrap_a_simulated_environment_too(served_model):
     url, model = served_model
-    env = FaultInjector(SimulatedEnvironment(url, model, max_tokens=4), {"intermittent_error": 1.0})
+    env = FaultInjector(SimulatedEnvironment(Endpoint(url, model), max_tokens=4), {"intermittent_error": 1.0})
     task = Task(id="sim", instruction="x", actions=(Action(kind="shell", content="ls"),))
     trajectory = run_episode(env, ScriptedPolicy(), task, "k", "run", seed=0)
     assert trajectory.source.kind == "simulated" and trajectory.turns[0].fault == "intermittent_error"
