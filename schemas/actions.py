@@ -1,6 +1,6 @@
 """The action codec: how an action is written as text in an agent's answer, and how an answer is read back.
 
-The grammar (the first action in the answer decides; the text around it is the agent's thinking, kept by nobody):
+The grammar (the first action in the answer is the action; the text around it is the agent's own, not part of it):
 
 - shell: a fenced block whose info string is `bash` (`sh`, `shell` are read too). The fence is three backticks, or
   one more than the longest run of backticks in the command, so a command holding ``` still round-trips. The
@@ -19,8 +19,9 @@ at least as many backticks. A </tool_call> may be missing at the very end of the
 may cut it off). One leading <think>...</think> block is skipped. An answer with several actions gives the first,
 and says how many it left. What cannot be read is Unparseable, with the reason: a block left open, a <tool_call>
 that does not hold valid JSON or is followed by other text before </tool_call>, a tool call without a name,
-arguments or a keys block that are not a JSON object. JSON payloads (keystrokes, tool arguments)
-read back in one canonical form, `payload_text`; an action whose content is in that form round-trips exactly.
+arguments or a keys block that are not a JSON object. JSON payloads (keystrokes, tool arguments) read back in one
+canonical form, `payload_text`; an action whose content is in that form round-trips exactly. Plain text has no
+escape: a message holding a fence line or <tool_call> reads back as that action.
 """
 
 import json
