@@ -1,6 +1,5 @@
 """Task suites as YAML data files: load, validate with clear errors, turn into sandbox Tasks."""
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -10,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from trajforge.collectors.environments import EnvironmentSpec, KindSpec
 from trajforge.collectors.environments.terminal import TerminalSpec
 from trajforge.sandboxes.base import Check, PageCheck, ShellCheck, Task, ToolCheck
+from trajforge.schemas.actions import payload_text
 from trajforge.schemas.records import DOMAINS, Action
 from trajforge.schemas.validation import format_path
 
@@ -91,11 +91,11 @@ def _action(spec: str | KeystrokesSpec | ToolCallSpec | BrowserActionSpec) -> Ac
     if isinstance(spec, str):
         return Action(kind="shell", content=spec)
     if isinstance(spec, KeystrokesSpec):
-        return Action(kind="keystrokes", content=json.dumps(spec.model_dump()))
+        return Action(kind="keystrokes", content=payload_text(spec.model_dump()))
     if isinstance(spec, BrowserActionSpec):
         arguments = spec.model_dump(exclude={"browser"}, exclude_none=True)
-        return Action(kind="browser", name=spec.browser, content=json.dumps(arguments, ensure_ascii=False))
-    return Action(kind="tool_call", name=spec.tool, content=json.dumps(spec.arguments, ensure_ascii=False))
+        return Action(kind="browser", name=spec.browser, content=payload_text(arguments))
+    return Action(kind="tool_call", name=spec.tool, content=payload_text(spec.arguments))
 
 
 def _setup(spec: str | ToolCallSpec) -> str | Action:

@@ -280,6 +280,13 @@ def action_space() -> list[dict]:
     ]
 
 
+def browser_actions_in(action_space: list[dict]) -> frozenset[str]:
+    """The browser's action names when `action_space` is the browser's (a tool call so named is a browser action),
+    else none."""
+    names = {tool.get("name") for tool in action_space}
+    return frozenset(ACTIONS) if names >= ACTIONS.keys() else frozenset()
+
+
 def _origin(url: str) -> str:
     parts = urlparse(url)
     return f"{parts.scheme}://{parts.netloc}"

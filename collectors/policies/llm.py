@@ -1,23 +1,23 @@
 """An LLM agent for any OpenAI-compatible chat-completions endpoint (vLLM, SGLang, OpenAI, `trajforge serve`).
 
 The environment's tools are offered as functions; a tool call becomes the action and the observation goes back
-as the tool's result. A reply with no tool call ends the episode, except that a reply holding a ```bash block
-is run as a shell command, for models without tool calling.
+as the tool's result. For models without tool calling, a reply with no tool call is read with the action codec
+(schemas/actions.py): a ```bash block, a ```keys block or a <tool_call> in the text is the action; a reply with
+none ends the episode; one that cannot be read ends it as the agent's error.
 """
 
 import json
-import re
 
 from trajforge.collectors.policies.base import POLICIES, Policy
 from trajforge.endpoints import ChatClient, Endpoint, EndpointError
 from trajforge.sandboxes.base import EpisodeEnded
+from trajforge.schemas.actions import Done, Unparseable, parse_action
 from trajforge.schemas.records import Action, Observation
 
 SYSTEM = (
     "You are an agent solving a task in a computer environment. Use the tools to act; each result is what the "
     "environment answered. When the task is done, reply with a short summary and no tool call.\n\nTask: {task}"
 )
-FENCE = re.compile(r"```(?:bash|sh)\n(.*?)```", re.DOTALL)
 
 
 class ModelUnreachable(EpisodeEnded):
@@ -87,8 +87,21 @@ class LLMAgentPolicy(Policy):
             self._pending_call = call.get("id")
             return self._action(call.get("function", {}))
         self._pending_call = None
-        fence = FENCE.search(message.get("content") or "")
-        return Action(kind="shell", content=fence.group(1).strip()) if fence else None
+        return self._text_action(message.get("content") or "")
+
+    def _text_action(self, text: str) -> Action | None:
+        """The fallback for a model without tool calling: the action written in its answer (schemas/actions.py),
+        None for a final answer; an answer that cannot be read ends the episode as the agent's error."""
+        from trajforge.sandboxes.browser import browser_actions_in  # it imports the web apps' server
+
+        answer = parse_action(text, browser_actions=browser_actions_in(self.action_space))
+        if isinstance(answer, Unparseable):
+            raise EpisodeEnded(f"unparseable answer: {answer.reason}")
+        if isinstance(answer, Done):
+            return None
+        if answer.action.kind == "tool_call":  # a shell or keystrokes tool is read as the native call would be
+            return self._action({"name": answer.action.name, "arguments": answer.action.content})
+        return answer.action
 
     def _action(self, function: dict) -> Action:
         name = function.get("name") or ""

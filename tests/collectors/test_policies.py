@@ -6,7 +6,7 @@ import pytest
 from trajforge.collectors.policies.explorer import ExplorerPolicy
 from trajforge.collectors.policies.llm import LLMAgentPolicy, ModelUnreachable
 from trajforge.collectors.policies.scripted import ScriptedPolicy
-from trajforge.sandboxes.base import Task
+from trajforge.sandboxes.base import EpisodeEnded, Task
 from trajforge.schemas.records import Action, Observation
 
 TASK = Task(
@@ -98,3 +98,31 @@ def test_llm_endpoint_failure_ends_the_episode(monkeypatch):
     policy.start(TASK, [], INITIAL, seed=0)
     with pytest.raises(ModelUnreachable, match="HTTP 500"):
         policy.act(None)
+
+
+def test_llm_text_fallback_reads_every_action_kind_with_the_codec():
+    from trajforge.sandboxes.browser import action_space
+
+    chat = FakeChat(
+        [
+            {"content": 'I will click.\n<tool_call>\n{"name": "click", "arguments": {"ref": "e2"}}\n</tool_call>'},
+            {"content": '<tool_call>{"name": "shell", "arguments": {"command": "ls"}}</tool_call>'},
+            {"content": '```keys\n{"keystrokes": "C-c"}\n```'},
+            {"content": "Done: the cart holds 2 items."},
+        ]
+    )
+    policy = LLMAgentPolicy("http://model/v1", "tiny", transport=httpx.MockTransport(chat))
+    policy.start(TASK, action_space(), INITIAL, seed=0)
+    assert policy.act(None) == Action(kind="browser", name="click", content='{"ref": "e2"}')
+    assert policy.act(INITIAL) == Action(kind="shell", content="ls")  # as the native shell tool call would be
+    assert policy.act(INITIAL) == Action(kind="keystrokes", content='{"keystrokes": "C-c"}')
+    assert policy.act(INITIAL) is None
+
+
+def test_llm_unparseable_answer_is_the_agents_error_not_a_crash():
+    chat = FakeChat([{"content": '<tool_call>{"name": "read", "arguments": {"path": </tool_call>'}])
+    policy = LLMAgentPolicy("http://model/v1", "tiny", transport=httpx.MockTransport(chat))
+    policy.start(TASK, [], INITIAL, seed=0)
+    with pytest.raises(EpisodeEnded, match="unparseable answer: the <tool_call> does not hold valid JSON") as ended:
+        policy.act(None)
+    assert ended.value.status == "agent_error"
