@@ -41,11 +41,17 @@ def plan_suites(config: CollectConfig) -> list[Suite]:
     if config.simulate:
         suites = [dataclasses.replace(s, environment=simulated(s.environment, config)) for s in suites]
     if config.tasks:
-        unknown = set(config.tasks) - {t.id for s in suites for t in s.tasks}
+        unknown = set(config.tasks) - {name for s in suites for t in s.tasks for name in task_names(s, t)}
         if unknown:
             raise ValueError(f"unknown task ids: {', '.join(sorted(unknown))}")
-        suites = [dataclasses.replace(s, tasks=tuple(t for t in s.tasks if t.id in config.tasks)) for s in suites]
+        chosen = set(config.tasks)
+        suites = [dataclasses.replace(s, tasks=tuple(t for t in s.tasks if chosen & task_names(s, t))) for s in suites]
     return suites
+
+
+def task_names(suite: Suite, task) -> set[str]:
+    """What `--task` may call a task: its id, or `<suite>/<id>` for that suite's task alone."""
+    return {task.id, f"{suite.name}/{task.id}"}
 
 
 def simulated(real: KindSpec, config: CollectConfig) -> SimulatedSpec:

@@ -63,12 +63,18 @@ def task_key(record: Mapping) -> str:
     source = record["source"]
     origin = source.get("origin")
     if source["kind"] in ("collected", "simulated") and origin:
-        return f"task:{origin.split('#', 1)[0]}"
+        return collected_task_key(origin)
     if source["kind"] == "knowledge":
         return f"knowledge:{origin or record['trajectory_id']}"
     if (ident := _metadata_task_id(record.get("metadata"))) is not None:
         return f"{source['by']}:{ident}"
     return f"trajectory:{record['trajectory_id']}"
+
+
+def collected_task_key(origin: str) -> str:
+    """The task key of a collected episode, from the runner's `<suite>/<task>#<repeat>` (or `<suite>/<task>`): the
+    same for every repeat and every policy, so agent-eval picks the tasks build-corpus holds out."""
+    return f"task:{origin.split('#', 1)[0]}"
 
 
 def task_draw(key: str, seed: int = 0) -> float:
@@ -80,7 +86,12 @@ def task_draw(key: str, seed: int = 0) -> float:
 def split_of(record: Mapping, config: SplitConfig = SplitConfig()) -> Split:
     if record["source"]["kind"] == "knowledge":
         return "cpt"
-    draw = task_draw(task_key(record), config.seed)
+    return split_of_task(task_key(record), config)
+
+
+def split_of_task(key: str, config: SplitConfig = SplitConfig()) -> Split:
+    """The side of the task `key` (as `task_key` gives it)."""
+    draw = task_draw(key, config.seed)
     if draw < config.held_out:
         return "held_out"
     if not config.sft_rl_share:

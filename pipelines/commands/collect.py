@@ -39,7 +39,7 @@ RETRIES = typer.Option(
 )
 MAX_TURNS = typer.Option(DEFAULTS.max_turns, min=1, help="Turns before an episode ends as a timeout.")
 COMMAND_TIMEOUT = typer.Option(DEFAULTS.command_timeout, min=0.1, help="Seconds before a command is interrupted.")
-TASKS = typer.Option([], "--task", help="Only these task ids (repeatable).")
+TASKS = typer.Option([], "--task", help="Only these task ids (repeatable); SUITE/ID: that suite's task alone.")
 IMAGE = typer.Option(None, help="Sandbox image (default: the base image, built if missing).")
 SEED = typer.Option(DEFAULTS.seed, help="Seed of the explorer and the LLM sampling.")
 EXPLORER_STEPS = typer.Option(DEFAULTS.explorer_steps, min=1, help="Commands per explorer episode.")

@@ -3,7 +3,16 @@ import json
 import pytest
 
 from tests.builders import make_trajectory
-from trajforge.schemas.splits import SplitConfig, readable_by, row_placement, split_of, task_draw, task_key
+from trajforge.schemas.splits import (
+    SplitConfig,
+    collected_task_key,
+    readable_by,
+    row_placement,
+    split_of,
+    split_of_task,
+    task_draw,
+    task_key,
+)
 
 
 def record(**overrides) -> dict:
@@ -17,6 +26,15 @@ def test_collected_episodes_of_one_task_share_its_key():
     )
     assert task_key(scripted) == task_key(explorer) == "task:terminal/count-lines"
     assert split_of(scripted) == split_of(explorer)
+
+
+def test_a_task_is_placed_before_any_episode_of_it_runs():
+    config = SplitConfig(held_out=0.5, seed=3)
+    episodes = [record(source={"kind": "collected", "by": "scripted", "origin": f"swe/t{i}#0"}) for i in range(20)]
+    assert collected_task_key("swe/t1") == collected_task_key("swe/t1#2") == "task:swe/t1"
+    assert [split_of_task(collected_task_key(f"swe/t{i}"), config) for i in range(20)] == [
+        split_of(e, config) for e in episodes
+    ]
 
 
 def test_imports_use_the_source_task_id_then_the_trajectory():
