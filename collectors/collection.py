@@ -50,8 +50,13 @@ def plan_suites(config: CollectConfig) -> list[Suite]:
 
 
 def task_names(suite: Suite, task) -> set[str]:
-    """What `--task` may call a task: its id, or `<suite>/<id>` for that suite's task alone."""
-    return {task.id, f"{suite.name}/{task.id}"}
+    """What `--task` may call a task: its id, or its `task_name` for that suite's task alone."""
+    return {task.id, task_name(suite, task)}
+
+
+def task_name(suite: Suite, task) -> str:
+    """`<suite>/<id>`: the task's name across suites (its episodes' keys add `#<repeat>`)."""
+    return f"{suite.name}/{task.id}"
 
 
 def simulated(real: KindSpec, config: CollectConfig) -> SimulatedSpec:
