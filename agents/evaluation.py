@@ -144,6 +144,8 @@ class AgentReport:
     overall: Score
     per_suite: dict[str, Score]
     per_family: dict[str, Score]
+    ran: int = 0  # episodes this invocation ran; the others were in the run folder already (a resumed run)
+    skipped: int = 0
 
     def as_dict(self) -> dict:
         return {
@@ -151,6 +153,8 @@ class AgentReport:
             "policy": self.agent.policy,
             "model_free": self.model_free,
             "run_dir": self.run_dir,
+            "ran": self.ran,
+            "skipped": self.skipped,
             "overall": self.overall.as_dict(),
             "per_suite": {k: v.as_dict() for k, v in self.per_suite.items()},
             "per_family": {k: v.as_dict() for k, v in self.per_family.items()},
@@ -227,4 +231,5 @@ def score_agent(agent: Agent, collected: Collected, places: dict[str, tuple[Suit
         for score in (overall, per_suite[suite.name], per_family[family_of(suite, task)]):
             score.add(result.record)
         models.add(result.record.agent.model)
-    return AgentReport(agent, collected.run_dir, models <= {None}, overall, per_suite, per_family)
+    run = collected.result
+    return AgentReport(agent, collected.run_dir, models <= {None}, overall, per_suite, per_family, run.ran, run.skipped)

@@ -105,7 +105,8 @@ def show(result: AgentEvalResult) -> None:
         table.add_section()
     out.print(table)
     for report in result.reports:
-        console.print(Text(f"  {report.agent.label}: episodes in {report.run_dir}"))
+        done = f", {report.skipped} done before" if report.skipped else ""
+        console.print(Text(f"  {report.agent.label}: {report.ran} episodes run{done} -> {report.run_dir}"))
 
 
 def _figures(score: Score) -> list[str]:
