@@ -88,7 +88,8 @@ class AgentEvalConfig:
 @dataclass
 class Score:
     """One group's episodes, counted. Scored: those that say something of the agent (success, failure, agent
-    error, timeout); infrastructure errors, task errors and tasks without a check are counted apart."""
+    error, timeout on a task with a check); infrastructure errors, task errors and the episodes of tasks without a
+    check are counted apart, so every agent's rate has the same tasks behind it."""
 
     successes: int = 0
     failures: int = 0
@@ -98,8 +99,11 @@ class Score:
     task_errors: int = 0
     unchecked: int = 0
 
-    def add(self, trajectory: Trajectory) -> None:
+    def add(self, trajectory: Trajectory, checked: bool = True) -> None:
+        """One episode; of a task without a check (`checked` False) it can only be counted apart, however it ended."""
         status = trajectory.outcome.status
+        if status not in NOT_SCORED and not checked:
+            status = "unknown"
         if status in NOT_SCORED:
             setattr(self, NOT_SCORED[status], getattr(self, NOT_SCORED[status]) + 1)
             return
@@ -229,7 +233,7 @@ def score_agent(agent: Agent, collected: Collected, places: dict[str, tuple[Suit
             continue
         suite, task = places[key]
         for score in (overall, per_suite[suite.name], per_family[family_of(suite, task)]):
-            score.add(result.record)
+            score.add(result.record, checked=task.check is not None)
         models.add(result.record.agent.model)
     run = collected.result
     return AgentReport(agent, collected.run_dir, models <= {None}, overall, per_suite, per_family, run.ran, run.skipped)

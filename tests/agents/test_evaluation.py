@@ -24,7 +24,7 @@ from trajforge.collectors.config import CollectConfig
 from trajforge.collectors.runner import RunResult
 from trajforge.collectors.tasks import Suite, load_suite
 from trajforge.evaluation.intervals import wilson_interval
-from trajforge.sandboxes.base import Task
+from trajforge.sandboxes.base import ShellCheck, Task
 from trajforge.schemas.registry import Registry
 from trajforge.schemas.sinks import write_segments
 from trajforge.schemas.sources import read_records
@@ -55,7 +55,9 @@ def test_the_held_out_tasks_are_the_ones_build_corpus_holds_out():
 
 
 def test_episodes_count_into_figures_and_errors_apart(tmp_path):
-    suite = Suite("s", "terminal", None, (Task("a", "do a"), FamilyTask("b", "do b", family="sorting")))
+    check = ShellCheck(command="test -f done")
+    tasks = (Task("a", "do a", check=check), FamilyTask("b", "do b", check=check, family="sorting"), Task("c", "do c"))
+    suite = Suite("s", "terminal", None, tasks)
     places = {collected_task_key(f"s/{t.id}"): (suite, t) for t in suite.tasks}
     records = [
         episode("s/a#0", "success", turns=3),
@@ -65,7 +67,8 @@ def test_episodes_count_into_figures_and_errors_apart(tmp_path):
         episode("s/b#2", "agent_error", turns=1, error="the model endpoint failed: 503"),
         episode("s/a#2", "infra_error", turns=0),
         episode("s/a#3", "task_error", turns=0),
-        episode("s/b#3", "unknown", turns=2),
+        episode("s/c#0", "unknown", turns=2),
+        episode("s/c#1", "timeout", turns=5),  # a task without a check says nothing of the agent, however it ends
         episode("other/a#0", "success", turns=9),  # a task this evaluation did not plan
     ]
     write_segments(records, tmp_path, per_file=4)
@@ -73,12 +76,13 @@ def test_episodes_count_into_figures_and_errors_apart(tmp_path):
     report = score_agent(Agent("tiny", "llm"), collected, places)
     figures = report.as_dict()["overall"]
     assert figures["success_rate"] == 1 / 5 and figures["interval"] == pytest.approx(wilson_interval(1, 5))
-    assert (figures["episodes"], figures["scored"], figures["mean_turns"]) == (8, 5, 10 / 5)
+    assert (figures["episodes"], figures["scored"], figures["mean_turns"]) == (9, 5, 10 / 5)
     assert (figures["unparseable"], figures["unparseable_rate"]) == (1, 1 / 5)
-    assert (figures["infra_errors"], figures["task_errors"], figures["unchecked"]) == (1, 1, 1)
+    assert (figures["infra_errors"], figures["task_errors"], figures["unchecked"]) == (1, 1, 2)
     assert list(report.per_family) == ["s", "sorting"] and list(report.per_suite) == ["s"]
-    assert (report.per_family["s"].successes, report.per_family["s"].scored) == (1, 2)
-    assert (report.per_family["sorting"].successes, report.per_family["sorting"].scored) == (0, 3)
+    family, sorting = report.per_family["s"], report.per_family["sorting"]
+    assert (family.successes, family.scored, family.unchecked) == (1, 2, 2)
+    assert (sorting.successes, sorting.scored, sorting.unchecked) == (0, 3, 0)
     assert report.model_free
     write_segments([episode("s/a#4", "failure", model="tiny")], tmp_path)
     assert not score_agent(Agent("tiny", "llm"), collected, places).model_free
