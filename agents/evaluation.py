@@ -16,15 +16,14 @@ from pathlib import Path
 from trajforge.collectors.collection import Collected, collect, plan_suites, task_name
 from trajforge.collectors.config import CollectConfig
 from trajforge.collectors.policies.base import POLICIES, is_unparseable
-from trajforge.collectors.tasks import Suite
+from trajforge.collectors.tasks import Suite, task_split
 from trajforge.evaluation.intervals import wilson_interval
 from trajforge.sandboxes.base import Task
 from trajforge.schemas.records import Trajectory
 from trajforge.schemas.sources import read_records
-from trajforge.schemas.splits import SplitConfig, collected_task_key, split_of_task
+from trajforge.schemas.splits import SplitConfig, collected_task_key
 
 Log = Callable[[str], None]
-FAMILY_FIELD = "family"  # the Task field a generated task names its family in; a hand-written task's is its suite
 CHECKPOINT = "checkpoint"  # the policy `-c DIR` runs (trajforge.agents.checkpoint_policy)
 AGENT_FLAGS = {"llm": "--endpoint URL=MODEL", CHECKPOINT: "-c CHECKPOINT"}  # policies named by their own flag
 CONFIDENCE = 0.95
@@ -188,16 +187,13 @@ class AgentEvalResult:
 def held_out_suites(suites: Iterable[Suite], split: SplitConfig) -> list[Suite]:
     """Each suite with only its held-out tasks."""
     return [
-        dataclasses.replace(
-            s,
-            tasks=tuple(t for t in s.tasks if split_of_task(collected_task_key(task_name(s, t)), split) == "held_out"),
-        )
-        for s in suites
+        dataclasses.replace(s, tasks=tuple(t for t in s.tasks if task_split(s, t, split) == "held_out")) for s in suites
     ]
 
 
 def family_of(suite: Suite, task: Task) -> str:
-    return getattr(task, FAMILY_FIELD, None) or suite.name
+    """The family a task's figures go to: the one that generated it, or for a hand-written task its suite's name."""
+    return task.family or suite.name
 
 
 def evaluate_agents(

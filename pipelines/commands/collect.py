@@ -64,6 +64,11 @@ SIMULATION_INSTRUCTION = typer.Option(
     DEFAULTS.simulation_instruction,
     help="With --simulate: how the world model should behave (e.g. 'fail one call in five with a 503').",
 )
+VERIFY_GENERATED = typer.Option(
+    DEFAULTS.verify_generated,
+    help="Before collecting, run every generated task's scripted solution in its real environment; if one fails "
+    "its own check, name it (and what the check said) and collect nothing.",
+)
 
 OPTIONS = {  # {parameter: (type, option)}, in the order of --help; `_config` makes them a CollectConfig
     "suite": (list[str], SUITES),
@@ -88,6 +93,7 @@ OPTIONS = {  # {parameter: (type, option)}, in the order of --help; `_config` ma
     "simulate": (str | None, SIMULATE),
     "simulate_key_env": (str, SIMULATE_KEY_ENV),
     "simulation_instruction": (str, SIMULATION_INSTRUCTION),
+    "verify_generated": (bool, VERIFY_GENERATED),
 }
 
 

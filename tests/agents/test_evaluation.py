@@ -31,11 +31,6 @@ from trajforge.schemas.sources import read_records
 from trajforge.schemas.splits import SplitConfig, collected_task_key, split_of
 
 
-@dataclasses.dataclass(frozen=True)
-class FamilyTask(Task):
-    family: str | None = None  # as a generated task names its family
-
-
 def episode(origin: str, status: str, turns: int = 2, error: str | None = None, model: str | None = None):
     return make_trajectory(
         n_turns=turns,
@@ -56,7 +51,7 @@ def test_the_held_out_tasks_are_the_ones_build_corpus_holds_out():
 
 def test_episodes_count_into_figures_and_errors_apart(tmp_path):
     check = ShellCheck(command="test -f done")
-    tasks = (Task("a", "do a", check=check), FamilyTask("b", "do b", check=check, family="sorting"), Task("c", "do c"))
+    tasks = (Task("a", "do a", check=check), Task("b", "do b", check=check, family="sorting"), Task("c", "do c"))
     suite = Suite("s", "terminal", None, tasks)
     places = {collected_task_key(f"s/{t.id}"): (suite, t) for t in suite.tasks}
     records = [

@@ -3,16 +3,7 @@ import json
 import pytest
 
 from tests.builders import make_trajectory
-from trajforge.schemas.splits import (
-    SplitConfig,
-    collected_task_key,
-    readable_by,
-    row_placement,
-    split_of,
-    split_of_task,
-    task_draw,
-    task_key,
-)
+from trajforge.schemas.splits import SplitConfig, readable_by, row_placement, split_of, task_draw, task_key
 
 
 def record(**overrides) -> dict:
@@ -26,15 +17,6 @@ def test_collected_episodes_of_one_task_share_its_key():
     )
     assert task_key(scripted) == task_key(explorer) == "task:terminal/count-lines"
     assert split_of(scripted) == split_of(explorer)
-
-
-def test_a_task_is_placed_before_any_episode_of_it_runs():
-    config = SplitConfig(held_out=0.5, seed=3)
-    episodes = [record(source={"kind": "collected", "by": "scripted", "origin": f"swe/t{i}#0"}) for i in range(20)]
-    assert collected_task_key("swe/t1") == collected_task_key("swe/t1#2") == "task:swe/t1"
-    assert [split_of_task(collected_task_key(f"swe/t{i}"), config) for i in range(20)] == [
-        split_of(e, config) for e in episodes
-    ]
 
 
 def test_imports_use_the_source_task_id_then_the_trajectory():
@@ -75,3 +57,16 @@ def test_rows_written_before_the_split_columns_get_it_derived():
     row = record(source={"kind": "collected", "by": "s", "origin": "suite/t1#0"})
     assert row_placement(row) == ("task:suite/t1", split_of(row))
     assert row_placement({**row, "task": "task:x", "split": "held_out"}) == ("task:x", "held_out")
+
+
+def test_a_held_out_family_is_held_out_whole_and_others_split_as_before():
+    def generated(i: int, family: str | None) -> dict:
+        meta = {"task_id": f"t{i}"} | ({"family": family} if family else {})
+        return record(source={"kind": "collected", "by": "s", "origin": f"suite/t{i}#0"}, metadata=json.dumps(meta))
+
+    config = SplitConfig(held_out=0.2, held_out_families=("kvstore",))
+    assert {split_of(generated(i, "kvstore"), config) for i in range(50)} == {"held_out"}
+    for i in range(50):  # a family not named, or no family: the draw decides, exactly as without the option
+        for family in ("terminal-text", None):
+            assert split_of(generated(i, family), config) == split_of(generated(i, family), SplitConfig(held_out=0.2))
+    assert {split_of(generated(i, "terminal-text"), config) for i in range(50)} == {"train", "held_out"}
