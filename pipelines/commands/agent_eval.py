@@ -22,7 +22,7 @@ from trajforge.agents.evaluation import (
 from trajforge.collectors.config import CollectConfig
 from trajforge.pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
 from trajforge.pipelines.commands import collect as collect_options
-from trajforge.pipelines.commands.build_corpus import HeldOut, SplitSeed
+from trajforge.pipelines.commands.build_corpus import HeldOut, HeldOutFamily, SplitSeed
 from trajforge.pipelines.commands.options import add_options, key_env_help
 from trajforge.pipelines.console import console, out, progress, warn
 from trajforge.schemas.splits import SplitConfig
@@ -47,21 +47,24 @@ def agent_eval_command(
     policy: Policies = [],  # noqa: B006
     held_out: HeldOut = DEFAULTS.split.held_out,
     split_seed: SplitSeed = DEFAULTS.split.seed,
+    held_out_family: HeldOutFamily = [],  # noqa: B006
     report: Report = Path("agent-eval.json"),
     run: CollectConfig = DEFAULTS.run,
 ) -> None:
     """Run each agent (repeat the flags to compare several: one row each, the same tasks) on the HELD-OUT tasks
-    of the suites, the tasks build-corpus holds out with the same --held-out and --split-seed, in the real
-    environment (Docker, MCP servers, Chromium), and report per agent, suite and family: the success rate with its
-    95% Wilson interval, mean turns, the share of answers that could not be read as an action, and the
-    infrastructure errors, task errors and tasks without a check apart (never counted as the agent's failures).
+    of the suites, the tasks build-corpus holds out with the same --held-out, --split-seed and --held-out-family,
+    in the real environment (Docker, MCP servers, Chromium), and report per agent, suite and task family: the
+    success rate with its 95% Wilson interval, mean turns, the share of answers that could not be read as an
+    action, and apart the infrastructure errors, task errors and tasks without a check (never the agent's
+    failures).
 
-    Every episode is kept as a raw trajectory: OUTPUT/<run-id>/ per agent, as `collect` writes it, so agent runs
-    feed the corpus too, and rerunning the same command resumes. Exit code 1 if some episodes ended with an
+    Every episode is kept as a raw trajectory, OUTPUT/<run-id>/ per agent as `collect` writes it, so agent runs feed
+    the corpus too, and rerunning the same command resumes. Exit code 1 if some episodes ended with an
     infrastructure or a task error."""
     try:
         agents = (*map(policy_agent, policy), *map(checkpoint_agent, checkpoint), *map(endpoint_agent, endpoint))
-        config = AgentEvalConfig(agents, run, SplitConfig(held_out, DEFAULTS.split.sft_rl_share, split_seed))
+        split = SplitConfig(held_out, DEFAULTS.split.sft_rl_share, split_seed, tuple(held_out_family))
+        config = AgentEvalConfig(agents, run, split)
         result = evaluate_agents(config, log=console.print, warn=warn, progress=progress)
     except ValueError as exc:  # no agent, no held-out task, a bad suite or flag, no Docker daemon: before any episode
         console.print(Text(str(exc), style="red"), soft_wrap=True)
