@@ -1,9 +1,10 @@
-"""Measuring agents: each agent (a policy: scripted, explorer, an endpoint through the llm policy, a checkpoint) runs
-the held-out tasks of the suites, the tasks build-corpus holds out (schemas/splits.py), in the real environment,
-as one `collect` run per agent (collectors/collection.py: the runner, its concurrency, retries, faults and resume),
-so every episode is a raw trajectory run folder that feeds the corpus like any other. From those episodes: the
-success rate per agent, suite and family with its 95% Wilson interval, mean turns, the share of answers that could
-not be read as an action, and the infrastructure and task errors counted apart (they say nothing of the agent).
+"""Measuring agents: each agent (a policy: scripted, explorer, an endpoint through the llm policy, a checkpoint)
+runs the held-out tasks of the suites, the tasks build-corpus holds out (collectors.tasks.task_split), in the real
+environment, as one `collect` run per agent (collectors/collection.py: the runner, its concurrency, retries, faults
+and resume), so every episode is a raw trajectory run folder that feeds the corpus like any other. From those
+episodes: the success rate per agent, suite and task family with its 95% Wilson interval, mean turns, the share of
+answers that could not be read as an action, and apart the infrastructure errors, task errors and tasks without a
+check (they say nothing of the agent).
 
 All agents run the same task list, so their rows compare."""
 
@@ -24,7 +25,8 @@ from trajforge.schemas.sources import read_records
 from trajforge.schemas.splits import SplitConfig, collected_task_key
 
 Log = Callable[[str], None]
-CHECKPOINT = "checkpoint"  # the policy `-c DIR` runs (trajforge.agents.checkpoint_policy)
+CHECKPOINT = "checkpoint"  # the policy `-c DIR` runs, registered when its module is imported
+CHECKPOINT_MODULE = "trajforge.agents.checkpoint_policy"
 AGENT_FLAGS = {"llm": "--endpoint URL=MODEL", CHECKPOINT: "-c CHECKPOINT"}  # policies named by their own flag
 CONFIDENCE = 0.95
 NOT_SCORED = {"infra_error": "infra_errors", "task_error": "task_errors", "unknown": "unchecked"}
@@ -61,14 +63,14 @@ def endpoint_agent(entry: str) -> Agent:
 def checkpoint_agent(folder: str | Path) -> Agent:
     """A checkpoint acting through the checkpoint policy (which agents/checkpoint_policy.py registers)."""
     try:
-        importlib.import_module(f"trajforge.agents.{CHECKPOINT}_policy")
+        importlib.import_module(CHECKPOINT_MODULE)
     except ModuleNotFoundError as exc:
-        if exc.name != f"trajforge.agents.{CHECKPOINT}_policy":
+        if exc.name != CHECKPOINT_MODULE:  # a module it imports is missing: a broken install, said as it is
             raise
     fields = {f.name for f in dataclasses.fields(CollectConfig)}
     if CHECKPOINT not in POLICIES or CHECKPOINT not in fields:
         raise AgentEvalError(
-            f"-c {folder}: this trajforge has no checkpoint policy yet (trajforge.agents.checkpoint_policy); "
+            f"-c {folder}: this trajforge has no checkpoint policy yet ({CHECKPOINT_MODULE}); "
             f"evaluate an endpoint instead (`trajforge serve {folder}`, then --endpoint URL=MODEL)"
         )
     return Agent(str(folder), CHECKPOINT, {CHECKPOINT: str(folder)})

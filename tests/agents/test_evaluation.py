@@ -47,6 +47,9 @@ def test_the_held_out_tasks_are_the_ones_build_corpus_holds_out():
     expected = [t.id for t, r in zip(terminal.tasks, recorded, strict=True) if split_of(r, split) == "held_out"]
     assert [t.id for t in held.tasks] == expected and 0 < len(expected) < len(terminal.tasks)
     assert held_out_suites([terminal], SplitConfig(held_out=0.0))[0].tasks == ()
+    kvstore = load_suite("mcp-kvstore-gen")
+    (whole,) = held_out_suites([kvstore], SplitConfig(held_out=0.0, held_out_families=("kvstore",)))
+    assert whole.tasks == kvstore.tasks  # a family held out whole, as build-corpus --held-out-family holds it
 
 
 def test_episodes_count_into_figures_and_errors_apart(tmp_path):
@@ -130,3 +133,21 @@ def test_scripted_solves_the_held_out_terminal_tasks_and_explorer_does_not(tmp_p
     (resumed,) = again.reports
     assert (resumed.run_dir, resumed.ran, resumed.skipped) == (scripted.run_dir, 0, len(held))
     assert resumed.as_dict()["overall"] == scripted.as_dict()["overall"] and scripted.ran == len(held)
+
+
+@pytest.mark.slow
+def test_generated_tasks_are_counted_by_their_family(tmp_path, sandbox_image):
+    suite = tmp_path / "mixed.yaml"
+    suite.write_text(
+        "suite: mixed\ndomain: terminal\n"
+        "tasks:\n  - {id: hello, instruction: Write hello to a.txt., actions: ['echo hello > a.txt'], "
+        "check: grep -qx hello a.txt}\n"
+        "generated:\n  - {family: terminal-text, count: 6, seed: 3}\n"
+    )
+    run = CollectConfig(suites=(str(suite),), output=str(tmp_path / "raw"), image=sandbox_image, max_turns=8)
+    config = AgentEvalConfig((policy_agent("scripted"),), run, SplitConfig(held_out=1.0))
+    (report,) = evaluate_agents(config, print, print).reports
+    assert list(report.per_family) == ["mixed", "terminal-text"]
+    assert (report.per_family["mixed"].successes, report.per_family["mixed"].scored) == (1, 1)
+    assert (report.per_family["terminal-text"].successes, report.per_family["terminal-text"].scored) == (6, 6)
+    assert report.overall.interval == pytest.approx(wilson_interval(7, 7))
