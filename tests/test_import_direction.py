@@ -19,7 +19,18 @@ MAY_IMPORT: dict[str, set[str]] = {
     "sandboxes": {"schemas", "endpoints", "evaluation"},
     "collectors": {"schemas", "endpoints", "sandboxes"},
     "training": {"schemas", "endpoints", "evaluation"},
-    "pipelines": {"schemas", "endpoints", "masking", "curation", "evaluation", "sandboxes", "collectors", "training"},
+    "agents": {"schemas", "endpoints", "masking", "curation", "evaluation", "sandboxes", "collectors", "training"},
+    "pipelines": {
+        "schemas",
+        "endpoints",
+        "masking",
+        "curation",
+        "evaluation",
+        "sandboxes",
+        "collectors",
+        "training",
+        "agents",
+    },  # fmt: skip
     "trajforge": {"pipelines"},
 }
 
@@ -126,5 +137,5 @@ def test_the_check_finds_a_wrong_import_inside_a_function_and_a_relative_one(tmp
         f"{tmp_path / 'evaluation/run.py'}:2: evaluation imports trajforge.training",
         f"{tmp_path / 'schemas/deep/rows.py'}:1: schemas imports trajforge.evaluation",
     ]
-    unnamed = wrong_imports({**packages, "trajforge.agents": tmp_path / "agents"})
-    assert unnamed[0] == "trajforge.agents: a package the layer table does not name" and len(unnamed) == 4
+    unnamed = wrong_imports({**packages, "trajforge.unnamed": tmp_path / "unnamed"})
+    assert unnamed[0] == "trajforge.unnamed: a package the layer table does not name" and len(unnamed) == 4
