@@ -24,21 +24,24 @@ def run_episode(
         action_space = env.action_space()
         environment = env.describe()
         policy.start(task, action_space, initial, seed)
-        while True:
-            action = policy.act(last)
-            if action is None:
-                break
-            if len(turns) >= max_turns:
-                outcome = {"status": "timeout", "error": f"the policy was still acting after {max_turns} turns"}
-                break
-            tick = time.perf_counter()
-            try:
-                last = env.step(action)
-            except EpisodeEnded as ended:
-                if ended.observation is not None:
-                    turns.append(_turn(len(turns), action, ended.observation, tick))
-                raise
-            turns.append(_turn(len(turns), action, last, tick))
+        try:
+            while True:
+                action = policy.act(last)
+                if action is None:
+                    break
+                if len(turns) >= max_turns:
+                    outcome = {"status": "timeout", "error": f"the policy was still acting after {max_turns} turns"}
+                    break
+                tick = time.perf_counter()
+                try:
+                    last = env.step(action)
+                except EpisodeEnded as ended:
+                    if ended.observation is not None:
+                        turns.append(_turn(len(turns), action, ended.observation, tick))
+                    raise
+                turns.append(_turn(len(turns), action, last, tick))
+        finally:
+            policy.finish()
         if outcome["status"] == "unknown":
             passed = env.check(task)
             if passed is not None:

@@ -12,6 +12,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SUBPACKAGES = (
     "schemas", "endpoints", "sandboxes", "collectors", "masking", "curation", "pipelines", "training", "evaluation",
+    "agents",
 )  # fmt: skip
 
 

@@ -40,13 +40,15 @@ def sample(
     temperature: float,
     top_p: float = 1.0,
     seed: int = 0,
+    attention_mask: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Each row of `input_ids` continued until a stop id or `max_new_tokens`, seeded; temperature 0 is greedy.
-    Prompts and continuations together, as `model.generate` returns them."""
+    Prompts and continuations together, as `model.generate` returns them. Prompts of different lengths come
+    left-padded, with an `attention_mask` that is 0 on the padding."""
     torch.manual_seed(seed)
     return model.generate(
         input_ids=input_ids,
-        attention_mask=torch.ones_like(input_ids),
+        attention_mask=torch.ones_like(input_ids) if attention_mask is None else attention_mask,
         max_new_tokens=max_new_tokens,
         do_sample=temperature > 0,
         temperature=temperature if temperature > 0 else None,

@@ -1,0 +1,7 @@
+"""Agents: running episodes with a model and updating its weights from them. Above collectors (episodes,
+environments, the runner) and training (models, sampling, GSPO): the checkpoint policy (checkpoint_policy.py),
+episodes generated in batches with their tokens kept (rollouts.py) and multi-turn agent RL (rl.py).
+
+Importing the package registers the `checkpoint` policy among the collectors' POLICIES."""
+
+from trajforge.agents import checkpoint_policy  # noqa: F401 - registers the checkpoint policy

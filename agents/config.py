@@ -1,0 +1,48 @@
+"""The typed config of `train --stage agent-rl` (light to import: the CLI builds it before anything runs)."""
+
+from dataclasses import asdict, dataclass, field, fields
+
+from trajforge.schemas.splits import SplitConfig
+from trajforge.training.configs import EPS_HIGH, EPS_LOW
+
+AGENT_RL = "agent-rl"
+
+
+@dataclass(frozen=True)
+class AgentRLConfig:
+    """Multi-turn GSPO over whole episodes in real environments, from a checkpoint that can act (`init`)."""
+
+    suites: tuple[str, ...] = ("terminal",)  # bundled suite names or .yaml paths: their training-split tasks
+    output: str = "runs/agent-rl"
+    init: str | None = None
+    group_size: int = 4  # episodes per task (G)
+    tasks_per_step: int = 2
+    max_turns: int = 8
+    max_new_tokens: int = 128  # per answer
+    temperature: float = 1.0
+    updates_per_batch: int = 1
+    lr: float = 1e-5  # constant: no warmup, no decay
+    clip: float = 1.0
+    eps_low: float = EPS_LOW
+    eps_high: float = EPS_HIGH
+    kl_coef: float = 0.0  # training/rl.py's update reads it; agent RL keeps no reference model
+    max_steps: int = 20
+    save_every: int = 10
+    seed: int = 0
+    concurrency: int = 8  # episodes at once (a step's groups together): their answers share a batch
+    command_timeout: float = 10.0
+    image: str | None = None  # default: the sandbox base image
+    split: SplitConfig = field(default_factory=SplitConfig)  # which tasks are held out: never trained on
+    degenerate_warning: float = 0.9
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def agent_rl_config(**flags) -> AgentRLConfig:
+    """The config from `trajforge train` flags (None or empty: not given); flags it has no use for are left out."""
+    given = {name: value for name, value in flags.items() if value is not None and value != []}
+    if "suite" in given:
+        given["suites"] = tuple(given.pop("suite"))
+    names = {f.name for f in fields(AgentRLConfig)}
+    return AgentRLConfig(**{name: value for name, value in given.items() if name in names})
