@@ -28,7 +28,7 @@ GenerateBatch = Callable[[list[Ask]], list[list[int]]]
 
 
 class GenerationBroker:
-    def __init__(self, generate_batch: GenerateBatch, gather_s: float = 0.25):
+    def __init__(self, generate_batch: GenerateBatch, gather_s: float = 1.0):
         self.generate_batch, self.gather_s = generate_batch, gather_s
         self._ready = threading.Condition()
         self._members = 0

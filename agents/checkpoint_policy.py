@@ -18,6 +18,7 @@ from trajforge.sandboxes.base import EpisodeEnded
 from trajforge.schemas.hashing import content_hash
 from trajforge.schemas.records import Action, Observation
 
+TURN_SEEDS = 1009  # an answer's sampling seed: the episode's seed * TURN_SEEDS + its turn
 MIN_ANSWER_TOKENS = 8  # an answer with less room than this cannot hold an action: the context is full
 
 
@@ -55,7 +56,7 @@ class Actor:
     """A model that answers agent prompts: its tokenizer and chat format, its context window, and the broker that
     batches the answers of concurrent episodes into one generate call on its device."""
 
-    def __init__(self, model, tokenizer, window: int, temperature: float = 0.7, gather_s: float = 0.25):
+    def __init__(self, model, tokenizer, window: int, temperature: float = 0.7, gather_s: float = 1.0):
         from trajforge.training.chat_format import ChatFormat
         from trajforge.training.sampling import stop_ids
 
@@ -158,7 +159,7 @@ class CheckpointPolicy(Policy):
         if room < MIN_ANSWER_TOKENS:
             raise ContextFull(f"the context window ({self.actor.window} tokens) is full")
         turn = len(self.transcript.turns) - 1
-        generated = self.actor.broker.generate(context, seed=self.seed * 1009 + turn, max_new_tokens=room)
+        generated = self.actor.broker.generate(context, seed=self.seed * TURN_SEEDS + turn, max_new_tokens=room)
         text = self.actor.tokenizer.decode(generated, skip_special_tokens=True)
         self.transcript.add_action(generated, text, stopped=bool(generated) and generated[-1] in self.actor.stops)
         return answer_action(text, self.action_space)

@@ -27,3 +27,30 @@ def tiny_agent(tmp_path_factory) -> Path:
     build_tiny_model(config, tokenizer, seed=0).save_pretrained(str(folder))
     tokenizer.save_pretrained(str(folder))
     return folder
+
+
+def answer_ids(tokenizer, text: str) -> list[int]:
+    """The ids a model writes for `text`, ending its turn."""
+    return tokenizer(text, add_special_tokens=False)["input_ids"] + [tokenizer.convert_tokens_to_ids("<|end|>")]
+
+
+@pytest.fixture
+def scripted_actor(tiny_agent):
+    """The tiny model's Actor whose batches answer from a script (script[turn], its last line once it runs out),
+    so a test decides what the agent says; every batch's answers are kept in `actor.returned`."""
+    from trajforge.agents.checkpoint_policy import TURN_SEEDS, Actor
+
+    def make(script: list[str], gather_s: float = 0.05):
+        actor = Actor.load(str(tiny_agent), gather_s=gather_s)
+        actor.returned = []
+
+        def generate_batch(asks):
+            turns = [ask.seed % TURN_SEEDS for ask in asks]  # the policy seeds each ask with its turn
+            answers = [answer_ids(actor.tokenizer, script[min(turn, len(script) - 1)]) for turn in turns]
+            actor.returned.append(answers)
+            return answers
+
+        actor.broker.generate_batch = generate_batch
+        return actor
+
+    return make
