@@ -68,7 +68,7 @@ def test_a_checkpoint_without_chat_template_or_markers_cannot_act(tmp_path, tiny
 
 
 @pytest.mark.slow
-def test_collect_runs_a_random_model_in_docker_and_every_episode_ends_as_an_outcome(tmp_path, tiny_agent, sandbox_image):
+def test_collect_runs_a_random_model_in_docker_and_each_episode_ends_as_an_outcome(tmp_path, tiny_agent, sandbox_image):
     args = ["collect", "-s", "terminal", "--task", "count-lines", "--policy", "checkpoint", "--checkpoint"]
     args += [str(tiny_agent), "--repeats", "3", "--concurrency", "3", "--max-turns", "3", "-o", str(tmp_path)]
     result = CliRunner().invoke(app, [*args, "--run-id", "r"])

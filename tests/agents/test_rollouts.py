@@ -63,7 +63,8 @@ def test_in_docker_the_observation_is_what_the_terminal_answered_and_the_answers
 
     suite = load_suite("terminal")
     task = next(t for t in suite.tasks if t.id == "count-lines")
-    actor = scripted_actor(["```bash\nwc -l < notes.txt > answer.txt\n```", "```bash\ncat answer.txt\n```", "5."], gather_s=10)
+    script = ["```bash\nwc -l < notes.txt > answer.txt\n```", "```bash\ncat answer.txt\n```", "5."]
+    actor = scripted_actor(script, gather_s=10)
     settings = Settings(run_id="pytest-agents", image=sandbox_image, command_timeout=5, docker_client=docker_client)
     (specs,) = plan_groups([(suite, task)], group_size=2, seed=1, tag="t")
     rollouts, _ = run_rollouts(
