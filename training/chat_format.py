@@ -58,6 +58,12 @@ class RenderedDocument:
         """The in-loss characters, in order (what the labels must decode to)."""
         return "".join(c for c, in_loss in zip(self.text, self.loss_flags, strict=True) if in_loss)
 
+    def after(self, position: int) -> "RenderedDocument":
+        """The document from `position` on: what follows a prefix already tokenized. Cut right after a special token
+        (an end of turn), its ids are the whole document's from there, since tokenization splits at special tokens."""
+        spans = tuple((max(s, position) - position, e - position) for s, e in self.template_spans if e > position)
+        return RenderedDocument(self.text[position:], self.loss_flags[position:], spans)
+
     def pieces(self) -> Iterator[tuple[int, int, bool]]:
         """(start, end, is_template) runs covering the text, in order."""
         position = 0

@@ -1,6 +1,6 @@
-"""The trainer's typed configs: one per stage (CPTConfig, SFTConfig, RLConfig), and the loop and model that CPT and
-SFT share. Each owns its defaults; `trajforge train` builds one from the flags given (training/launch.py) and shows
-these defaults in --help. No torch here, so the CLI starts fast."""
+"""The trainer's typed configs: one per stage (CPTConfig, SFTConfig, AgentSFTConfig, RLConfig), and the loop and
+model that CPT, SFT and agent SFT share. Each owns its defaults; `trajforge train` builds one from the flags given
+(training/launch.py) and shows these defaults in --help. No torch here, so the CLI starts fast."""
 
 from dataclasses import asdict, dataclass, field
 
@@ -46,10 +46,11 @@ class TinyModelConfig:
 
 @dataclass(frozen=True)
 class StageConfig:
-    """What CPT and SFT share: where the rows come from, how they become sequences, the model and the loop."""
+    """What CPT, SFT and agent SFT share: where the rows come from, how they become sequences, the model and the
+    loop."""
 
-    stage: str  # cpt or sft
-    data: str  # CPT: a build-corpus folder; SFT: a curate-sft folder (or a URL of one)
+    stage: str  # cpt, sft or agent-sft
+    data: str  # CPT: a build-corpus folder; SFT: a curate-sft folder; agent SFT: raw trajectories (or a URL of one)
     output: str  # the run folder; a rerun resumes from its latest checkpoint
     init: str | None = None  # a checkpoint or Hugging Face model folder; None: the tiny random-init default
     tokenizer: str | None = None  # None: the init folder's, or one trained on the training data
@@ -57,6 +58,9 @@ class StageConfig:
     context_length: int = 512
     mask_mode: str = "masked"  # "all": every observation in the loss, the comparison run without masking
     held_out: float = 0.1  # SFT: share of its trajectories kept for validation (CPT uses the corpus's held-out tasks)
+    # What a trajectory teaches (training/agent_render.py): "world" predicts the observations, "agent" writes the
+    # actions of successful trajectories, "both" trains the two documents of each.
+    role: str = "world"
     model: TinyModelConfig = field(default_factory=TinyModelConfig)
     loop: LoopConfig = field(default_factory=LoopConfig)
 
@@ -80,6 +84,16 @@ class SFTConfig(StageConfig):
     stage: str = "sft"
     data: str = "data/sft"
     output: str = "runs/sft"
+
+
+@dataclass(frozen=True)
+class AgentSFTConfig(StageConfig):
+    """Agent SFT: the actions of successful trajectories of training tasks (rejection sampling by outcome)."""
+
+    stage: str = "agent-sft"
+    data: str = "data/raw"
+    output: str = "runs/agent-sft"
+    role: str = "agent"
 
 
 @dataclass(frozen=True)

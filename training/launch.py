@@ -3,10 +3,23 @@ a user gave, and its run. A flag left out takes the stage config's own default; 
 
 from dataclasses import fields, replace
 
-from trajforge.training.configs import CPTConfig, LoopConfig, RLConfig, SFTConfig, StageConfig, TinyModelConfig
+from trajforge.training.configs import (
+    AgentSFTConfig,
+    CPTConfig,
+    LoopConfig,
+    RLConfig,
+    SFTConfig,
+    StageConfig,
+    TinyModelConfig,
+)
 from trajforge.training.distributed import World
 
-CONFIGS: dict[str, type[StageConfig] | type[RLConfig]] = {"cpt": CPTConfig, "sft": SFTConfig, "rl": RLConfig}
+CONFIGS: dict[str, type[StageConfig] | type[RLConfig]] = {
+    "cpt": CPTConfig,
+    "sft": SFTConfig,
+    "rl": RLConfig,
+    "agent-sft": AgentSFTConfig,
+}
 
 
 def _known(config_type, given: dict) -> dict:
@@ -33,8 +46,8 @@ def stage_config(stage: str, **flags) -> StageConfig | RLConfig:
 
 
 def run_training(config: StageConfig | RLConfig, world: World, progress=None, eval_only: bool = False) -> dict:
-    """Run the stage the config is for: CPT and SFT in `world` (torchrun's processes), RL in this one process. The
-    last step's metrics."""
+    """Run the stage the config is for: CPT, SFT and agent SFT in `world` (torchrun's processes), RL in this one
+    process. The last step's metrics."""
     if isinstance(config, RLConfig):
         from trajforge.training.rl import run_rl
 

@@ -1,12 +1,13 @@
 """From CPT rows to packed training sequences: render (in the tokenizer's chat format), label, fit to the context,
-pack."""
+pack. A render gives a row's document, or a list of them (training/agent_render.py's role_render: a row may teach
+the world role, the agent role, both, or, in the agent role alone, nothing)."""
 
 from collections.abc import Iterable, Iterator, Mapping
 from itertools import islice
 
 from transformers import PreTrainedTokenizerBase
 
-from trajforge.training.chat_format import ChatFormat
+from trajforge.training.chat_format import ChatFormat, RenderedDocument
 from trajforge.training.labels import Overflow, TokenizedDocument, fit_to_context, label_documents
 from trajforge.training.packing import PackedSequences, pack
 from trajforge.training.render import MaskMode, render_row
@@ -14,10 +15,16 @@ from trajforge.training.render import MaskMode, render_row
 ROWS_PER_BATCH = 256  # rows rendered and tokenized together: one tokenizer call each, bounded memory
 
 
-def rendered_texts(rows: Iterable[Mapping]) -> Iterator[str]:
-    """The rendered text of each row: what a tokenizer is trained on."""
+def row_documents(rendered: RenderedDocument | Iterable[RenderedDocument]) -> list[RenderedDocument]:
+    """What a render gave for one row, as a list."""
+    return [rendered] if isinstance(rendered, RenderedDocument) else list(rendered)
+
+
+def rendered_texts(rows: Iterable[Mapping], render=render_row) -> Iterator[str]:
+    """The rendered text of each row's documents: what a tokenizer is trained on."""
     for row in rows:
-        yield render_row(row).text
+        for document in row_documents(render(row)):
+            yield document.text
 
 
 def tokenized_documents(
@@ -34,7 +41,8 @@ def tokenized_documents(
     out: list[TokenizedDocument] = []
     iterator = iter(rows)
     while batch := list(islice(iterator, ROWS_PER_BATCH)):
-        for doc in label_documents([render(row, mask_mode, chat) for row in batch], tokenizer):
+        rendered = [doc for row in batch for doc in row_documents(render(row, mask_mode, chat))]
+        for doc in label_documents(rendered, tokenizer):
             out.extend(chunk for chunk in fit_to_context(doc, context_length, overflow) if chunk.loss_tokens)
     return out
 
@@ -47,6 +55,7 @@ def packed_sequences(
     overflow: Overflow = "split",
     render=render_row,
 ) -> PackedSequences:
-    """`render` turns a row into a document: render_row for CPT rows, render_sft_row for SFT rows."""
+    """`render` turns a row into its documents: render_row for CPT rows, render_sft_row for SFT rows, a role_render
+    of either."""
     documents = tokenized_documents(rows, tokenizer, context_length, mask_mode, overflow, render)
     return pack(documents, context_length, tokenizer.pad_token_id)

@@ -1,12 +1,17 @@
-"""The CPT and SFT stages (RL is training/rl.py): CPT on masked corpus shards, SFT on curated shards. Each
-prepares its data (tokenizer, packed sequences, the rows its split allows) and hands it to the one loop. CPT's
-held-out loss is over the corpus's held-out tasks; SFT data holds none (curate-sft skips them), so SFT validates
-on a share of its own trajectories."""
+"""The CPT, SFT and agent-SFT stages (RL is training/rl.py): CPT on masked corpus shards, SFT on curated shards,
+agent SFT on the successful trajectories of training tasks (training/agent_data.py). Each prepares its data
+(tokenizer, packed sequences, the rows its split allows, rendered in the roles --role asks for) and hands it to the
+one loop. CPT's held-out loss is over the corpus's held-out tasks; SFT and agent-SFT data hold none (curate-sft
+skips them, agent SFT never reads them), so they validate on a share of their own trajectories."""
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from trajforge.schemas.dataset import held_out_rows, load_shards, stage_rows
+from trajforge.training.agent_data import successful_trajectories
+from trajforge.training.agent_render import ROLES, role_render
 from trajforge.training.chat_format import ChatFormat
 from trajforge.training.checkpoint import context_window
 from trajforge.training.configs import StageConfig
@@ -18,55 +23,79 @@ from trajforge.training.render import render_row, render_sft_row
 from trajforge.training.sequences import packed_sequences, rendered_texts
 from trajforge.training.tokenizer import load_tokenizer, save_tokenizer, train_tokenizer
 
-STAGES = ("cpt", "sft")
+STAGES = ("cpt", "sft", "agent-sft")
+# The roles a stage may train: SFT rows are world-model queries, not trajectories; agent SFT teaches the agent.
+STAGE_ROLES = {"cpt": ROLES, "sft": ("world",), "agent-sft": ("agent", "both")}
+
+
+@dataclass(frozen=True)
+class StageData:
+    split: TrajectorySplit
+    render: Callable  # a row -> its documents (agent_render.role_render)
+    overflow: str  # how a document longer than the context is fitted (training/labels.py)
+    trajectories: dict | None = None  # agent SFT: how many were read, kept and dropped by outcome
 
 
 def run_stage(config: StageConfig, world: World, progress=None, eval_only: bool = False) -> dict:
-    """Train the stage; with `eval_only`, just the held-out next-observation loss of the starting model."""
-    if config.stage not in STAGES:
-        raise ValueError(f"stage {config.stage!r}: the trainer runs {', '.join(STAGES)}")
-    data = Path(config.data)
-    split = stage_split(config, load_shards(data, config.stage))
-    render = render_row if config.stage == "cpt" else render_sft_row
-    # An SFT answer is learned in the view generation later gives a long prompt (training/labels.py).
-    overflow = "split" if config.stage == "cpt" else "trim_history"
+    """Train the stage; with `eval_only`, just the held-out loss of the starting model."""
+    data = stage_data(config)
     init = resolve_init(config.init)
-    tokenizer = stage_tokenizer(config, init, split)
+    tokenizer = stage_tokenizer(config, init, data)
     model = stage_model(config, init, tokenizer)
     chat = ChatFormat.of(tokenizer)
     if config.context_length > model.config.max_position_embeddings:
         raise ValueError(f"context_length {config.context_length} > the model's {model.config.max_position_embeddings}")
-    # Held-out loss is over every observation token, so runs with and without masking compare.
+    counts = {"trajectories": data.trajectories} if data.trajectories else {}
+    # Held-out loss is over every observation token (agent documents: every action), so runs with and without
+    # masking compare.
     eval_sequences = packed_sequences(
-        split.held_out, tokenizer, config.context_length, "all", overflow, render=render
+        data.split.held_out, tokenizer, config.context_length, "all", data.overflow, render=data.render
     )
     if eval_only:
         model.to(world.device)
-        return {
-            "step": 0,
-            "eval_loss": evaluate(model, eval_sequences, config.loop, world),
-            "held_out_rows": len(split.held_out),
-        }
+        loss = evaluate(model, eval_sequences, config.loop, world)
+        return {"step": 0, "eval_loss": loss, "held_out_rows": len(data.split.held_out), **counts}
     train_sequences = packed_sequences(
-        split.train, tokenizer, config.context_length, config.mask_mode, overflow, render=render
+        data.split.train, tokenizer, config.context_length, config.mask_mode, data.overflow, render=data.render
     )
     output = Path(config.output)
     if world.main:
         save_tokenizer(tokenizer, output / "tokenizer")
-        write_data_summary(output / "data.json", config, split, train_sequences)
+        write_data_summary(output / "data.json", config, data, train_sequences)
     info = {
         "stage": config.stage,
-        "data": str(data),
+        "data": str(config.data),
         "init": init,
         "mask_mode": config.mask_mode,
+        "role": config.role,
         "chat_format": chat.name,
         "vocab_size": len(tokenizer),
         "world_size": world.size,
         "packing_efficiency": train_sequences.efficiency,
         # the longest prompt + answer it may be asked for: the context it was trained on, or its starting model's
         "context_length": max(config.context_length, context_window(init, model)) if init else config.context_length,
+        **counts,
     }
-    return train(model, train_sequences, eval_sequences, config.loop, output, world, info, tokenizer, progress)
+    last = train(model, train_sequences, eval_sequences, config.loop, output, world, info, tokenizer, progress)
+    return {**last, **counts}
+
+
+def stage_data(config: StageConfig) -> StageData:
+    """The stage's rows, split, and how they are rendered (module docstring)."""
+    if config.stage not in STAGES:
+        raise ValueError(f"stage {config.stage!r}: the trainer runs {', '.join(STAGES)}")
+    if config.role not in STAGE_ROLES[config.stage]:
+        roles = " or ".join(STAGE_ROLES[config.stage])
+        raise ValueError(f"--role {config.role!r}: {config.stage} trains the role {roles}")
+    if config.stage == "agent-sft":
+        agent = successful_trajectories(config.data)
+        split = split_by_trajectory(agent.rows, config.held_out, seed=config.loop.seed)
+        return StageData(split, role_render(config.role), "split", agent.summary())
+    rows = load_shards(Path(config.data), config.stage)
+    world = render_row if config.stage == "cpt" else render_sft_row
+    # An SFT answer is learned in the view generation later gives a long prompt (training/labels.py).
+    overflow = "split" if config.stage == "cpt" else "trim_history"
+    return StageData(stage_split(config, rows), role_render(config.role, world), overflow)
 
 
 def stage_split(config: StageConfig, rows) -> TrajectorySplit:
@@ -77,12 +106,13 @@ def stage_split(config: StageConfig, rows) -> TrajectorySplit:
     return split_by_trajectory(stage_rows(rows, config.stage), config.held_out, seed=config.loop.seed)
 
 
-def stage_tokenizer(config: StageConfig, init: str | None, split: TrajectorySplit):
-    """The tokenizer named by --tokenizer, else the starting model's, else one trained on the training rows."""
+def stage_tokenizer(config: StageConfig, init: str | None, data: StageData):
+    """The tokenizer named by --tokenizer, else the starting model's, else one trained on the training rows as the
+    stage renders them."""
     source = config.tokenizer or init
     if source:
         return load_tokenizer(source)
-    return train_tokenizer(rendered_texts(split.train), config.vocab_size)
+    return train_tokenizer(rendered_texts(data.split.train, data.render), config.vocab_size)
 
 
 def stage_model(config: StageConfig, init: str | None, tokenizer):
@@ -92,11 +122,13 @@ def stage_model(config: StageConfig, init: str | None, tokenizer):
     return build_tiny_model(config.model, tokenizer, seed=config.loop.seed)
 
 
-def write_data_summary(path: Path, config: StageConfig, split: TrajectorySplit, train_sequences) -> None:
-    """data.json: how many rows and sequences the run trains on, how well they packed, and its config."""
+def write_data_summary(path: Path, config: StageConfig, data: StageData, train_sequences) -> None:
+    """data.json: how many rows and sequences the run trains on, how well they packed, what agent SFT read and
+    dropped, and its config."""
     summary = {
-        "train_rows": len(split.train),
-        "held_out_rows": len(split.held_out),
+        "train_rows": len(data.split.train),
+        "held_out_rows": len(data.split.held_out),
+        **({"trajectories": data.trajectories} if data.trajectories else {}),
         "train_sequences": len(train_sequences),
         "packing_efficiency": round(train_sequences.efficiency, 4),
         "loss_tokens": train_sequences.loss_tokens,

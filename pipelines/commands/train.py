@@ -21,7 +21,9 @@ def train_command(
     judge_spec=None,
 ) -> None:
     """Train a world model: CPT (masked next-observation prediction over whole trajectories), SFT (reasoning +
-    predicted observation targets) or RL (GSPO with the hybrid judge + verifier reward, from --init).
+    predicted observation targets) or RL (GSPO with the hybrid judge + verifier reward, from --init); or an agent:
+    agent-sft (the actions of successful trajectories of training tasks). --role agent|both makes CPT teach the
+    agent role too.
 
     AdamW with warmup and cosine decay (RL: a constant learning rate), gradient accumulation, clipping, bf16 on GPUs
     that have it, exact resume from the run folder's latest checkpoint. Under `torchrun --nproc-per-node N -m
@@ -99,4 +101,14 @@ def _summary(stage: str, config, last: dict, eval_only: bool) -> str:
     if "loss" not in last:
         return f"[bold]train {stage}[/]: {config.output} is already at step {last['step']}; nothing to do"
     held_out = f", held-out loss {last['eval_loss']:.4f}" if "eval_loss" in last else ""
-    return f"[bold]train {stage}[/]: step {last['step']}, loss {last['loss']:.4f}{held_out} -> {config.output}"
+    kept = _kept(last["trajectories"]) if "trajectories" in last else ""
+    return f"[bold]train {stage}[/]: step {last['step']}, loss {last['loss']:.4f}{held_out}{kept} -> {config.output}"
+
+
+def _kept(counts: dict) -> str:
+    """What agent SFT read and kept: its rejection sampling by outcome."""
+    dropped = ", ".join(f"{status} {n}" for status, n in counts["dropped_by_outcome"].items()) or "none"
+    return (
+        f"; trajectories: {counts['kept']} successful kept of {counts['read']} read ({counts['held_out']} of "
+        f"held-out tasks not used, {counts['invalid']} invalid, dropped by outcome: {dropped})"
+    )

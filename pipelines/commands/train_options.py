@@ -5,10 +5,13 @@ decides it, and --help shows each stage's default read from those configs."""
 import typer
 
 from trajforge.pipelines.commands.options import add_options
-from trajforge.training.configs import CPTConfig, LoopConfig, RLConfig, SFTConfig, TinyModelConfig
+from trajforge.training.configs import AgentSFTConfig, CPTConfig, LoopConfig, RLConfig, SFTConfig, TinyModelConfig
 
-STAGE_CONFIGS = {"cpt": CPTConfig(), "sft": SFTConfig(), "rl": RLConfig()}
-STAGES = "cpt (masked corpus shards), sft (curated shards) or rl (GSPO on prepare-rl shards, from --init)."
+STAGE_CONFIGS = {"cpt": CPTConfig(), "sft": SFTConfig(), "rl": RLConfig(), "agent-sft": AgentSFTConfig()}
+STAGES = (
+    "cpt (masked corpus shards), sft (curated shards), rl (GSPO on prepare-rl shards, from --init) or agent-sft "
+    "(the actions of successful trajectories of training tasks, from collect's run folders)."
+)
 
 
 def per_stage(name: str) -> str:
@@ -24,7 +27,11 @@ def _option(kind, *names: str, default=None, **settings):
 
 
 OPTIONS = {
-    "data": _option(str | None, help=f"Shards folder or URL (a URL is copied to a local cache; {per_stage('data')})."),
+    "data": _option(
+        str | None,
+        help="Shards folder (agent-sft: trajectories, e.g. collect's run folders) or URL (a URL is copied to a local "
+        f"cache; {per_stage('data')}).",
+    ),
     "output": _option(str | None, "--output", "-o", help=f"Run folder; reruns resume ({per_stage('output')})."),
     "init": _option(
         str | None,
@@ -44,6 +51,11 @@ OPTIONS = {
     "warmup_steps": _option(int, default=LoopConfig.warmup_steps, min=0),
     "max_steps": _option(int | None, min=1, help=f"Optimizer steps ({per_stage('max_steps')})."),
     "seed": _option(int | None, help=f"Seed of the data order, initialisation and sampling ({per_stage('seed')})."),
+    "role": _option(
+        str | None,
+        help="What each trajectory teaches: world (predict the observations), agent (write the actions; successful "
+        "trajectories only) or both (default: world; agent for agent-sft, which trains agent or both; sft: world).",
+    ),
     "no_mask": _option(bool, "--no-mask", default=False, help="Every observation in the loss: the comparison run."),
     "eval_every": _option(
         int,

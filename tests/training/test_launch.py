@@ -22,6 +22,14 @@ def test_each_stage_has_its_own_default_paths():
     assert [c.data for c in configs] == ["data/corpus", "data/sft", "data/rl"]
     assert [c.output for c in configs] == ["runs/cpt", "runs/sft", "runs/rl"]
     assert stage_config("sft", data="elsewhere", output=None).data == "elsewhere"
+    agent = stage_config("agent-sft")
+    assert (agent.data, agent.output, agent.role) == ("data/raw", "runs/agent-sft", "agent")
+
+
+def test_the_role_is_a_flag_and_world_by_default():
+    assert stage_config("cpt").role == stage_config("sft").role == "world"
+    assert stage_config("cpt", role="both").role == "both"
+    assert stage_config("agent-sft", role=None).role == "agent"
 
 
 def test_flags_land_in_the_stage_config():
