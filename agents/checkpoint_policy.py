@@ -1,7 +1,8 @@
 """`--policy checkpoint --checkpoint DIR`: a model acting as the agent, sampled locally. DIR is a trajforge
 checkpoint, a local Hugging Face model folder, or `smollm2`.
 
-The episode is a chat in the agent role (agents/layout.py) in the model's own chat format (the tiny default's
+The episode is a chat in the agent role (training/agent_render.py, the layout agent SFT trains on) in the model's
+own chat format (the tiny default's
 markers, a real model's template); each answer is read with the action codec (collectors' `answer_action`): an
 action is taken, an answer without one ends the episode (the task's check decides), one that cannot be read ends it
 as `agent_error` with the reason. The episodes that run at the same time share one loaded model and one batched
@@ -11,7 +12,6 @@ import threading
 from pathlib import Path
 
 from trajforge.agents.batching import Ask, GenerationBroker
-from trajforge.agents.layout import agent_messages
 from trajforge.collectors.policies.base import POLICIES, Policy
 from trajforge.collectors.policies.llm import answer_action
 from trajforge.sandboxes.base import EpisodeEnded
@@ -34,6 +34,7 @@ def acting_folder(checkpoint: str) -> str:
     would read prompts in a format it never saw)."""
     from transformers import AutoTokenizer
 
+    from trajforge.training.agent_render import AgentFormatError
     from trajforge.training.chat_format import CHAT_MARKERS
     from trajforge.training.model import resolve_init
 
@@ -45,7 +46,7 @@ def acting_folder(checkpoint: str) -> str:
     except (OSError, ValueError) as exc:
         raise ValueError(f"--checkpoint {checkpoint}: no tokenizer in the folder ({exc})") from exc
     if not tokenizer.chat_template and not set(CHAT_MARKERS) <= set(tokenizer.get_vocab()):
-        raise ValueError(
+        raise AgentFormatError(
             f"--checkpoint {checkpoint} cannot act: its tokenizer has no chat template and no trajforge chat markers, "
             "so it has never seen a conversation. Train it with trajforge first, or use an instruct model."
         )
@@ -57,11 +58,11 @@ class Actor:
     batches the answers of concurrent episodes into one generate call on its device."""
 
     def __init__(self, model, tokenizer, window: int, temperature: float = 0.7, gather_s: float = 1.0):
-        from trajforge.training.chat_format import ChatFormat
+        from trajforge.training.agent_render import agent_chat
         from trajforge.training.sampling import stop_ids
 
         self.model, self.tokenizer, self.window, self.temperature = model, tokenizer, window, temperature
-        self.chat = ChatFormat.of(tokenizer)
+        self.chat = agent_chat(tokenizer)
         self.stops = stop_ids(tokenizer, self.chat)
         self.broker = GenerationBroker(self.generate_batch, gather_s)
         self.generated_tokens = 0
@@ -140,29 +141,29 @@ class CheckpointPolicy(Policy):
         self.model = checkpoint_name(Path(checkpoint))
         self.max_new_tokens = max_new_tokens
         self.transcript = None
+        self.taken: Action | None = None  # the last action returned
         self._joined = False
 
     def start(self, task, action_space, initial, seed) -> None:
         from trajforge.agents.transcript import Transcript
 
         super().start(task, action_space, initial, seed)
-        messages = agent_messages(task.instruction, action_space, initial.content)
-        self.transcript = Transcript(messages, self.actor.tokenizer, self.actor.chat)
+        self.transcript = Transcript(self.actor.tokenizer, task.instruction, action_space, initial.content)
         self.actor.broker.join()
         self._joined = True
 
     def act(self, last: Observation | None) -> Action | None:
         if last is not None:
-            self.transcript.add_observation(last.content)
+            self.transcript.add_observation(self.taken, last.content)
         context = self.transcript.ids
         room = min(self.max_new_tokens, self.actor.window - len(context))
         if room < MIN_ANSWER_TOKENS:
             raise ContextFull(f"the context window ({self.actor.window} tokens) is full")
         turn = len(self.transcript.turns) - 1
         generated = self.actor.broker.generate(context, seed=self.seed * TURN_SEEDS + turn, max_new_tokens=room)
-        text = self.actor.tokenizer.decode(generated, skip_special_tokens=True)
-        self.transcript.add_action(generated, text, stopped=bool(generated) and generated[-1] in self.actor.stops)
-        return answer_action(text, self.action_space)
+        self.transcript.add_answer(generated)
+        self.taken = answer_action(self.actor.tokenizer.decode(generated, skip_special_tokens=True), self.action_space)
+        return self.taken
 
     def finish(self) -> None:
         if self._joined:

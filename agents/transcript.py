@@ -1,21 +1,19 @@
 """One episode's token stream as the model read and wrote it: per turn the prompt-delta ids (what the context gained
-before the model answered: the first prompt, then the end of the previous answer's turn, the observation and the
+before the model answered: the first prompt, then the observation of the previous action in its message and the
 opening of the next answer), and the action ids exactly as generation returned them. Earlier turns are never
 tokenized again: decoded and re-tokenized, a generated answer may come back as other ids, and the ratio GSPO
 computes must be over the ids that were sampled.
 
-The delta is what the chat format adds after the last answer's content: the conversation is rendered with the
-observation appended, and only its text after that content is tokenized (the template's own text with special
-tokens matched, the observation as plain text, as training/labels.py tokenizes every document). When the answer
-ended on the end-of-turn token, that token is the answer's and the delta starts after it."""
+The layout and the ids of each piece are training/agent_render.py's (the layout agent SFT trains on):
+`agent_prompt_ids` for the first prompt, `agent_observation_ids` for what follows an action's end of turn. An answer
+cut by the token limit has no end of turn of its own: the delta then starts with it (context, not the agent's)."""
 
 from dataclasses import dataclass, field
 
 import torch
 
-from trajforge.agents.layout import observation_message
-from trajforge.training.chat_format import ChatFormat, Message, RenderedDocument
-from trajforge.training.labels import label_document
+from trajforge.schemas.records import Action
+from trajforge.training.agent_render import agent_messages, agent_observation_ids, agent_prompt_ids, agent_stop_id
 
 
 @dataclass
@@ -25,36 +23,31 @@ class TurnTokens:
 
 
 class Transcript:
-    def __init__(self, messages: list[dict], tokenizer, chat: ChatFormat):
-        self.tokenizer, self.chat = tokenizer, chat
-        self.messages = list(messages)
-        first = label_document(chat.prompt(Message.all_of(self.messages)), tokenizer).input_ids.tolist()
-        self.turns = [TurnTokens(first)]
-        self._stopped = False  # whether the last answer ended on a stop token
+    def __init__(self, tokenizer, instruction: str, action_space: list[dict], initial_state: str):
+        self.tokenizer = tokenizer
+        self.instruction, self.action_space, self.initial_state = instruction, action_space, initial_state
+        self.history: list[tuple[Action, str]] = []  # (action, observation) per turn, as agent_messages takes it
+        self.turns = [TurnTokens(agent_prompt_ids(tokenizer, self.messages()))]
+        self.stop_id = agent_stop_id(tokenizer)
+
+    def messages(self) -> list[dict]:
+        return agent_messages(self.instruction, self.action_space, self.history, self.initial_state)
 
     @property
     def ids(self) -> list[int]:
         """The context the next answer continues."""
         return [i for turn in self.turns for i in (*turn.prompt_ids, *turn.action_ids)]
 
-    def add_action(self, action_ids: list[int], text: str, stopped: bool) -> None:
-        """The answer as generated (ids) and as decoded (text, the assistant message's content)."""
+    def add_answer(self, action_ids: list[int]) -> None:
+        """The answer as generated."""
         self.turns[-1].action_ids = list(action_ids)
-        self.messages.append({"role": "assistant", "content": text})
-        self._stopped = stopped
 
-    def add_observation(self, observation: str) -> list[int]:
-        """The environment's answer to the last action; returns the ids the context gained."""
-        answered = self.chat.document(Message.all_of(self.messages))
-        content_end = answered.template_spans[-1][0]  # the template always writes a turn's end after an answer
-        self.messages.append(observation_message(observation))
-        full = self.chat.prompt(Message.all_of(self.messages))
-        if full.text[:content_end] != answered.text[:content_end]:
-            raise ValueError(f"{self.chat.name}: the template renders earlier turns differently as the chat grows")
-        start = content_end
-        if self._stopped and full.text.startswith(self.chat.end_of_turn, start):
-            start += len(self.chat.end_of_turn)
-        delta = label_document(tail(full, start), self.tokenizer).input_ids.tolist()
+    def add_observation(self, action: Action, observation: str) -> list[int]:
+        """The environment's answer to the action read from the last answer; returns the ids the context gained."""
+        self.history.append((action, observation))
+        delta = agent_observation_ids(self.tokenizer, self.messages())
+        if not self.turns[-1].action_ids or self.turns[-1].action_ids[-1] != self.stop_id:
+            delta = [self.stop_id, *delta]
         self.turns.append(TurnTokens(delta))
         return delta
 
@@ -69,9 +62,3 @@ class Transcript:
     @property
     def generated(self) -> int:
         return sum(len(turn.action_ids) for turn in self.turns)
-
-
-def tail(document: RenderedDocument, start: int) -> RenderedDocument:
-    """The document from character `start` on, its loss flags and template spans cut to match."""
-    spans = tuple((max(s, start) - start, e - start) for s, e in document.template_spans if e > start)
-    return RenderedDocument(document.text[start:], document.loss_flags[start:], spans)
