@@ -161,8 +161,7 @@ class CheckpointPolicy(Policy):
             raise ContextFull(f"the context window ({self.actor.window} tokens) is full")
         turn = len(self.transcript.turns) - 1
         generated = self.actor.broker.generate(context, seed=self.seed * TURN_SEEDS + turn, max_new_tokens=room)
-        self.transcript.add_answer(generated)
-        self.taken = answer_action(self.actor.tokenizer.decode(generated, skip_special_tokens=True), self.action_space)
+        self.taken = answer_action(self.transcript.add_answer(generated), self.action_space)
         return self.taken
 
     def finish(self) -> None:

@@ -8,12 +8,17 @@ The layout and the ids of each piece are training/agent_render.py's (the layout 
 `agent_prompt_ids` for the first prompt, `agent_observation_ids` for what follows an action's end of turn. An answer
 cut by the token limit has no end of turn of its own: the delta then starts with it (context, not the agent's)."""
 
+import threading
 from dataclasses import dataclass, field
 
 import torch
 
 from trajforge.schemas.records import Action
 from trajforge.training.agent_render import agent_messages, agent_observation_ids, agent_prompt_ids, agent_stop_id
+
+# Episodes run in threads and share a tokenizer, whose fast backend keeps a switch (special-token matching) that
+# each tokenization sets (training/labels.py), and which refuses concurrent calls ("Already borrowed"): one at a time.
+_TOKENIZING = threading.Lock()
 
 
 @dataclass
@@ -27,7 +32,8 @@ class Transcript:
         self.tokenizer = tokenizer
         self.instruction, self.action_space, self.initial_state = instruction, action_space, initial_state
         self.history: list[tuple[Action, str]] = []  # (action, observation) per turn, as agent_messages takes it
-        self.turns = [TurnTokens(agent_prompt_ids(tokenizer, self.messages()))]
+        with _TOKENIZING:
+            self.turns = [TurnTokens(agent_prompt_ids(tokenizer, self.messages()))]
         self.stop_id = agent_stop_id(tokenizer)
 
     def messages(self) -> list[dict]:
@@ -38,14 +44,17 @@ class Transcript:
         """The context the next answer continues."""
         return [i for turn in self.turns for i in (*turn.prompt_ids, *turn.action_ids)]
 
-    def add_answer(self, action_ids: list[int]) -> None:
-        """The answer as generated."""
+    def add_answer(self, action_ids: list[int]) -> str:
+        """The answer as generated; its text."""
         self.turns[-1].action_ids = list(action_ids)
+        with _TOKENIZING:
+            return self.tokenizer.decode(action_ids, skip_special_tokens=True)
 
     def add_observation(self, action: Action, observation: str) -> list[int]:
         """The environment's answer to the action read from the last answer; returns the ids the context gained."""
         self.history.append((action, observation))
-        delta = agent_observation_ids(self.tokenizer, self.messages())
+        with _TOKENIZING:
+            delta = agent_observation_ids(self.tokenizer, self.messages())
         if not self.turns[-1].action_ids or self.turns[-1].action_ids[-1] != self.stop_id:
             delta = [self.stop_id, *delta]
         self.turns.append(TurnTokens(delta))
