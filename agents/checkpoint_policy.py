@@ -15,7 +15,6 @@ from trajforge.agents.batching import Ask, GenerationBroker
 from trajforge.collectors.policies.base import POLICIES, Policy
 from trajforge.collectors.policies.llm import answer_action
 from trajforge.sandboxes.base import EpisodeEnded
-from trajforge.schemas.hashing import content_hash
 from trajforge.schemas.records import Action, Observation
 
 TURN_SEEDS = 1009  # an answer's sampling seed: the episode's seed * TURN_SEEDS + its turn
@@ -81,7 +80,9 @@ class Actor:
         return cls(model, tokenizer, context_window(folder, model), **settings)
 
     def generate_batch(self, asks: list[Ask]) -> list[list[int]]:
-        """Every ask's continuation, sampled in one batch (prompts left-padded), each cut after its first stop id."""
+        """Every ask's continuation, sampled in one batch (prompts left-padded), each with its own seed (an ask's
+        answer does not depend on what else shares its batch, but for the rounding padding may change), each cut
+        after its first stop id."""
         import torch
 
         from trajforge.training.sampling import sample
@@ -91,12 +92,11 @@ class Actor:
         ids = torch.tensor([[pad] * (width - len(a.prompt_ids)) + a.prompt_ids for a in asks])
         mask = torch.tensor([[0] * (width - len(a.prompt_ids)) + [1] * len(a.prompt_ids) for a in asks])
         device = next(self.model.parameters()).device
-        seed = int(content_hash(",".join(str(a.seed) for a in asks), 8), 16)  # the batch's: its episodes' seeds
         with torch.no_grad():
             longest = max(a.max_new_tokens for a in asks)
             out = sample(
-                self.model, ids.to(device), self.stops, pad, longest, self.temperature, seed=seed,
-                attention_mask=mask.to(device),
+                self.model, ids.to(device), self.stops, pad, longest, self.temperature,
+                attention_mask=mask.to(device), row_seeds=[a.seed for a in asks],
             )  # fmt: skip
         rows = zip(out, asks, strict=True)
         answers = [cut_at_stop(row[width:].tolist()[: a.max_new_tokens], self.stops) for row, a in rows]

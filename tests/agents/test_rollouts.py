@@ -44,6 +44,16 @@ def test_a_group_is_sampled_as_one_batch_and_each_episode_keeps_the_ids_generate
     assert len(list(read_records([tmp_path / "r"]))) == 3  # the episodes are raw trajectories too
 
 
+def test_an_answer_depends_on_its_seed_not_on_its_batch(tiny_agent):
+    from trajforge.agents.batching import Ask
+
+    actor = Actor.load(str(tiny_agent), temperature=1.0)
+    prompt = list(range(10, 40))
+    batch = actor.generate_batch([Ask(prompt, seed, 24) for seed in (1, 2, 1, 3)])
+    assert batch[0] == batch[2] == actor.generate_batch([Ask(prompt, 1, 24)])[0]
+    assert len({tuple(a) for a in batch}) > 1
+
+
 def test_an_environment_that_never_starts_gives_an_episode_that_is_not_trained_on(tmp_path, scripted_actor):
     actor = scripted_actor(["```bash\ntouch done.txt\n```", "Done."])
     (specs,) = plan_groups([(SUITE, TASK)], group_size=2, seed=0, tag="t")
