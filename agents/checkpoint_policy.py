@@ -2,11 +2,11 @@
 checkpoint, a local Hugging Face model folder, or `smollm2`.
 
 The episode is a chat in the agent role (training/agent_render.py, the layout agent SFT trains on) in the model's
-own chat format (the tiny default's
-markers, a real model's template); each answer is read with the action codec (collectors' `answer_action`): an
-action is taken, an answer without one ends the episode (the task's check decides), one that cannot be read ends it
-as `agent_error` with the reason. The episodes that run at the same time share one loaded model and one batched
-generate call (agents/batching.py); each keeps its tokens as generated (agents/transcript.py)."""
+own chat format (the tiny default's markers, a real model's template); each answer is read with the action codec
+(collectors' `answer_action`): an action is taken, an answer without one ends the episode (the task's check
+decides), one that cannot be read ends it as `agent_error` with the reason. The episodes that run at the same time
+share one loaded model and one batched generate call (agents/batching.py); each keeps its tokens as generated
+(agents/transcript.py)."""
 
 import threading
 from pathlib import Path
@@ -28,8 +28,8 @@ class ContextFull(EpisodeEnded):
 
 
 def acting_folder(checkpoint: str) -> str:
-    """The checkpoint as a local folder whose model can act; ValueError (or FileNotFoundError) before any episode
-    when it cannot: no such folder, or a tokenizer with neither a chat template nor trajforge's markers (the model
+    """The checkpoint as a local folder whose model can act; ValueError before any episode when it cannot: no such
+    folder, or a tokenizer with neither a chat template nor trajforge's markers (the model
     would read prompts in a format it never saw)."""
     from transformers import AutoTokenizer
 
@@ -37,9 +37,12 @@ def acting_folder(checkpoint: str) -> str:
     from trajforge.training.chat_format import CHAT_MARKERS
     from trajforge.training.model import resolve_init
 
-    folder = resolve_init(checkpoint)
+    try:
+        folder = resolve_init(checkpoint)
+    except FileNotFoundError as exc:  # smollm2 without its package
+        raise ValueError(str(exc)) from exc
     if not (Path(folder) / "config.json").exists():
-        raise FileNotFoundError(f"--checkpoint {checkpoint}: no model folder (config.json) there")
+        raise ValueError(f"--checkpoint {checkpoint}: no model folder (config.json) there")
     try:
         tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
     except (OSError, ValueError) as exc:
