@@ -40,6 +40,8 @@ special token) is an AgentFormatError that names it, raised by each of these fun
 import json
 from collections.abc import Callable, Mapping, Sequence
 
+from jinja2 import TemplateError
+
 from trajforge.schemas.actions import TOOL_CLOSE, TOOL_OPEN, write_action
 from trajforge.schemas.records import Action, Trajectory
 from trajforge.training.chat_format import MARKERS, ChatFormat, Message, RenderedDocument
@@ -156,7 +158,7 @@ def agent_chat(tokenizer) -> ChatFormat:
     name = getattr(tokenizer, "name_or_path", "") or type(tokenizer).__name__
     try:
         return ChatFormat.of(tokenizer)
-    except Exception as exc:  # noqa: BLE001 - a template may also refuse a role with jinja's own errors
+    except (ValueError, TemplateError) as exc:  # TemplateError: the template refuses a role (raise_exception)
         raise AgentFormatError(
             f"{name} cannot act as an agent: {exc}. It needs a chat template whose end of turn is a special token, "
             "or trajforge's markers (training.tokenizer.load_tokenizer adds them to a tokenizer without a template)"

@@ -154,5 +154,8 @@ def test_a_tokenizer_that_cannot_act_is_a_clear_error(tiny_tokenizer):
     tiny_tokenizer_copy.chat_template = "{% for m in messages %}{{ m['content'] }}\n{% endfor %}"
     with pytest.raises(AgentFormatError, match="cannot act as an agent: .*generation could not stop"):
         agent_prompt_ids(tiny_tokenizer_copy, messages)
+    tiny_tokenizer_copy.chat_template = "{{ raise_exception('System role not supported') }}"
+    with pytest.raises(AgentFormatError, match="cannot act as an agent: System role not supported"):
+        agent_prompt_ids(tiny_tokenizer_copy, messages)
     with pytest.raises(ValueError, match="ending with an action and its observation"):
         agent_observation_ids(tiny_tokenizer, messages)
