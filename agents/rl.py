@@ -1,14 +1,14 @@
 """`train --stage agent-rl`: multi-turn GSPO over whole episodes in real environments.
 
-Each step takes `tasks_per_step` training-split tasks of the suites (a held-out task never: schemas/splits.py
-decides, by the same task key a collected episode of it would have), runs G episodes of each with the current
-policy (agents/rollouts.py: each in its own environment, concurrently, answers batched on the device, tokens kept
-as generated) and rewards each with its task's check: 1 for success, 0 otherwise (an unparseable answer ends the
-episode with 0, as the turn limit and a full context do). Advantages are normalised within each task's group; the
-ratio is GSPO's sequence-level one over the agent's own tokens of every turn, observation and template tokens
-masked. The update and the loss are training/rl.py's and training/gspo.py's; the optimizer, checkpoints, resume
-and metrics.jsonl are training/optimization.py's, as in every stage. An episode that the infrastructure or a
-broken task ended says nothing about the policy and is left out of its group.
+Each step takes `tasks_per_step` training-split tasks of the suites (a held-out task or family never:
+collectors.tasks.task_split decides, as build-corpus splits the episodes collected of it), runs G episodes of each
+with the current policy (agents/rollouts.py: each in its own environment, concurrently, answers batched on the
+device, tokens kept as generated) and rewards each with its task's check: 1 for success, 0 otherwise (an
+unparseable answer ends the episode with 0, as the turn limit and a full context do). Advantages are normalised
+within each task's group; the ratio is GSPO's sequence-level one over the agent's own tokens of every turn,
+observation and template tokens masked. The update and the loss are training/rl.py's and training/gspo.py's; the
+optimizer, checkpoints, resume and metrics.jsonl are training/optimization.py's, as in every stage. An episode
+that the infrastructure or a broken task ended says nothing about the policy and is left out of its group.
 
 Each step's metrics line says whether RL can learn: the success rate and the share of degenerate groups (every
 episode of a task with the same reward: no gradient)."""
@@ -24,17 +24,13 @@ from trajforge.agents.config import AgentRLConfig
 from trajforge.agents.rollouts import Rollout, plan_groups, run_rollouts
 from trajforge.collectors.collection import prepare_environments, start_docker
 from trajforge.collectors.environments import Settings, build_environment
-from trajforge.collectors.tasks import Suite, load_suite
+from trajforge.collectors.policies.base import is_unparseable
+from trajforge.collectors.tasks import Suite, load_suite, task_split
 from trajforge.sandboxes.base import Task
-from trajforge.schemas.splits import SplitConfig, readable_by, split_of
+from trajforge.schemas.splits import SplitConfig, readable_by
 from trajforge.training.gspo import sequence_logprobs
 from trajforge.training.optimization import Optimizer, append_metrics, checkpoint_due
 from trajforge.training.rl import Rollouts, update_policy
-
-
-def task_split(suite: Suite, task: Task, split: SplitConfig) -> str:
-    """The split a task's episodes land in: the one its collected trajectories get (keyed by `<suite>/<task>`)."""
-    return split_of({"source": {"kind": "collected", "origin": f"{suite.name}/{task.id}"}}, split)
 
 
 def trainable_tasks(suites: list[Suite], split: SplitConfig) -> list[tuple[Suite, Task]]:
@@ -98,7 +94,7 @@ def step_metrics(step: int, groups: list[list[Rollout]], batches: list[Rollouts]
     episodes = [r for g in groups for r in g]
     agents = [r for r in episodes if r.trainable]
     outcomes = Counter(r.trajectory.outcome.status for r in episodes)
-    unparseable = sum((r.trajectory.outcome.error or "").startswith("unparseable answer") for r in episodes)
+    unparseable = sum(is_unparseable(r.trajectory.outcome) for r in episodes)
     rewards = [b.rewards[0] for b in batches]
     generated = sum(r.transcript.generated for r in episodes if r.transcript is not None)
     return {

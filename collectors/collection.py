@@ -11,7 +11,7 @@ from trajforge.collectors.environments import KindSpec, Settings, build_environm
 from trajforge.collectors.environments.simulated import SimulatedSpec
 from trajforge.collectors.policies import POLICIES
 from trajforge.collectors.runner import RunResult, parse_shard, plan_episodes, run_collection
-from trajforge.collectors.tasks import Suite, load_faults, load_suite
+from trajforge.collectors.tasks import Suite, SuiteError, load_faults, load_suite
 from trajforge.collectors.writer import RunWriter
 from trajforge.schemas import storage
 from trajforge.schemas.hashing import config_hash
@@ -41,11 +41,22 @@ def plan_suites(config: CollectConfig) -> list[Suite]:
     if config.simulate:
         suites = [dataclasses.replace(s, environment=simulated(s.environment, config)) for s in suites]
     if config.tasks:
-        unknown = set(config.tasks) - {t.id for s in suites for t in s.tasks}
+        unknown = set(config.tasks) - {name for s in suites for t in s.tasks for name in task_names(s, t)}
         if unknown:
             raise ValueError(f"unknown task ids: {', '.join(sorted(unknown))}")
-        suites = [dataclasses.replace(s, tasks=tuple(t for t in s.tasks if t.id in config.tasks)) for s in suites]
+        chosen = set(config.tasks)
+        suites = [dataclasses.replace(s, tasks=tuple(t for t in s.tasks if chosen & task_names(s, t))) for s in suites]
     return suites
+
+
+def task_names(suite: Suite, task) -> set[str]:
+    """What `--task` may call a task: its id, or its `task_name` for that suite's task alone."""
+    return {task.id, task_name(suite, task)}
+
+
+def task_name(suite: Suite, task) -> str:
+    """`<suite>/<id>`: the task's name across suites (its episodes' keys add `#<repeat>`)."""
+    return f"{suite.name}/{task.id}"
 
 
 def simulated(real: KindSpec, config: CollectConfig) -> SimulatedSpec:
@@ -136,6 +147,9 @@ def collect(config: CollectConfig, log: Log, warn: Log, progress=lambda items, d
     run_id = config.run_id or default_run_id(config, recorded)
     settings = Settings(run_id=run_id, image=image, command_timeout=config.command_timeout, docker_client=client)
     prepare_environments(suites, settings, warn)
+    make_env = lambda spec: build_environment(spec.environment, settings, spec.faults, spec.seed)  # noqa: E731
+    if config.verify_generated:
+        refuse_unsolved(suites, make_env, config, log)
     run_dir = storage.join(config.output, run_id)
     try:
         writer = RunWriter(run_dir, flush_every=config.flush_every)  # reads what an earlier run left there
@@ -145,7 +159,7 @@ def collect(config: CollectConfig, log: Log, warn: Log, progress=lambda items, d
     result = run_collection(
         episodes,
         writer,
-        make_env=lambda spec: build_environment(spec.environment, settings, spec.faults, spec.seed),
+        make_env=make_env,
         make_policy=lambda: policy_class(**policy_args),
         run_id=run_id,
         concurrency=config.concurrency,
@@ -155,6 +169,19 @@ def collect(config: CollectConfig, log: Log, warn: Log, progress=lambda items, d
     )
     manifest = writer.write_manifest(recorded, len(episodes), {"seconds": round(result.seconds, 3)})
     return Collected(run_id, run_dir, result, manifest.counts)
+
+
+def refuse_unsolved(suites: list[Suite], make_env, config: CollectConfig, log: Log) -> None:
+    """SuiteError naming every generated task that its own scripted solution does not solve (nothing collected)."""
+    from trajforge.collectors.verify import unsolved_generated
+
+    log("verifying the generated tasks: each one's scripted solution against its check")
+    problems = unsolved_generated(suites, make_env, config.concurrency, config.retries, config.max_turns)
+    if problems:
+        raise SuiteError(
+            f"{len(problems)} generated task(s) fail their own scripted check, so nothing was collected:\n  "
+            + "\n  ".join(problems)
+        )
 
 
 def default_run_id(config: CollectConfig, recorded: dict) -> str:

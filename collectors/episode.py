@@ -43,7 +43,7 @@ def run_episode(
         outcome=outcome,
         started_at=started,
         ended_at=datetime.now(UTC),
-        metadata=json.dumps({"task_id": task.id, "seed": seed}),
+        metadata=json.dumps({"task_id": task.id, "seed": seed} | ({"family": task.family} if task.family else {})),
     )
 
 

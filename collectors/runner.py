@@ -84,21 +84,8 @@ def run_collection(
     result = RunResult(planned=len(episodes), skipped=len(episodes) - len(todo))
     started = time.monotonic()
 
-    def one(spec: EpisodeSpec) -> tuple[Trajectory, int]:
-        for attempt in range(retries + 1):
-            try:
-                with make_env(spec) as env:
-                    trajectory = run_episode(env, make_policy(), spec.task, spec.key, run_id, spec.seed, max_turns)
-            except Exception as exc:  # noqa: BLE001 - a broken environment must not stop the run
-                log.exception("%s: the environment failed", spec.key)
-                trajectory = _infra_failure(spec, run_id, f"{type(exc).__name__}: {exc}")
-            if trajectory.outcome.status != "infra_error" or attempt == retries:
-                return trajectory, attempt
-            log.warning("%s: infrastructure failure (attempt %d): %s", spec.key, attempt + 1, trajectory.outcome.error)
-        raise AssertionError("unreachable")
-
     with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
-        futures = [pool.submit(one, spec) for spec in todo]
+        futures = [pool.submit(run_with_retries, s, make_env, make_policy, run_id, retries, max_turns) for s in todo]
         for future in progress(as_completed(futures), len(futures)):
             trajectory, attempts = future.result()
             writer.add(trajectory)
@@ -111,6 +98,28 @@ def run_collection(
     writer.flush()
     result.seconds = time.monotonic() - started
     return result
+
+
+def run_with_retries(
+    spec: EpisodeSpec,
+    make_env: Callable[[EpisodeSpec], Sandbox],
+    make_policy: Callable[[], Policy],
+    run_id: str,
+    retries: int = 2,
+    max_turns: int = 30,
+) -> tuple[Trajectory, int]:
+    """One episode, run again after an infrastructure failure up to `retries` times: (trajectory, retries made)."""
+    for attempt in range(retries + 1):
+        try:
+            with make_env(spec) as env:
+                trajectory = run_episode(env, make_policy(), spec.task, spec.key, run_id, spec.seed, max_turns)
+        except Exception as exc:  # noqa: BLE001 - a broken environment must not stop the run
+            log.exception("%s: the environment failed", spec.key)
+            trajectory = _infra_failure(spec, run_id, f"{type(exc).__name__}: {exc}")
+        if trajectory.outcome.status != "infra_error" or attempt == retries:
+            return trajectory, attempt
+        log.warning("%s: infrastructure failure (attempt %d): %s", spec.key, attempt + 1, trajectory.outcome.error)
+    raise AssertionError("unreachable")
 
 
 def _infra_failure(spec: EpisodeSpec, run_id: str, error: str) -> Trajectory:

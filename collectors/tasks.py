@@ -1,16 +1,18 @@
 """Task suites as YAML data files: load, validate with clear errors, turn into sandbox Tasks."""
 
+import collections
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from trajforge.collectors.environments import EnvironmentSpec, KindSpec
 from trajforge.collectors.environments.terminal import TerminalSpec
 from trajforge.sandboxes.base import Check, PageCheck, ShellCheck, Task, ToolCheck
 from trajforge.schemas.actions import payload_text
 from trajforge.schemas.records import DOMAINS, Action
+from trajforge.schemas.splits import Split, SplitConfig, collected_task_key, split_of_task
 from trajforge.schemas.validation import format_path
 
 SUITES_DIR = Path(__file__).parent / "suites"
@@ -68,13 +70,30 @@ class Defaults(_Spec):
     config: dict = {}
 
 
+class GeneratedSpec(BaseModel):
+    """`{family: NAME, count: N, seed: S, ...}`: N tasks of a family (collectors/families); the other keys are the
+    family's parameters."""
+
+    model_config = ConfigDict(extra="allow")
+    family: str
+    count: int = Field(ge=1, le=100_000)
+    seed: int = 0
+
+
 class SuiteSpec(_Spec):
     suite: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
     domain: str
     environment: EnvironmentSpec = TerminalSpec()
     faults: dict | None = None  # fault injection config (sandboxes/faults.py), off when absent
     defaults: Defaults = Defaults()
-    tasks: list[TaskSpec] = Field(min_length=1)
+    tasks: list[TaskSpec] = []
+    generated: list[GeneratedSpec] = []
+
+    @model_validator(mode="after")
+    def _some_tasks(self):
+        if not self.tasks and not self.generated:
+            raise ValueError("a suite needs tasks, generated tasks or both")
+        return self
 
 
 @dataclass(frozen=True)
@@ -85,6 +104,11 @@ class Suite:
     tasks: tuple[Task, ...]
     environment: KindSpec = TerminalSpec()
     faults: dict | None = None
+
+
+def task_split(suite: Suite, task: Task, config: SplitConfig = SplitConfig()) -> Split:
+    """The side of the split a suite's task is on: the side build-corpus gives every episode collected of it."""
+    return split_of_task(collected_task_key(f"{suite.name}/{task.id}"), task.family, config)
 
 
 def _action(spec: str | KeystrokesSpec | ToolCallSpec | BrowserActionSpec) -> Action:
@@ -150,11 +174,18 @@ def load_suite(name_or_path: str) -> Suite:
     problems = []
     if spec.domain not in DOMAINS:
         problems.append(f"{path}: domain: {spec.domain!r} is not one of {', '.join(DOMAINS)}")
-    ids = [t.id for t in spec.tasks]
-    problems += [f"{path}: tasks: duplicate id {i!r}" for i in sorted({i for i in ids if ids.count(i) > 1})]
+    tasks = _written_tasks(spec) + generated_tasks(spec, path)
+    ids = collections.Counter(t.id for t in tasks)
+    problems += [f"{path}: tasks: duplicate id {i!r}" for i in sorted(i for i, n in ids.items() if n > 1)]
     if problems:
         raise SuiteError("\n".join(problems))
-    tasks = tuple(
+    if problems := _misfits(spec.environment, tasks, path):
+        raise SuiteError("\n".join(problems))
+    return Suite(spec.suite, spec.domain, path, tasks, spec.environment, spec.faults)
+
+
+def _written_tasks(spec: SuiteSpec) -> tuple[Task, ...]:
+    return tuple(
         Task(
             id=t.id,
             instruction=t.instruction,
@@ -169,9 +200,35 @@ def load_suite(name_or_path: str) -> Suite:
         )
         for t in spec.tasks
     )
-    if problems := _misfits(spec.environment, tasks, path):
+
+
+def generated_tasks(spec: SuiteSpec, path: Path) -> tuple[Task, ...]:
+    """The tasks of the suite's `generated:` entries, in order; SuiteError names each entry that cannot be used."""
+    from trajforge.collectors.families import FAMILIES
+    from trajforge.collectors.families.base import FamilyError, generate
+
+    tasks, problems = [], []
+    for i, entry in enumerate(spec.generated):
+        where = f"{path}: generated[{i}]"
+        try:
+            family_class = FAMILIES.get(entry.family)
+            family = family_class(family_class.Params.model_validate(entry.model_extra or {}))
+        except ValidationError as exc:
+            problems += [f"{where}.{format_path(e['loc'])}: {e['msg']}" for e in exc.errors()]
+            continue
+        except ValueError as exc:  # an unknown family: the message lists the known ones
+            problems.append(f"{where}.family: {exc}")
+            continue
+        if misfit := family.misfit(spec.environment):
+            problems.append(f"{where}: {misfit}")
+            continue
+        try:
+            tasks += generate(family, entry.count, entry.seed, spec.domain)
+        except FamilyError as exc:
+            problems.append(f"{where}: {exc}")
+    if problems:
         raise SuiteError("\n".join(problems))
-    return Suite(spec.suite, spec.domain, path, tasks, spec.environment, spec.faults)
+    return tuple(tasks)
 
 
 def _misfits(environment: KindSpec, tasks: tuple[Task, ...], path: Path) -> list[str]:

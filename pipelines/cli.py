@@ -3,6 +3,7 @@
 
 import typer
 
+from trajforge.pipelines.commands.agent_eval import agent_eval_command
 from trajforge.pipelines.commands.beam_command import BeamCommand
 from trajforge.pipelines.commands.build_corpus import build_corpus_command
 from trajforge.pipelines.commands.collect import collect_command
@@ -34,6 +35,7 @@ COMMANDS = (
     ("curate-sft", curate_sft_command, "Curate SFT data: judged best of N candidates (Beam)."),
     ("prepare-rl", prepare_rl_command, "Prepare RL prompts with references and verifiers (Beam)."),
     ("eval", eval_command, "Score checkpoints or endpoints as the benchmark does."),
+    ("agent-eval", agent_eval_command, "Measure agents' success on held-out tasks, for real."),
     ("judge-check", judge_check_command, "Check a judge against adversarial candidates."),
     ("report", report_command, "Write an HTML page about a built corpus."),
     ("train", train_command, "Train a world model: CPT, SFT or RL."),

@@ -51,6 +51,7 @@ class Task:
     check: Check | None = None  # how the environment decides success; the kind of check fits the environment
     vocabulary: tuple[str, ...] = ()  # words that seed the explorer policy
     config: dict[str, Any] = field(default_factory=dict)
+    family: str | None = None  # the task family that generated it (collectors/families); None: written by hand
 
 
 def json_arguments(action: Action) -> dict | None:

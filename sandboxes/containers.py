@@ -72,7 +72,8 @@ def start_container(
 def reap_stale(client: docker.DockerClient) -> int:
     """Remove sandbox containers whose owning process is gone (left by a crashed or killed run)."""
     removed = 0
-    for container in client.containers.list(all=True, filters={"label": RUN_LABEL}):
+    # ignore_removed: another run's container may go between the listing and its inspection (NotFound otherwise)
+    for container in client.containers.list(all=True, filters={"label": RUN_LABEL}, ignore_removed=True):
         owner = int(container.labels.get(OWNER_LABEL) or 0)
         if owner and _pid_alive(owner):
             continue

@@ -4,14 +4,30 @@ package, so adding one is one module (plus its test)."""
 
 from abc import ABC, abstractmethod
 
-from trajforge.sandboxes.base import Task
-from trajforge.schemas.records import Action, Observation
+from trajforge.sandboxes.base import EpisodeEnded, Task
+from trajforge.schemas.records import Action, Observation, Outcome
 from trajforge.schemas.registry import Registry
 
 # What `collect --policy` takes: each policy under its `name`.
 POLICIES: Registry[type["Policy"]] = Registry(
     "policy", name_of=lambda cls: cls.name, package="trajforge.collectors.policies"
 )
+
+
+UNPARSEABLE = "unparseable answer"  # how an outcome's error starts when the agent's answer could not be read
+
+
+class UnparseableAnswer(EpisodeEnded):
+    """A model's answer that the action codec could not read (schemas.actions.Unparseable): the episode ends as
+    the agent's error, with the codec's reason; never a crash."""
+
+    def __init__(self, reason: str):
+        super().__init__(f"{UNPARSEABLE}: {reason}")
+
+
+def is_unparseable(outcome: Outcome) -> bool:
+    """Whether an episode ended because the agent's answer could not be read."""
+    return outcome.status == "agent_error" and (outcome.error or "").startswith(f"{UNPARSEABLE}:")
 
 
 class Policy(ABC):

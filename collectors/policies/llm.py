@@ -8,7 +8,7 @@ none ends the episode; one that cannot be read ends it as the agent's error.
 
 import json
 
-from trajforge.collectors.policies.base import POLICIES, Policy
+from trajforge.collectors.policies.base import POLICIES, Policy, UnparseableAnswer
 from trajforge.endpoints import ChatClient, Endpoint, EndpointError
 from trajforge.sandboxes.base import EpisodeEnded
 from trajforge.schemas.actions import Done, Unparseable, parse_action
@@ -105,7 +105,7 @@ def answer_action(text: str, action_space: list[dict]) -> Action | None:
 
     answer = parse_action(text, browser_actions=browser_actions_in(action_space))
     if isinstance(answer, Unparseable):
-        raise EpisodeEnded(f"unparseable answer: {answer.reason}")
+        raise UnparseableAnswer(answer.reason)
     if isinstance(answer, Done):
         return None
     if answer.action.kind == "tool_call":  # a shell or keystrokes tool is read as the native call would be

@@ -60,6 +60,14 @@ SftRlShare = Annotated[
     ),
 ]
 SplitSeed = Annotated[int, typer.Option(help="Seed of the task split's hash.")]
+HeldOutFamily = Annotated[
+    list[str],
+    typer.Option(
+        "--held-out-family",
+        help="Hold out every task of this task family (repeatable), whatever its draw: out-of-distribution "
+        "evaluation. A family is what generated the task (collectors/families), recorded in its metadata.",
+    ),
+]
 Knowledge = Annotated[
     list[Path],
     typer.Option(
@@ -97,6 +105,7 @@ def build_corpus_command(
     held_out: HeldOut = DEFAULTS.split.held_out,
     sft_rl_share: SftRlShare = DEFAULTS.split.sft_rl_share,
     split_seed: SplitSeed = DEFAULTS.split.seed,
+    held_out_family: HeldOutFamily = [],  # noqa: B006
     knowledge: Knowledge = [],  # noqa: B006
     knowledge_share: KnowledgeShare = DEFAULTS.knowledge_share,
     verbose: Verbose = False,
@@ -114,9 +123,10 @@ def build_corpus_command(
     with job_errors(verbose):
         from trajforge.pipelines.build_corpus.pipeline import build_corpus
 
+        split = SplitConfig(held_out, sft_rl_share, split_seed, tuple(held_out_family))
         config = BuildConfig(checked_format(input_format), checked_policy(policy),
             filters=FilterConfig(disabled=tuple(disable), min_turns=min_turns), near_dedup=near_dedup, redact=redact,
-            shard_bytes=int(shard_mb * MB), split=SplitConfig(held_out, sft_rl_share, split_seed),
+            shard_bytes=int(shard_mb * MB), split=split,
             knowledge=tuple(str(p) for p in knowledge), knowledge_share=knowledge_share)  # fmt: skip
         manifest = build_corpus(input, output, config, beam_args(ctx), incremental, workers, verbose)
     _summary(manifest, output)

@@ -40,7 +40,7 @@ RETRIES = typer.Option(
 )
 MAX_TURNS = typer.Option(DEFAULTS.max_turns, min=1, help="Turns before an episode ends as a timeout.")
 COMMAND_TIMEOUT = typer.Option(DEFAULTS.command_timeout, min=0.1, help="Seconds before a command is interrupted.")
-TASKS = typer.Option([], "--task", help="Only these task ids (repeatable).")
+TASKS = typer.Option([], "--task", help="Only these task ids (repeatable); SUITE/ID: that suite's task alone.")
 IMAGE = typer.Option(None, help="Sandbox image (default: the base image, built if missing).")
 SEED = typer.Option(DEFAULTS.seed, help="Seed of the explorer and the LLM sampling.")
 EXPLORER_STEPS = typer.Option(DEFAULTS.explorer_steps, min=1, help="Commands per explorer episode.")
@@ -69,6 +69,11 @@ SIMULATION_INSTRUCTION = typer.Option(
     DEFAULTS.simulation_instruction,
     help="With --simulate: how the world model should behave (e.g. 'fail one call in five with a 503').",
 )
+VERIFY_GENERATED = typer.Option(
+    DEFAULTS.verify_generated,
+    help="Before collecting, run every generated task's scripted solution in its real environment; if one fails "
+    "its own check, name it (and what the check said) and collect nothing.",
+)
 
 OPTIONS = {  # {parameter: (type, option)}, in the order of --help; `_config` makes them a CollectConfig
     "suite": (list[str], SUITES),
@@ -94,6 +99,7 @@ OPTIONS = {  # {parameter: (type, option)}, in the order of --help; `_config` ma
     "simulate": (str | None, SIMULATE),
     "simulate_key_env": (str, SIMULATE_KEY_ENV),
     "simulation_instruction": (str, SIMULATION_INSTRUCTION),
+    "verify_generated": (bool, VERIFY_GENERATED),
 }
 
 

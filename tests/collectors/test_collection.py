@@ -29,6 +29,12 @@ def test_tasks_are_chosen_by_id_and_unknown_ones_refused():
     assert [t.id for t in suite.tasks] == ["count-lines"]
     with pytest.raises(ValueError, match="unknown task ids: nope"):
         plan_suites(CollectConfig(suites=("terminal",), tasks=("nope",)))
+    terminal, swe = plan_suites(
+        CollectConfig(suites=("terminal", "swe"), tasks=("swe/calc-add", "terminal/largest-file"))
+    )
+    assert [t.id for t in terminal.tasks] == ["largest-file"] and [t.id for t in swe.tasks] == ["calc-add"]
+    with pytest.raises(ValueError, match="unknown task ids: swe/largest-file"):
+        plan_suites(CollectConfig(suites=("terminal", "swe"), tasks=("swe/largest-file",)))
     with pytest.raises(SuiteError, match="unknown suite 'moon'"):
         plan_suites(CollectConfig(suites=("moon",)))
 

@@ -3,11 +3,12 @@ import json
 import httpx
 import pytest
 
+from trajforge.collectors.policies.base import is_unparseable
 from trajforge.collectors.policies.explorer import ExplorerPolicy
 from trajforge.collectors.policies.llm import LLMAgentPolicy, ModelUnreachable
 from trajforge.collectors.policies.scripted import ScriptedPolicy
 from trajforge.sandboxes.base import EpisodeEnded, Task
-from trajforge.schemas.records import Action, Observation
+from trajforge.schemas.records import Action, Observation, Outcome
 
 TASK = Task(
     id="t",
@@ -126,3 +127,6 @@ def test_llm_unparseable_answer_is_the_agents_error_not_a_crash():
     with pytest.raises(EpisodeEnded, match="unparseable answer: the <tool_call> does not hold valid JSON") as ended:
         policy.act(None)
     assert ended.value.status == "agent_error"
+    assert is_unparseable(Outcome(status="agent_error", error=ended.value.reason))
+    assert not is_unparseable(Outcome(status="agent_error", error="the model endpoint failed: 503"))
+    assert not is_unparseable(Outcome(status="timeout", error=ended.value.reason))

@@ -57,3 +57,16 @@ def test_rows_written_before_the_split_columns_get_it_derived():
     row = record(source={"kind": "collected", "by": "s", "origin": "suite/t1#0"})
     assert row_placement(row) == ("task:suite/t1", split_of(row))
     assert row_placement({**row, "task": "task:x", "split": "held_out"}) == ("task:x", "held_out")
+
+
+def test_a_held_out_family_is_held_out_whole_and_others_split_as_before():
+    def generated(i: int, family: str | None) -> dict:
+        meta = {"task_id": f"t{i}"} | ({"family": family} if family else {})
+        return record(source={"kind": "collected", "by": "s", "origin": f"suite/t{i}#0"}, metadata=json.dumps(meta))
+
+    config = SplitConfig(held_out=0.2, held_out_families=("kvstore",))
+    assert {split_of(generated(i, "kvstore"), config) for i in range(50)} == {"held_out"}
+    for i in range(50):  # a family not named, or no family: the draw decides, exactly as without the option
+        for family in ("terminal-text", None):
+            assert split_of(generated(i, family), config) == split_of(generated(i, family), SplitConfig(held_out=0.2))
+    assert {split_of(generated(i, "terminal-text"), config) for i in range(50)} == {"train", "held_out"}

@@ -1,3 +1,4 @@
+import json
 import re
 from pathlib import Path
 
@@ -6,6 +7,7 @@ from typer.testing import CliRunner
 from tests.builders import make_trajectory
 from trajforge.curation.filters import FILTERS
 from trajforge.pipelines.cli import app
+from trajforge.schemas.dataset import load_cpt
 from trajforge.schemas.manifest import read_manifest
 from trajforge.schemas.sinks import write_segments
 
@@ -50,3 +52,19 @@ def test_an_unknown_input_format_is_refused_listing_the_known_ones(tmp_path):
     result = runner.invoke(app, ["build-corpus", "-i", str(tmp_path), "--input-format", "csv"])
     assert result.exit_code == 2
     assert "unknown --input-format 'csv'; known: trajforge, chat, atif, agentworldbench" in result.output
+
+
+def test_held_out_family_holds_out_every_task_of_that_family(tmp_path):
+    def episode(i: int, family: str | None):
+        meta = {"task_id": f"t{i}"} | ({"family": family} if family else {})
+        source = {"kind": "collected", "by": "scripted", "run_id": "r", "origin": f"gen/t{i}#0"}
+        return make_trajectory(source=source, metadata=json.dumps(meta), task_description=f"Task {i}.")
+
+    write_segments([episode(i, "kvstore" if i % 2 else None) for i in range(6)], tmp_path / "raw")
+    out = tmp_path / "corpus"
+    args = ["build-corpus", "-i", str(tmp_path / "raw"), "-o", str(out), "--workers", "1", "--no-near-dedup"]
+    result = runner.invoke(app, [*args, "--held-out", "0", "--held-out-family", "kvstore"])
+    assert result.exit_code == 0, result.output
+    sides = {row["task"]: row["split"] for row in load_cpt(out).to_list()}
+    assert sides == {f"task:gen/t{i}": "held_out" if i % 2 else "train" for i in range(6)}
+    assert read_manifest(out).config["split"]["held_out_families"] == ["kvstore"]

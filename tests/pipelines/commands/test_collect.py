@@ -30,3 +30,19 @@ def test_a_host_suite_is_warned_about_once_and_recorded(tmp_path):
     manifest = json.loads((tmp_path / "raw" / "r" / "_manifest.json").read_text())
     policy = {"transport": "stdio", "isolation": "host", "network": "none"}
     assert manifest["config"]["mcp"] == {"kv-a": policy, "kv-b": policy}
+
+
+def test_a_generated_suite_is_verified_then_collected_with_each_task_s_family(tmp_path):
+    path = tmp_path / "kv-gen.yaml"
+    path.write_text(
+        "suite: kv-gen\ndomain: mcp\nenvironment: {kind: mcp, server: kvstore, isolation: host}\n"
+        "generated:\n  - {family: kvstore, count: 3, seed: 5}\n"
+    )
+    args = ["collect", "--suite", str(path), "--verify-generated", "--output", str(tmp_path / "raw"), "--run-id", "r"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "verifying the generated tasks" in result.output
+    records = [json.loads(line) for segment in (tmp_path / "raw" / "r").glob("segment-*.jsonl") for line in
+               segment.read_text().splitlines()]  # fmt: skip
+    assert len(records) == 3 and {r["outcome"]["status"] for r in records} == {"success"}
+    assert {json.loads(r["metadata"])["family"] for r in records} == {"kvstore"}

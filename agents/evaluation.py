@@ -1,0 +1,237 @@
+"""Measuring agents: each agent (a policy: scripted, explorer, an endpoint through the llm policy, a checkpoint)
+runs the held-out tasks of the suites, the tasks build-corpus holds out (collectors.tasks.task_split), in the real
+environment, as one `collect` run per agent (collectors/collection.py: the runner, its concurrency, retries, faults
+and resume), so every episode is a raw trajectory run folder that feeds the corpus like any other. From those
+episodes: the success rate per agent, suite and task family with its 95% Wilson interval, mean turns, the share of
+answers that could not be read as an action, and apart the infrastructure errors, task errors and tasks without a
+check (they say nothing of the agent).
+
+All agents run the same task list, so their rows compare."""
+
+import dataclasses
+import importlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from trajforge.collectors.collection import Collected, collect, plan_suites, task_name
+from trajforge.collectors.config import CollectConfig
+from trajforge.collectors.policies.base import POLICIES, is_unparseable
+from trajforge.collectors.tasks import Suite, task_split
+from trajforge.evaluation.intervals import wilson_interval
+from trajforge.sandboxes.base import Task
+from trajforge.schemas.records import Trajectory
+from trajforge.schemas.sources import read_records
+from trajforge.schemas.splits import SplitConfig, collected_task_key
+
+Log = Callable[[str], None]
+CHECKPOINT = "checkpoint"  # the policy `-c DIR` runs, registered when its module is imported
+CHECKPOINT_MODULE = "trajforge.agents.checkpoint_policy"
+AGENT_FLAGS = {"llm": "--endpoint URL=MODEL", CHECKPOINT: "-c CHECKPOINT"}  # policies named by their own flag
+CONFIDENCE = 0.95
+NOT_SCORED = {"infra_error": "infra_errors", "task_error": "task_errors", "unknown": "unchecked"}
+
+
+@dataclass(frozen=True)
+class Agent:
+    """One row of the table: a policy and the CollectConfig fields it reads (llm_url, checkpoint, ...)."""
+
+    label: str
+    policy: str
+    settings: dict = field(default_factory=dict)
+
+
+class AgentEvalError(ValueError):
+    """Nothing to evaluate, or an agent that cannot run: one line that says what to do."""
+
+
+def policy_agent(name: str) -> Agent:
+    if name in AGENT_FLAGS:
+        raise AgentEvalError(f"--policy {name}: give {AGENT_FLAGS[name]} instead")
+    POLICIES.get(name)  # UnknownName lists the policies there are
+    return Agent(name, name)
+
+
+def endpoint_agent(entry: str) -> Agent:
+    """`URL=MODEL`: a model behind an OpenAI-compatible endpoint, acting through the llm policy."""
+    url, _, model = entry.partition("=")
+    if not url or not model:
+        raise AgentEvalError(f"--endpoint {entry}: give URL=MODEL, e.g. http://127.0.0.1:8000/v1=tiny")
+    return Agent(f"{model} @ {url}", "llm", {"llm_url": url, "llm_model": model})
+
+
+def checkpoint_agent(folder: str | Path) -> Agent:
+    """A checkpoint acting through the checkpoint policy (which agents/checkpoint_policy.py registers)."""
+    try:
+        importlib.import_module(CHECKPOINT_MODULE)
+    except ModuleNotFoundError as exc:
+        if exc.name != CHECKPOINT_MODULE:  # a module it imports is missing: a broken install, said as it is
+            raise
+    fields = {f.name for f in dataclasses.fields(CollectConfig)}
+    if CHECKPOINT not in POLICIES or CHECKPOINT not in fields:
+        raise AgentEvalError(
+            f"-c {folder}: this trajforge has no checkpoint policy yet ({CHECKPOINT_MODULE}); "
+            f"evaluate an endpoint instead (`trajforge serve {folder}`, then --endpoint URL=MODEL)"
+        )
+    return Agent(str(folder), CHECKPOINT, {CHECKPOINT: str(folder)})
+
+
+@dataclass(frozen=True)
+class AgentEvalConfig:
+    """The agents, and the collect run each of them gets (suites, output, repeats, concurrency, faults, turns,
+    seed; its tasks and policy are agent-eval's); `split` must be build-corpus's for its held-out tasks."""
+
+    agents: tuple[Agent, ...] = ()
+    run: CollectConfig = CollectConfig(suites=("terminal",))
+    split: SplitConfig = SplitConfig()
+
+
+@dataclass
+class Score:
+    """One group's episodes, counted. Scored: those that say something of the agent (success, failure, agent
+    error, timeout on a task with a check); infrastructure errors, task errors and the episodes of tasks without a
+    check are counted apart, so every agent's rate has the same tasks behind it."""
+
+    successes: int = 0
+    failures: int = 0
+    unparseable: int = 0
+    turns: int = 0  # over the scored episodes
+    infra_errors: int = 0
+    task_errors: int = 0
+    unchecked: int = 0
+
+    def add(self, trajectory: Trajectory, checked: bool = True) -> None:
+        """One episode; of a task without a check (`checked` False) it can only be counted apart, however it ended."""
+        status = trajectory.outcome.status
+        if status not in NOT_SCORED and not checked:
+            status = "unknown"
+        if status in NOT_SCORED:
+            setattr(self, NOT_SCORED[status], getattr(self, NOT_SCORED[status]) + 1)
+            return
+        self.successes += status == "success"
+        self.failures += status != "success"
+        self.unparseable += is_unparseable(trajectory.outcome)
+        self.turns += len(trajectory.turns)
+
+    @property
+    def scored(self) -> int:
+        return self.successes + self.failures
+
+    @property
+    def episodes(self) -> int:
+        return self.scored + self.infra_errors + self.task_errors + self.unchecked
+
+    def rate(self, count: int) -> float | None:
+        return count / self.scored if self.scored else None
+
+    @property
+    def interval(self) -> tuple[float, float] | None:
+        return wilson_interval(self.successes, self.scored, CONFIDENCE) if self.scored else None
+
+    def as_dict(self) -> dict:
+        counts = {k: v for k, v in dataclasses.asdict(self).items() if k != "turns"}
+        return {
+            "episodes": self.episodes,
+            "scored": self.scored,
+            "success_rate": self.rate(self.successes),
+            "interval": list(self.interval) if self.interval else None,
+            "mean_turns": self.rate(self.turns),
+            "unparseable_rate": self.rate(self.unparseable),
+            **counts,
+        }
+
+
+@dataclass
+class AgentReport:
+    agent: Agent
+    run_dir: str
+    model_free: bool  # no model chose its actions (scripted, explorer)
+    overall: Score
+    per_suite: dict[str, Score]
+    per_family: dict[str, Score]
+    ran: int = 0  # episodes this invocation ran; the others were in the run folder already (a resumed run)
+    skipped: int = 0
+
+    def as_dict(self) -> dict:
+        return {
+            "agent": self.agent.label,
+            "policy": self.agent.policy,
+            "model_free": self.model_free,
+            "run_dir": self.run_dir,
+            "ran": self.ran,
+            "skipped": self.skipped,
+            "overall": self.overall.as_dict(),
+            "per_suite": {k: v.as_dict() for k, v in self.per_suite.items()},
+            "per_family": {k: v.as_dict() for k, v in self.per_family.items()},
+        }
+
+
+@dataclass
+class AgentEvalResult:
+    held_out: dict[str, list[str]]  # suite -> its held-out task ids, every agent's tasks
+    split: SplitConfig
+    reports: list[AgentReport]
+
+    @property
+    def errors(self) -> int:
+        """Episodes that ended in an infrastructure or a task error, over every agent."""
+        return sum(r.overall.infra_errors + r.overall.task_errors for r in self.reports)
+
+    def as_dict(self) -> dict:
+        return {
+            "confidence": CONFIDENCE,
+            "split": dataclasses.asdict(self.split),
+            "held_out_tasks": self.held_out,
+            "agents": [r.as_dict() for r in self.reports],
+        }
+
+
+def held_out_suites(suites: Iterable[Suite], split: SplitConfig) -> list[Suite]:
+    """Each suite with only its held-out tasks."""
+    return [
+        dataclasses.replace(s, tasks=tuple(t for t in s.tasks if task_split(s, t, split) == "held_out")) for s in suites
+    ]
+
+
+def family_of(suite: Suite, task: Task) -> str:
+    """The family a task's figures go to: the one that generated it, or for a hand-written task its suite's name."""
+    return task.family or suite.name
+
+
+def evaluate_agents(
+    config: AgentEvalConfig, log: Log, warn: Log, progress=lambda items, description, total: items
+) -> AgentEvalResult:
+    """Run every agent on the same held-out tasks and score them; AgentEvalError (a ValueError) before any episode
+    runs when there is no agent or no held-out task."""
+    if not config.agents:
+        raise AgentEvalError("name an agent to evaluate: -c CHECKPOINT, --endpoint URL=MODEL or --policy NAME")
+    suites = held_out_suites(plan_suites(dataclasses.replace(config.run, tasks=())), config.split)
+    for suite in suites:
+        if not suite.tasks:
+            warn(f"{suite.name}: no held-out task (held-out share {config.split.held_out}, seed {config.split.seed})")
+    places = {collected_task_key(task_name(s, t)): (s, t) for s in suites for t in s.tasks}
+    if not places:
+        raise AgentEvalError(f"no held-out task in {', '.join(s.name for s in suites)}: nothing to evaluate")
+    names = tuple(task_name(s, t) for s, t in places.values())
+    reports = []
+    for agent in config.agents:
+        run = dataclasses.replace(config.run, tasks=names, policy=agent.policy, **agent.settings)
+        reports.append(score_agent(agent, collect(run, log, warn, progress), places))
+    return AgentEvalResult({s.name: [t.id for t in s.tasks] for s in suites}, config.split, reports)
+
+
+def score_agent(agent: Agent, collected: Collected, places: dict[str, tuple[Suite, Task]]) -> AgentReport:
+    """The agent's figures from the episodes its run folder holds of the planned tasks (a resumed run's too)."""
+    overall = Score()
+    per_suite = {s.name: Score() for s, _ in places.values()}
+    per_family = {family: Score() for family in sorted({family_of(s, t) for s, t in places.values()})}
+    models = set()
+    for result in read_records([collected.run_dir]):
+        if not result.ok or (key := collected_task_key(result.record.source.origin or "")) not in places:
+            continue
+        suite, task = places[key]
+        for score in (overall, per_suite[suite.name], per_family[family_of(suite, task)]):
+            score.add(result.record, checked=task.check is not None)
+        models.add(result.record.agent.model)
+    run = collected.result
+    return AgentReport(agent, collected.run_dir, models <= {None}, overall, per_suite, per_family, run.ran, run.skipped)

@@ -1,0 +1,153 @@
+"""agent-eval's library: which tasks it runs (build-corpus's held-out ones), how it counts episodes into figures,
+and real episodes in Docker: the scripted policy solves the held-out terminal tasks, the explorer does not, and a
+second run resumes instead of running them again."""
+
+import dataclasses
+
+import pytest
+
+from tests.builders import make_trajectory
+from trajforge.agents import evaluation
+from trajforge.agents.evaluation import (
+    Agent,
+    AgentEvalConfig,
+    AgentEvalError,
+    checkpoint_agent,
+    endpoint_agent,
+    evaluate_agents,
+    held_out_suites,
+    policy_agent,
+    score_agent,
+)
+from trajforge.collectors.collection import Collected
+from trajforge.collectors.config import CollectConfig
+from trajforge.collectors.runner import RunResult
+from trajforge.collectors.tasks import Suite, load_suite
+from trajforge.evaluation.intervals import wilson_interval
+from trajforge.sandboxes.base import ShellCheck, Task
+from trajforge.schemas.registry import Registry
+from trajforge.schemas.sinks import write_segments
+from trajforge.schemas.sources import read_records
+from trajforge.schemas.splits import SplitConfig, collected_task_key, split_of
+
+
+def episode(origin: str, status: str, turns: int = 2, error: str | None = None, model: str | None = None):
+    return make_trajectory(
+        n_turns=turns,
+        source={"kind": "collected", "by": "llm", "run_id": "r", "origin": origin},
+        agent={"name": "llm", "model": model},
+        outcome={"status": status, "error": error},
+    )
+
+
+def test_the_held_out_tasks_are_the_ones_build_corpus_holds_out():
+    terminal, split = load_suite("terminal"), SplitConfig(held_out=0.3, seed=5)
+    (held,) = held_out_suites([terminal], split)
+    recorded = [episode(f"terminal/{t.id}#0", "success").model_dump() for t in terminal.tasks]
+    expected = [t.id for t, r in zip(terminal.tasks, recorded, strict=True) if split_of(r, split) == "held_out"]
+    assert [t.id for t in held.tasks] == expected and 0 < len(expected) < len(terminal.tasks)
+    assert held_out_suites([terminal], SplitConfig(held_out=0.0))[0].tasks == ()
+    kvstore = load_suite("mcp-kvstore-gen")
+    (whole,) = held_out_suites([kvstore], SplitConfig(held_out=0.0, held_out_families=("kvstore",)))
+    assert whole.tasks == kvstore.tasks  # a family held out whole, as build-corpus --held-out-family holds it
+
+
+def test_episodes_count_into_figures_and_errors_apart(tmp_path):
+    check = ShellCheck(command="test -f done")
+    tasks = (Task("a", "do a", check=check), Task("b", "do b", check=check, family="sorting"), Task("c", "do c"))
+    suite = Suite("s", "terminal", None, tasks)
+    places = {collected_task_key(f"s/{t.id}"): (suite, t) for t in suite.tasks}
+    records = [
+        episode("s/a#0", "success", turns=3),
+        episode("s/a#1", "failure", turns=1),
+        episode("s/b#0", "agent_error", turns=1, error="unparseable answer: the ```bash block is not closed"),
+        episode("s/b#1", "timeout", turns=4),
+        episode("s/b#2", "agent_error", turns=1, error="the model endpoint failed: 503"),
+        episode("s/a#2", "infra_error", turns=0),
+        episode("s/a#3", "task_error", turns=0),
+        episode("s/c#0", "unknown", turns=2),
+        episode("s/c#1", "timeout", turns=5),  # a task without a check says nothing of the agent, however it ends
+        episode("other/a#0", "success", turns=9),  # a task this evaluation did not plan
+    ]
+    write_segments(records, tmp_path, per_file=4)
+    collected = Collected("r", str(tmp_path), RunResult(planned=9, skipped=0), {})
+    report = score_agent(Agent("tiny", "llm"), collected, places)
+    figures = report.as_dict()["overall"]
+    assert figures["success_rate"] == 1 / 5 and figures["interval"] == pytest.approx(wilson_interval(1, 5))
+    assert (figures["episodes"], figures["scored"], figures["mean_turns"]) == (9, 5, 10 / 5)
+    assert (figures["unparseable"], figures["unparseable_rate"]) == (1, 1 / 5)
+    assert (figures["infra_errors"], figures["task_errors"], figures["unchecked"]) == (1, 1, 2)
+    assert list(report.per_family) == ["s", "sorting"] and list(report.per_suite) == ["s"]
+    family, sorting = report.per_family["s"], report.per_family["sorting"]
+    assert (family.successes, family.scored, family.unchecked) == (1, 2, 2)
+    assert (sorting.successes, sorting.scored, sorting.unchecked) == (0, 3, 0)
+    assert report.model_free
+    write_segments([episode("s/a#4", "failure", model="tiny")], tmp_path)
+    assert not score_agent(Agent("tiny", "llm"), collected, places).model_free
+
+
+def test_a_group_without_scored_episodes_has_no_rate():
+    figures = evaluation.Score(infra_errors=2).as_dict()
+    assert figures["success_rate"] is None and figures["interval"] is None and figures["mean_turns"] is None
+
+
+def test_agents_are_named_by_their_own_flags(monkeypatch):
+    assert endpoint_agent("http://127.0.0.1:8000/v1=tiny") == Agent(
+        "tiny @ http://127.0.0.1:8000/v1", "llm", {"llm_url": "http://127.0.0.1:8000/v1", "llm_model": "tiny"}
+    )
+    assert policy_agent("scripted") == Agent("scripted", "scripted")
+    with pytest.raises(AgentEvalError, match="give URL=MODEL"):
+        endpoint_agent("http://127.0.0.1:8000/v1")
+    with pytest.raises(AgentEvalError, match="--policy llm: give --endpoint URL=MODEL"):
+        policy_agent("llm")
+    with pytest.raises(ValueError, match="unknown policy 'oracle'"):
+        policy_agent("oracle")
+    monkeypatch.setattr(evaluation, "POLICIES", Registry("policy"))  # a trajforge without the checkpoint policy
+    with pytest.raises(AgentEvalError, match="-c runs/agent: this trajforge has no checkpoint policy"):
+        checkpoint_agent("runs/agent")
+
+
+def test_nothing_to_evaluate_is_refused_before_any_episode():
+    with pytest.raises(AgentEvalError, match="name an agent"):
+        evaluate_agents(AgentEvalConfig(), print, print)
+    config = AgentEvalConfig((policy_agent("scripted"),), CollectConfig(suites=("swe",)), SplitConfig(held_out=0.0))
+    with pytest.raises(AgentEvalError, match="no held-out task in swe"):
+        evaluate_agents(config, print, print)
+
+
+@pytest.mark.slow
+def test_scripted_solves_the_held_out_terminal_tasks_and_explorer_does_not(tmp_path, sandbox_image):
+    run = CollectConfig(suites=("terminal",), output=str(tmp_path), image=sandbox_image, max_turns=8)
+    config = AgentEvalConfig((policy_agent("scripted"), policy_agent("explorer")), run)
+    result = evaluate_agents(config, print, print)
+    held = [t.id for t in held_out_suites([load_suite("terminal")], config.split)[0].tasks]
+    assert result.held_out == {"terminal": held}
+    scripted, explorer = result.reports
+    assert scripted.overall.scored >= 2 and scripted.overall.successes == scripted.overall.scored
+    assert explorer.overall.scored == scripted.overall.scored and explorer.overall.successes == 0
+    assert scripted.overall.infra_errors == explorer.overall.infra_errors == result.errors == 0
+    assert scripted.model_free and explorer.model_free
+    written = [r.record for r in read_records([scripted.run_dir])]
+    assert sorted(r.source.origin for r in written) == sorted(f"terminal/{task}#0" for task in held)
+    again = evaluate_agents(dataclasses.replace(config, agents=config.agents[:1]), print, print)
+    (resumed,) = again.reports
+    assert (resumed.run_dir, resumed.ran, resumed.skipped) == (scripted.run_dir, 0, len(held))
+    assert resumed.as_dict()["overall"] == scripted.as_dict()["overall"] and scripted.ran == len(held)
+
+
+@pytest.mark.slow
+def test_generated_tasks_are_counted_by_their_family(tmp_path, sandbox_image):
+    suite = tmp_path / "mixed.yaml"
+    suite.write_text(
+        "suite: mixed\ndomain: terminal\n"
+        "tasks:\n  - {id: hello, instruction: Write hello to a.txt., actions: ['echo hello > a.txt'], "
+        "check: grep -qx hello a.txt}\n"
+        "generated:\n  - {family: terminal-text, count: 6, seed: 3}\n"
+    )
+    run = CollectConfig(suites=(str(suite),), output=str(tmp_path / "raw"), image=sandbox_image, max_turns=8)
+    config = AgentEvalConfig((policy_agent("scripted"),), run, SplitConfig(held_out=1.0))
+    (report,) = evaluate_agents(config, print, print).reports
+    assert list(report.per_family) == ["mixed", "terminal-text"]
+    assert (report.per_family["mixed"].successes, report.per_family["mixed"].scored) == (1, 1)
+    assert (report.per_family["terminal-text"].successes, report.per_family["terminal-text"].scored) == (6, 6)
+    assert report.overall.interval == pytest.approx(wilson_interval(7, 7))

@@ -1,0 +1,17 @@
+"""Scripted episodes of generated tasks in their real environments, for the family tests."""
+
+import dataclasses
+
+from trajforge.collectors.environments import Settings, build_environment
+from trajforge.collectors.tasks import Suite, load_suite
+from trajforge.collectors.verify import unsolved_generated
+
+
+def first_tasks(suite_name: str, count: int) -> Suite:
+    suite = load_suite(suite_name)
+    return dataclasses.replace(suite, tasks=suite.tasks[:count])
+
+
+def unsolved(suite: Suite, docker_client, sandbox_image: str) -> list[str]:
+    settings = Settings(run_id="pytest", image=sandbox_image, command_timeout=10, docker_client=docker_client)
+    return unsolved_generated([suite], lambda spec: build_environment(spec.environment, settings), concurrency=2)
