@@ -25,7 +25,7 @@ class AgentRLConfig:
     clip: float = 1.0
     eps_low: float = EPS_LOW
     eps_high: float = EPS_HIGH
-    kl_coef: float = 0.0  # training/rl.py's update reads it; agent RL keeps no reference model
+    kl_coef: float = 0.0  # weight of the KL to the starting model (0: no reference model is kept)
     max_steps: int = 20
     save_every: int = 10
     seed: int = 0

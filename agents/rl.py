@@ -6,13 +6,15 @@ with the current policy (agents/rollouts.py: each in its own environment, concur
 device, tokens kept as generated) and rewards each with its task's check: 1 for success, 0 otherwise (an
 unparseable answer ends the episode with 0, as the turn limit and a full context do). Advantages are normalised
 within each task's group; the ratio is GSPO's sequence-level one over the agent's own tokens of every turn,
-observation and template tokens masked. The update and the loss are training/rl.py's and training/gspo.py's; the
-optimizer, checkpoints, resume and metrics.jsonl are training/optimization.py's, as in every stage. An episode
-that the infrastructure or a broken task ended says nothing about the policy and is left out of its group.
+observation and template tokens masked, with an optional KL to the starting model (`kl_coef`). The update and the
+loss are training/rl.py's and training/gspo.py's; the optimizer, checkpoints, resume and metrics.jsonl are
+training/optimization.py's, as in every stage. An episode that the infrastructure or a broken task ended says
+nothing about the policy and is left out of its group.
 
 Each step's metrics line says whether RL can learn: the success rate and the share of degenerate groups (every
 episode of a task with the same reward: no gradient)."""
 
+import copy
 import time
 from collections import Counter
 from pathlib import Path
@@ -69,9 +71,10 @@ def group_batch(rollouts: list[Rollout], pad_id: int, device) -> tuple[torch.Ten
     return ids.to(device), mask[:, 1:].to(device)
 
 
-def training_groups(model, groups: list[list[Rollout]], pad_id: int) -> tuple[list[Rollouts], int]:
-    """Per task, its trainable episodes as training/rl.py's Rollouts (ids, mask, the sampling policy's log-probs,
-    rewards); groups left with fewer than two episodes are skipped (how many is the second value)."""
+def training_groups(model, groups: list[list[Rollout]], pad_id: int, reference=None) -> tuple[list[Rollouts], int]:
+    """Per task, its trainable episodes as training/rl.py's Rollouts (ids, mask, the sampling policy's log-probs and
+    the reference model's when there is one, rewards); groups left with fewer than two episodes are skipped (how many
+    is the second value)."""
     device = next(model.parameters()).device
     batches, skipped = [], 0
     for group in groups:
@@ -82,8 +85,9 @@ def training_groups(model, groups: list[list[Rollout]], pad_id: int) -> tuple[li
         ids, mask = group_batch(kept, pad_id, device)
         with torch.no_grad():
             old = sequence_logprobs(model, ids, mask)
+            ref = sequence_logprobs(reference, ids, mask) if reference is not None else None
         batch = Rollouts()
-        batch.groups.append((ids, mask, old, None))
+        batch.groups.append((ids, mask, old, ref))
         batch.rewards.append([r.reward for r in kept])
         batches.append(batch)
     return batches, skipped
@@ -104,6 +108,7 @@ def step_metrics(step: int, groups: list[list[Rollout]], batches: list[Rollouts]
         "skipped_groups": len(groups) - len(batches),
         "loss": sum(float(s.loss.detach()) for s in stats) / len(stats) if stats else None,
         "clipped": sum(s.clipped_fraction for s in stats) / len(stats) if stats else None,
+        "kl": sum(s.kl for s in stats) / len(stats) if stats else None,
         "lr": timing["lr"],
         "episodes": len(episodes),
         "outcomes": dict(sorted(outcomes.items())),
@@ -128,6 +133,7 @@ class AgentRL:
         suites = [load_suite(s) for s in config.suites]
         self.tasks = trainable_tasks(suites, config.split)
         self.actor = Actor.load(self.folder, temperature=config.temperature)
+        self.reference = copy.deepcopy(self.actor.model).eval() if config.kl_coef else None  # the starting model
         self.optimizer = Optimizer(self.actor.model, config.lr, 0, config.max_steps, 0.0, config.clip, lr_floor=1.0)
         self.output = Path(config.output)
         self.output.mkdir(parents=True, exist_ok=True)
@@ -157,7 +163,7 @@ class AgentRL:
         started = time.perf_counter()
         groups, rollout_seconds = self.rollouts(step)
         pad = self.actor.tokenizer.pad_token_id if self.actor.tokenizer.pad_token_id is not None else 0
-        batches, _ = training_groups(self.actor.model, groups, pad)
+        batches, _ = training_groups(self.actor.model, groups, pad, self.reference)
         stats = [s for batch in batches for s in update_policy(self.actor.model, self.optimizer, batch, self.config)]
         timing = {"lr": self.optimizer.lr, "rollout_seconds": rollout_seconds, "seconds": time.perf_counter() - started}
         metrics = step_metrics(step + 1, groups, batches, stats, timing)

@@ -52,6 +52,11 @@ def test_a_run_with_no_trainable_task_is_a_clear_error(tmp_path):
         rl.trainable_tasks([load_suite(_suite(tmp_path, 3, check=False))], SplitConfig(held_out=0.0))
 
 
+def test_a_run_needs_a_checkpoint_to_start_from():
+    with pytest.raises(ValueError, match="--stage agent-rl needs --init"):
+        rl.AgentRL(AgentRLConfig())
+
+
 def test_the_config_takes_the_train_commands_flags():
     config = agent_rl_config(suite=["terminal", "swe"], init="x", group_size=3, max_turns=2, batch_size=4, lr=None)
     assert config.suites == ("terminal", "swe") and config.group_size == 3 and config.max_turns == 2
@@ -90,9 +95,9 @@ def test_a_step_updates_the_policy_writes_metrics_and_a_rerun_resumes(tmp_path, 
     assert len(list((tmp_path / "run" / "episodes" / "step-00001").glob("segment-*"))) >= 1
     from dataclasses import replace
 
-    again = rl.run_agent_rl(replace(config, max_steps=2))  # resumes from checkpoint-1: one more step
+    again = rl.run_agent_rl(replace(config, max_steps=2, kl_coef=0.1))  # resumes at checkpoint-1: one more step
     steps = [json.loads(line)["step"] for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
-    assert again["step"] == 2 and steps == [1, 2]
+    assert again["step"] == 2 and steps == [1, 2] and again["kl"] > 0  # the KL to the starting model, now moved
     assert rl.run_agent_rl(replace(config, max_steps=2)) == {"step": 2}  # nothing left to do
 
 
