@@ -60,7 +60,9 @@ def test_a_run_needs_a_checkpoint_to_start_from():
 def test_the_config_takes_the_train_commands_flags():
     config = agent_rl_config(suite=["terminal", "swe"], init="x", group_size=3, max_turns=2, batch_size=4, lr=None)
     assert config.suites == ("terminal", "swe") and config.group_size == 3 and config.max_turns == 2
-    assert config.lr == AgentRLConfig.lr
+    assert config.lr == AgentRLConfig.lr and config.split == SplitConfig()
+    split = agent_rl_config(split_held_out=0.3, split_seed=4, held_out_family=["terminal-text"]).split
+    assert split == SplitConfig(held_out=0.3, seed=4, held_out_families=("terminal-text",))
 
 
 class _HalfSucceed(FakeEnvironment):
