@@ -18,27 +18,12 @@ def run_episode(
     turns: list[dict] = []
     outcome: dict = {"status": "unknown"}
     initial, action_space, environment = None, [], {"name": env.name}
-    last = None
     try:
         initial = env.reset(task)
         action_space = env.action_space()
         environment = env.describe()
         policy.start(task, action_space, initial, seed)
-        while True:
-            action = policy.act(last)
-            if action is None:
-                break
-            if len(turns) >= max_turns:
-                outcome = {"status": "timeout", "error": f"the policy was still acting after {max_turns} turns"}
-                break
-            tick = time.perf_counter()
-            try:
-                last = env.step(action)
-            except EpisodeEnded as ended:
-                if ended.observation is not None:
-                    turns.append(_turn(len(turns), action, ended.observation, tick))
-                raise
-            turns.append(_turn(len(turns), action, last, tick))
+        outcome = _act(env, policy, turns, max_turns) or outcome
         if outcome["status"] == "unknown":
             passed = env.check(task)
             if passed is not None:
@@ -60,6 +45,29 @@ def run_episode(
         ended_at=datetime.now(UTC),
         metadata=json.dumps({"task_id": task.id, "seed": seed} | ({"family": task.family} if task.family else {})),
     )
+
+
+def _act(env: Sandbox, policy: Policy, turns: list[dict], max_turns: int) -> dict | None:
+    """Let the policy act until it is done, recording each turn; the timeout outcome when it would act past
+    `max_turns`. However it ends, the policy is told the episode is over."""
+    last = None
+    try:
+        while True:
+            action = policy.act(last)
+            if action is None:
+                return None
+            if len(turns) >= max_turns:
+                return {"status": "timeout", "error": f"the policy was still acting after {max_turns} turns"}
+            tick = time.perf_counter()
+            try:
+                last = env.step(action)
+            except EpisodeEnded as ended:
+                if ended.observation is not None:
+                    turns.append(_turn(len(turns), action, ended.observation, tick))
+                raise
+            turns.append(_turn(len(turns), action, last, tick))
+    finally:
+        policy.finish()
 
 
 def _turn(index: int, action: Action, observation: Observation, tick: float) -> dict:

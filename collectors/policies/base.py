@@ -50,3 +50,7 @@ class Policy(ABC):
     @abstractmethod
     def act(self, last: Observation | None) -> Action | None:
         """The next action given the last observation (None before the first); None ends the episode."""
+
+    def finish(self) -> None:  # noqa: B027 - most policies hold nothing to let go of
+        """The episode is over, however it ended (the policy done, the environment ended it, the turn limit): let
+        go of what it shared with other episodes. Called once per started episode."""

@@ -85,36 +85,9 @@ class LLMAgentPolicy(Policy):
                     {"role": "tool", "tool_call_id": extra.get("id"), "content": "not run: one action per turn"}
                 )
             self._pending_call = call.get("id")
-            return self._action(call.get("function", {}))
+            return tool_action(call.get("function", {}))
         self._pending_call = None
-        return self._text_action(message.get("content") or "")
-
-    def _text_action(self, text: str) -> Action | None:
-        """The fallback for a model without tool calling: the action written in its answer (schemas/actions.py),
-        None for a final answer; an answer that cannot be read ends the episode as the agent's error."""
-        from trajforge.sandboxes.browser import browser_actions_in  # it imports the web apps' server
-
-        answer = parse_action(text, browser_actions=browser_actions_in(self.action_space))
-        if isinstance(answer, Unparseable):
-            raise UnparseableAnswer(answer.reason)
-        if isinstance(answer, Done):
-            return None
-        if answer.action.kind == "tool_call":  # a shell or keystrokes tool is read as the native call would be
-            return self._action({"name": answer.action.name, "arguments": answer.action.content})
-        return answer.action
-
-    def _action(self, function: dict) -> Action:
-        name = function.get("name") or ""
-        raw = function.get("arguments") or "{}"
-        try:
-            arguments = json.loads(raw) if isinstance(raw, str) else raw
-        except ValueError:
-            arguments = {"raw": raw}
-        if name == "shell" and isinstance(arguments, dict) and isinstance(arguments.get("command"), str):
-            return Action(kind="shell", content=arguments["command"])
-        if name == "keystrokes":
-            return Action(kind="keystrokes", content=json.dumps(arguments))
-        return Action(kind="tool_call", name=name, content=json.dumps(arguments, ensure_ascii=False))
+        return answer_action(message.get("content") or "", self.action_space)
 
     def _complete(self) -> dict:
         try:
@@ -122,3 +95,35 @@ class LLMAgentPolicy(Policy):
         except EndpointError as exc:
             raise ModelUnreachable(str(exc)) from exc
         return message
+
+
+def answer_action(text: str, action_space: list[dict]) -> Action | None:
+    """The action written in an agent's answer (schemas/actions.py), None for a final answer; an answer that cannot
+    be read ends the episode as the agent's error. The llm policy's text fallback and the checkpoint policy read
+    answers through it."""
+    from trajforge.sandboxes.browser import browser_actions_in  # it imports the web apps' server
+
+    answer = parse_action(text, browser_actions=browser_actions_in(action_space))
+    if isinstance(answer, Unparseable):
+        raise UnparseableAnswer(answer.reason)
+    if isinstance(answer, Done):
+        return None
+    if answer.action.kind == "tool_call":  # a shell or keystrokes tool is read as the native call would be
+        return tool_action({"name": answer.action.name, "arguments": answer.action.content})
+    return answer.action
+
+
+def tool_action(function: dict) -> Action:
+    """A called function ({name, arguments}) as the action it stands for: the shell and keystrokes tools become
+    their own kinds, any other name a tool call."""
+    name = function.get("name") or ""
+    raw = function.get("arguments") or "{}"
+    try:
+        arguments = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError:
+        arguments = {"raw": raw}
+    if name == "shell" and isinstance(arguments, dict) and isinstance(arguments.get("command"), str):
+        return Action(kind="shell", content=arguments["command"])
+    if name == "keystrokes":
+        return Action(kind="keystrokes", content=json.dumps(arguments))
+    return Action(kind="tool_call", name=name, content=json.dumps(arguments, ensure_ascii=False))

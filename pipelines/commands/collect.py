@@ -6,6 +6,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+import trajforge.agents  # noqa: F401 - registers the checkpoint policy among POLICIES
 from trajforge.collectors.collection import collect
 from trajforge.collectors.config import CollectConfig
 from trajforge.collectors.policies import POLICIES
@@ -48,6 +49,10 @@ LLM_URL = typer.Option(
 )
 LLM_MODEL = typer.Option(None, envvar="TRAJFORGE_LLM_MODEL", help="Model name for the llm policy.")
 LLM_KEY_ENV = typer.Option(DEFAULTS.llm_key_env, "--llm-key-env", help=key_env_help("the llm policy's endpoint's"))
+CHECKPOINT = typer.Option(
+    None,
+    help="The checkpoint policy's model: a trajforge checkpoint, a local Hugging Face model folder, or `smollm2`.",
+)
 FLUSH_EVERY = typer.Option(
     DEFAULTS.flush_every, min=1, help="Episodes per raw segment (a kill loses at most this many)."
 )
@@ -88,6 +93,7 @@ OPTIONS = {  # {parameter: (type, option)}, in the order of --help; `_config` ma
     "llm_url": (str | None, LLM_URL),
     "llm_model": (str | None, LLM_MODEL),
     "llm_key_env": (str, LLM_KEY_ENV),
+    "checkpoint": (str | None, CHECKPOINT),
     "flush_every": (int, FLUSH_EVERY),
     "faults": (str | None, FAULTS),
     "simulate": (str | None, SIMULATE),

@@ -1,4 +1,5 @@
-"""`trajforge train`: the bundled trainer (CPT, SFT, RL), its progress and its one-line result."""
+"""`trajforge train`: the bundled trainer (CPT, SFT, RL, agent SFT, agent RL), its progress and its one-line
+result."""
 
 import contextlib
 
@@ -7,7 +8,7 @@ import typer
 from trajforge.pipelines.commands import EXIT_OK, EXIT_USAGE
 from trajforge.pipelines.commands.judge_options import with_judge_options
 from trajforge.pipelines.commands.train_options import STAGES, with_train_options
-from trajforge.pipelines.console import console
+from trajforge.pipelines.console import console, warn
 
 
 @with_judge_options
@@ -22,21 +23,21 @@ def train_command(
 ) -> None:
     """Train a world model: CPT (masked next-observation prediction over whole trajectories), SFT (reasoning +
     predicted observation targets) or RL (GSPO with the hybrid judge + verifier reward, from --init); or an agent:
-    agent-sft (the actions of successful trajectories of training tasks). --role agent|both makes CPT teach the
-    agent role too.
+    agent-sft (the actions of successful trajectories of training tasks) or agent-rl (multi-turn GSPO over whole
+    episodes in the suites' real environments, rewarded by each task's check, from --init). --role agent|both makes
+    CPT teach the agent role too.
 
     AdamW with warmup and cosine decay (RL: a constant learning rate), gradient accumulation, clipping, bf16 on GPUs
     that have it, exact resume from the run folder's latest checkpoint. Under `torchrun --nproc-per-node N -m
     trajforge train` CPT and SFT train with DDP."""
     from trajforge.endpoints import EndpointError
     from trajforge.training.distributed import close_world, init_world
-    from trajforge.training.launch import run_training, stage_config
 
     world = init_world()
     try:
-        config = stage_config(stage, **flags, judge=judge_spec)
+        config = _config(stage, flags, judge_spec, eval_only)
         with _progress(config, world) as progress:
-            last = run_training(config, world, progress, eval_only)
+            last = _run(config, world, progress, eval_only)
     except (FileNotFoundError, ValueError, EndpointError) as exc:  # EndpointError: an RL judge that refuses all
         console.print(f"[red]{exc}[/]")
         raise typer.Exit(EXIT_USAGE) from exc
@@ -47,16 +48,43 @@ def train_command(
     raise typer.Exit(EXIT_OK)
 
 
+def _config(stage: str, flags: dict, judge_spec, eval_only: bool):
+    from trajforge.agents.config import AGENT_RL, agent_rl_config
+    from trajforge.training.launch import stage_config
+
+    if stage != AGENT_RL:
+        return stage_config(stage, **flags, judge=judge_spec)
+    if eval_only:
+        raise ValueError("--eval reports a world model's loss; measure an agent with `trajforge agent-eval`")
+    return agent_rl_config(**flags)
+
+
+def _run(config, world, progress, eval_only: bool) -> dict:
+    from trajforge.agents.config import AgentRLConfig
+    from trajforge.training.launch import run_training
+
+    if isinstance(config, AgentRLConfig):
+        from trajforge.agents.rl import run_agent_rl
+
+        return run_agent_rl(config, progress, log=console.print, warn=warn)
+    return run_training(config, world, progress, eval_only)
+
+
 @contextlib.contextmanager
 def _progress(config, world):
     """What the run shows while it trains: a progress bar (CPT, SFT), or a line per RL step (RL steps are slow)."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
+    from trajforge.agents.config import AgentRLConfig
     from trajforge.training.configs import RLConfig
 
     if isinstance(config, RLConfig):
         with console.status(f"train rl (GSPO), judge: {config.judge.describe()}"):
             yield _print_rl_step
+        return
+    if isinstance(config, AgentRLConfig):
+        with console.status(f"train agent-rl (GSPO over episodes) on {', '.join(config.suites)}"):
+            yield _print_agent_rl_step
         return
     columns = [
         TextColumn("[bold]{task.description}"),
@@ -80,8 +108,24 @@ def _print_rl_step(m: dict) -> None:
         console.print(f"  [yellow]warning[/]: {m['warning']}")
 
 
+def _print_agent_rl_step(m: dict) -> None:
+    outcomes = ", ".join(f"{k} {v}" for k, v in m["outcomes"].items())
+    loss = f"{m['loss']:.4f}" if m["loss"] is not None else "none (no group to learn from)"
+    console.print(
+        f"  step {m['step']}: success {m['success']:.0%} ({outcomes}), degenerate groups "
+        f"{m['degenerate_groups']:.0%}, loss {loss}, {m['episodes_per_min']:.1f} episodes/min, "
+        f"{m['tokens_per_s']:.0f} generated tok/s"
+    )
+    if "warning" in m:
+        console.print(f"  [yellow]warning[/]: {m['warning']}")
+
+
 def _summary(stage: str, config, last: dict, eval_only: bool) -> str:
     """The run's one-line result."""
+    if stage == "agent-rl":
+        if "success" not in last:
+            return f"[bold]train agent-rl[/]: {config.output} is already at step {last['step']}; nothing to do"
+        return f"[bold]train agent-rl[/]: step {last['step']}, success {last['success']:.0%} -> {config.output}"
     if stage == "rl":
         trend = (
             f", mean reward first {last['trend_steps']} steps {last['reward_first']:.2f} -> last "

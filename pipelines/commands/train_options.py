@@ -4,13 +4,16 @@ decides it, and --help shows each stage's default read from those configs."""
 
 import typer
 
+from trajforge.agents.config import AgentRLConfig
 from trajforge.pipelines.commands.options import add_options
+from trajforge.schemas.splits import SplitConfig
 from trajforge.training.configs import AgentSFTConfig, CPTConfig, LoopConfig, RLConfig, SFTConfig, TinyModelConfig
 
 STAGE_CONFIGS = {"cpt": CPTConfig(), "sft": SFTConfig(), "rl": RLConfig(), "agent-sft": AgentSFTConfig()}
 STAGES = (
-    "cpt (masked corpus shards), sft (curated shards), rl (GSPO on prepare-rl shards, from --init) or agent-sft "
-    "(the actions of successful trajectories of training tasks, from collect's run folders)."
+    "cpt (masked corpus shards), sft (curated shards), rl (GSPO on prepare-rl shards, from --init), agent-sft "
+    "(the actions of successful trajectories of training tasks, from collect's run folders) or agent-rl (GSPO over "
+    "episodes of --suite's training tasks in their real environments, from --init)."
 )
 
 
@@ -70,6 +73,28 @@ OPTIONS = {
     "prompts_per_step": _option(int, default=RLConfig.prompts_per_step, min=1, help="RL: prompts per rollout batch."),
     "max_new_tokens": _option(int, default=RLConfig.max_new_tokens, min=1, help="RL: longest sample."),
     "kl_coef": _option(float, default=RLConfig.kl_coef, min=0.0, help="RL: weight of the KL to the starting model."),
+    "suite": _option(
+        list[str] | None,
+        "--suite",
+        help="agent-rl: a bundled suite name or a .yaml path, repeatable; its training-split tasks are trained on "
+        f"(default: {', '.join(AgentRLConfig.suites)}).",
+    ),
+    "tasks_per_step": _option(
+        int, default=AgentRLConfig.tasks_per_step, min=1, help="agent-rl: tasks per step, G episodes each."
+    ),
+    "max_turns": _option(int, default=AgentRLConfig.max_turns, min=1, help="agent-rl: turns before an episode ends."),
+    "split_held_out": _option(
+        float | None,
+        "--held-out",
+        min=0.0,
+        max=1.0,
+        help="agent-rl: share of tasks held out, never trained on; give build-corpus's and agent-eval's "
+        f"(default {SplitConfig.held_out}).",
+    ),
+    "split_seed": _option(int | None, "--split-seed", help="agent-rl: seed of the task split's hash (default 0)."),
+    "held_out_family": _option(
+        list[str] | None, "--held-out-family", help="agent-rl: a task family held out whole (repeatable)."
+    ),
 }
 
 

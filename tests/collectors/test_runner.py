@@ -34,6 +34,27 @@ def test_episode_records_turns_and_outcome():
     assert trajectory.source.origin == "fake/t0#0" and trajectory.environment.name == "fake"
 
 
+class _Finishing(ScriptedPolicy):
+    finished = 0
+
+    def finish(self) -> None:
+        self.finished += 1
+
+
+@pytest.mark.parametrize(
+    ("env", "max_turns", "status"),
+    [
+        (FakeEnvironment(), 30, "success"),
+        (FakeEnvironment(crash_on="ls"), 30, "infra_error"),
+        (FakeEnvironment(), 1, "timeout"),
+    ],
+)
+def test_the_policy_is_told_once_that_the_episode_is_over_however_it_ended(env, max_turns, status):
+    policy = _Finishing()
+    trajectory = run_episode(env, policy, SUITE.tasks[0], "fake/t0#0", "run", seed=1, max_turns=max_turns)
+    assert trajectory.outcome.status == status and policy.finished == 1
+
+
 def test_resource_limit_ends_with_a_labelled_error_and_keeps_the_turn():
     task = Task(id="hog", instruction="x", actions=shell("ls", "hog", "never"))
     trajectory = run_episode(FakeEnvironment(limit_on="hog"), ScriptedPolicy(), task, "k", "run", seed=1)

@@ -5,7 +5,7 @@ import torch
 from trajforge.training import rl
 from trajforge.training.chat_format import END, MARKERS, ChatFormat
 from trajforge.training.model import load_model, load_model_for
-from trajforge.training.sampling import prompt_ids, sample, stop_ids
+from trajforge.training.sampling import RowSeededSampling, prompt_ids, sample, stop_ids
 from trajforge.training.serving import LocalModel
 from trajforge.training.tokenizer import load_tokenizer
 
@@ -60,3 +60,14 @@ def test_a_model_is_asked_within_the_context_it_was_trained_on(tiny_checkpoint, 
     (folder / INFO_NAME).write_text(json.dumps({**info, "context_length": 64}))
     text, _, prompt_tokens, completion_tokens = LocalModel(folder).chat(messages, 8, temperature=0)
     assert full > 64 and prompt_tokens == 64 - 8 and prompt_tokens + completion_tokens <= 64
+
+
+def test_rows_seeded_alike_sample_alike_whatever_their_neighbours():
+    scores = torch.randn(1, 50).repeat(4, 1)
+    chosen = RowSeededSampling([7, 8, 7, 9], temperature=1.0)(None, scores).argmax(dim=-1).tolist()
+    alone = RowSeededSampling([7], temperature=1.0)(None, scores[:1]).argmax(dim=-1).tolist()
+    assert chosen[0] == chosen[2] == alone[0]
+    out = RowSeededSampling([1, 2], temperature=1.0)(None, scores[:2])
+    assert (torch.isfinite(out).sum(dim=-1) == 1).all()  # one token left per row: greedy decoding takes it
+    nucleus = RowSeededSampling(list(range(20)), temperature=1.0, top_p=1e-6)(None, scores[:1].repeat(20, 1))
+    assert set(nucleus.argmax(dim=-1).tolist()) == {int(scores[0].argmax())}  # a tiny top-p keeps only the best

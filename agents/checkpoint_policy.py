@@ -1,0 +1,173 @@
+"""`--policy checkpoint --checkpoint DIR`: a model acting as the agent, sampled locally. DIR is a trajforge
+checkpoint, a local Hugging Face model folder, or `smollm2`.
+
+The episode is a chat in the agent role (training/agent_render.py, the layout agent SFT trains on) in the model's
+own chat format (the tiny default's markers, a real model's template); each answer is read with the action codec
+(collectors' `answer_action`): an action is taken, an answer without one ends the episode (the task's check
+decides), one that cannot be read ends it as `agent_error` with the reason. The episodes that run at the same time
+share one loaded model and one batched generate call (agents/batching.py); each keeps its tokens as generated
+(agents/transcript.py)."""
+
+import threading
+from pathlib import Path
+
+from trajforge.agents.batching import Ask, GenerationBroker
+from trajforge.collectors.policies.base import POLICIES, Policy
+from trajforge.collectors.policies.llm import answer_action
+from trajforge.sandboxes.base import EpisodeEnded
+from trajforge.schemas.records import Action, Observation
+
+TURN_SEEDS = 1009  # an answer's sampling seed: the episode's seed * TURN_SEEDS + its turn
+MIN_ANSWER_TOKENS = 8  # an answer with less room than this cannot hold an action: the context is full
+
+
+class ContextFull(EpisodeEnded):
+    """The conversation left the model no room to answer: the episode ran out of context, as it runs out of turns."""
+
+    status = "timeout"
+
+
+def acting_folder(checkpoint: str) -> str:
+    """The checkpoint as a local folder whose model can act; ValueError before any episode when it cannot: no such
+    folder, or a tokenizer with neither a chat template nor trajforge's markers (the model
+    would read prompts in a format it never saw)."""
+    from transformers import AutoTokenizer
+
+    from trajforge.training.agent_render import AgentFormatError
+    from trajforge.training.chat_format import CHAT_MARKERS
+    from trajforge.training.model import resolve_init
+
+    try:
+        folder = resolve_init(checkpoint)
+    except FileNotFoundError as exc:  # smollm2 without its package
+        raise ValueError(str(exc)) from exc
+    if not (Path(folder) / "config.json").exists():
+        raise ValueError(f"--checkpoint {checkpoint}: no model folder (config.json) there")
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"--checkpoint {checkpoint}: no tokenizer in the folder ({exc})") from exc
+    if not tokenizer.chat_template and not set(CHAT_MARKERS) <= set(tokenizer.get_vocab()):
+        raise AgentFormatError(
+            f"--checkpoint {checkpoint} cannot act: its tokenizer has no chat template and no trajforge chat markers, "
+            "so it has never seen a conversation. Train it with trajforge first, or use an instruct model."
+        )
+    return folder
+
+
+class Actor:
+    """A model that answers agent prompts: its tokenizer and chat format, its context window, and the broker that
+    batches the answers of concurrent episodes into one generate call on its device."""
+
+    def __init__(self, model, tokenizer, window: int, temperature: float = 0.7, gather_s: float = 1.0):
+        from trajforge.training.agent_render import agent_chat
+        from trajforge.training.sampling import stop_ids
+
+        self.model, self.tokenizer, self.window, self.temperature = model, tokenizer, window, temperature
+        self.chat = agent_chat(tokenizer)
+        self.stops = stop_ids(tokenizer, self.chat)
+        self.broker = GenerationBroker(self.generate_batch, gather_s)
+        self.generated_tokens = 0
+
+    @classmethod
+    def load(cls, folder: str, **settings) -> "Actor":
+        import torch
+
+        from trajforge.training.checkpoint import context_window
+        from trajforge.training.model import load_model_for
+        from trajforge.training.tokenizer import load_tokenizer
+
+        tokenizer = load_tokenizer(folder)
+        model = load_model_for(folder, tokenizer).eval()
+        model.to("cuda" if torch.cuda.is_available() else "cpu")
+        return cls(model, tokenizer, context_window(folder, model), **settings)
+
+    def generate_batch(self, asks: list[Ask]) -> list[list[int]]:
+        """Every ask's continuation, sampled in one batch (prompts left-padded), each with its own seed (an ask's
+        answer does not depend on what else shares its batch, but for the rounding padding may change), each cut
+        after its first stop id."""
+        import torch
+
+        from trajforge.training.sampling import sample
+
+        width = max(len(a.prompt_ids) for a in asks)
+        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.stops[0]
+        ids = torch.tensor([[pad] * (width - len(a.prompt_ids)) + a.prompt_ids for a in asks])
+        mask = torch.tensor([[0] * (width - len(a.prompt_ids)) + [1] * len(a.prompt_ids) for a in asks])
+        device = next(self.model.parameters()).device
+        with torch.no_grad():
+            longest = max(a.max_new_tokens for a in asks)
+            out = sample(
+                self.model, ids.to(device), self.stops, pad, longest, self.temperature,
+                attention_mask=mask.to(device), row_seeds=[a.seed for a in asks],
+            )  # fmt: skip
+        rows = zip(out, asks, strict=True)
+        answers = [cut_at_stop(row[width:].tolist()[: a.max_new_tokens], self.stops) for row, a in rows]
+        self.generated_tokens += sum(len(a) for a in answers)
+        return answers
+
+
+def cut_at_stop(ids: list[int], stops: list[int]) -> list[int]:
+    """The ids up to and with the first stop id (what generate writes after a row has stopped is padding)."""
+    for position, token in enumerate(ids):
+        if token in stops:
+            return ids[: position + 1]
+    return ids
+
+
+_ACTORS: dict[str, Actor] = {}
+_LOADING = threading.Lock()
+
+
+def shared_actor(folder: str) -> Actor:
+    """One loaded model per folder for the whole process: every episode of a run asks the same one."""
+    with _LOADING:
+        if folder not in _ACTORS:
+            _ACTORS[folder] = Actor.load(folder)
+        return _ACTORS[folder]
+
+
+@POLICIES.register(help="a trajforge or Hugging Face checkpoint acting itself (--checkpoint DIR or smollm2)")
+class CheckpointPolicy(Policy):
+    name = "checkpoint"
+
+    @classmethod
+    def arguments(cls, config) -> dict:
+        if not config.checkpoint:
+            raise ValueError("--policy checkpoint needs --checkpoint: a checkpoint folder, a model folder or smollm2")
+        return {"checkpoint": acting_folder(config.checkpoint)}
+
+    def __init__(self, checkpoint: str, actor: Actor | None = None, max_new_tokens: int = 256):
+        from trajforge.training.chat_models import checkpoint_name
+
+        self.actor = actor if actor is not None else shared_actor(checkpoint)
+        self.model = checkpoint_name(Path(checkpoint))
+        self.max_new_tokens = max_new_tokens
+        self.transcript = None
+        self.taken: Action | None = None  # the last action returned
+        self._joined = False
+
+    def start(self, task, action_space, initial, seed) -> None:
+        from trajforge.agents.transcript import Transcript
+
+        super().start(task, action_space, initial, seed)
+        self.transcript = Transcript(self.actor.tokenizer, task.instruction, action_space, initial.content)
+        self.actor.broker.join()
+        self._joined = True
+
+    def act(self, last: Observation | None) -> Action | None:
+        if last is not None:
+            self.transcript.add_observation(self.taken, last.content)
+        context = self.transcript.ids
+        room = min(self.max_new_tokens, self.actor.window - len(context))
+        if room < MIN_ANSWER_TOKENS:
+            raise ContextFull(f"the context window ({self.actor.window} tokens) is full")
+        turn = len(self.transcript.turns) - 1
+        generated = self.actor.broker.generate(context, seed=self.seed * TURN_SEEDS + turn, max_new_tokens=room)
+        self.taken = answer_action(self.transcript.add_answer(generated), self.action_space)
+        return self.taken
+
+    def finish(self) -> None:
+        if self._joined:
+            self._joined = False
+            self.actor.broker.leave()

