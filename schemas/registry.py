@@ -5,6 +5,7 @@ all, once, the first time it is read, so adding a plug-in is one module."""
 
 import importlib
 import pkgutil
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Generic, TypeVar
 
@@ -28,6 +29,9 @@ class Registry(Generic[T]):
         self.what = what
         self._name_of = name_of
         self._package = package
+        self._ready = package is None  # every plug-in module imported
+        self._importing = False
+        self._lock = threading.RLock()
         self._entries: dict[str, T] = {}
         self._help: dict[str, str] = {}
 
@@ -86,13 +90,18 @@ class Registry(Generic[T]):
         return len(self._loaded())
 
     def _loaded(self) -> dict[str, T]:
-        if self._package is not None:
-            package, self._package = self._package, None  # before importing: a module may read the registry
-            try:
-                _import_modules(package)
-            except BaseException:
-                self._package = package  # a module that failed to import is tried again, never silently missing
-                raise
+        if not self._ready:
+            # Another thread waits here until every module is imported (a half-filled registry would read as
+            # missing plug-ins); a module of the package that reads the registry while it is imported (same
+            # thread) sees what is registered so far.
+            with self._lock:
+                if not self._ready and not self._importing:
+                    self._importing = True
+                    try:
+                        _import_modules(self._package)  # a module that fails is tried again at the next read
+                        self._ready = True
+                    finally:
+                        self._importing = False
         return self._entries
 
 

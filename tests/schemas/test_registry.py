@@ -1,4 +1,5 @@
 import sys
+import threading
 
 import pytest
 
@@ -85,3 +86,17 @@ def test_a_plug_in_module_that_fails_to_import_fails_every_read_until_it_imports
             PLUGS.names()
     (plugs / "alpha.py").write_text("from plugs import PLUGS\nPLUGS.add('alpha', 1)\n")
     assert PLUGS.names() == ["alpha"]
+
+
+def test_threads_reading_a_registry_first_all_wait_for_every_plug_in(plugs):
+    (plugs / "alpha.py").write_text("import time\nfrom plugs import PLUGS\ntime.sleep(0.3)\nPLUGS.add('alpha', 1)\n")
+    (plugs / "beta.py").write_text("from plugs import PLUGS\nPLUGS.add('beta', 2)\n")
+    from plugs import PLUGS
+
+    seen: list[list[str]] = []
+    threads = [threading.Thread(target=lambda: seen.append(PLUGS.names())) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert seen == [["alpha", "beta"]] * 4
