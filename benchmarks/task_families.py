@@ -1,7 +1,7 @@
 """The task families in their real environments: how many generated tasks their own scripted solutions solve, and
 how fast a generated suite collects. Prints figures; a model-free measurement (the scripted policy).
 
-    .venv/bin/python benchmarks/task_families.py solve [--per-family 1000] [--suite NAME] [--concurrency 2]
+    .venv/bin/python benchmarks/task_families.py solve [--per-family 1000] [--offset 0] [--suite NAME] [--concurrency 2]
     .venv/bin/python benchmarks/task_families.py collect [--episodes 2000] [--concurrency 2]
 
 Targets: `solve` >= 99% per family (terminal-gen, mcp-kvstore-gen, mcp-workspace-gen); `collect` runs the
@@ -25,12 +25,12 @@ from trajforge.sandboxes.base import Task
 SUITES = ("terminal-gen", "mcp-kvstore-gen", "mcp-workspace-gen")
 
 
-def solve(suites: list[str], per_family: int, concurrency: int) -> None:
+def solve(suites: list[str], per_family: int, offset: int, concurrency: int) -> None:
     client, docker_config = start_docker(None, log=print)
     settings = Settings(run_id="benchmark", image=docker_config["image"], docker_client=client)
     for name in suites:
         suite = load_suite(name)
-        suite = dataclasses.replace(suite, tasks=suite.tasks[:per_family])
+        suite = dataclasses.replace(suite, tasks=suite.tasks[offset : offset + per_family])
         suite.environment.prepare(settings, print)
         started = time.monotonic()
         problems = unsolved_generated([suite], lambda spec: build_environment(spec.environment, settings), concurrency)
@@ -85,12 +85,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("what", choices=("solve", "collect"))
     parser.add_argument("--per-family", type=int, default=1000, help="solve: the first N tasks of each family")
+    parser.add_argument("--offset", type=int, default=0, help="solve: skip the first tasks of each family")
     parser.add_argument("--episodes", type=int, default=2000, help="collect: episodes of the terminal family")
     parser.add_argument("--suite", action="append", choices=SUITES, help="solve: only these (repeatable)")
     parser.add_argument("--concurrency", type=int, default=2)
     args = parser.parse_args()
     if args.what == "solve":
-        solve(args.suite or list(SUITES), args.per_family, args.concurrency)
+        solve(args.suite or list(SUITES), args.per_family, args.offset, args.concurrency)
     else:
         collect_run(args.episodes, args.concurrency)
 
