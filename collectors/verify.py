@@ -25,8 +25,9 @@ def unsolved_generated(
         if task.family is not None
     ]
 
+    scripted = POLICIES.get("scripted")  # once, here: the registry's first read imports its modules, not thread-safe
+
     def problem(spec: EpisodeSpec) -> str | None:
-        scripted = POLICIES.get("scripted")
         trajectory, _ = run_with_retries(spec, make_env, scripted, "verify-generated", retries, max_turns)
         outcome = trajectory.outcome
         if outcome.status == "success":
