@@ -4,7 +4,7 @@ name every task whose own check then fails, so a broken family or parameter is c
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from trajforge.collectors.policies.scripted import ScriptedPolicy
+from trajforge.collectors.policies import POLICIES
 from trajforge.collectors.runner import EpisodeSpec, run_with_retries
 from trajforge.collectors.tasks import Suite
 from trajforge.sandboxes.base import Sandbox
@@ -25,8 +25,10 @@ def unsolved_generated(
         if task.family is not None
     ]
 
+    scripted = POLICIES.get("scripted")  # once, here: the registry's first read imports its modules, not thread-safe
+
     def problem(spec: EpisodeSpec) -> str | None:
-        trajectory, _ = run_with_retries(spec, make_env, ScriptedPolicy, "verify-generated", retries, max_turns)
+        trajectory, _ = run_with_retries(spec, make_env, scripted, "verify-generated", retries, max_turns)
         outcome = trajectory.outcome
         if outcome.status == "success":
             return None
