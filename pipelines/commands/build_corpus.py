@@ -115,11 +115,9 @@ def build_corpus_command(
     split (held out for eval, or training; with --sft-rl-share, CPT-only or SFT/RL-only), recorded in every row and
     counted in the manifest, and write deterministic Arrow IPC stream shards with a manifest whose counts reconcile.
 
-    Runs in-process by default; Beam flags after `--` (and only there) select another runner, e.g. `trajforge
-    build-corpus -i gs://b/raw -o gs://b/corpus -- --runner=DataflowRunner --project=P --region=R`. Exit code 0: done;
-    1: done, and some records were rejected (see OUTPUT/_rejections.jsonl); 2: bad arguments, or the job could not run
-    (one line says why).
-    """
+    Runs in-process by default; Beam flags after `--` (and only there) select another runner, e.g. `-- --runner=
+    DataflowRunner --project=P --region=R`. Exit code 0: done; 1: done, and some records were rejected (see
+    OUTPUT/_rejections.jsonl); 2: bad arguments, or the job could not run (one line says why)."""
     with job_errors(verbose):
         from trajforge.pipelines.build_corpus.pipeline import build_corpus
 
