@@ -108,7 +108,7 @@ class Actor:
 
 
 def cut_at_stop(ids: list[int], stops: list[int]) -> list[int]:
-    """The ids up to and with the first stop id (the padding generate writes after a row that stopped goes)."""
+    """The ids up to and with the first stop id (what generate writes after a row has stopped is padding)."""
     for position, token in enumerate(ids):
         if token in stops:
             return ids[: position + 1]

@@ -40,9 +40,16 @@ class AgentRLConfig:
 
 
 def agent_rl_config(**flags) -> AgentRLConfig:
-    """The config from `trajforge train` flags (None or empty: not given); flags it has no use for are left out."""
+    """The config from `trajforge train` flags (None or empty: not given); flags it has no use for are left out. The
+    split flags are build-corpus's and agent-eval's (--held-out, --split-seed, --held-out-family), so the tasks
+    agent RL trains on are never the ones they hold out."""
     given = {name: value for name, value in flags.items() if value is not None and value != []}
     if "suite" in given:
         given["suites"] = tuple(given.pop("suite"))
+    split = SplitConfig(
+        held_out=given.pop("split_held_out", SplitConfig.held_out),
+        seed=given.pop("split_seed", SplitConfig.seed),
+        held_out_families=tuple(given.pop("held_out_family", ())),
+    )
     names = {f.name for f in fields(AgentRLConfig)}
-    return AgentRLConfig(**{name: value for name, value in given.items() if name in names})
+    return AgentRLConfig(**{name: value for name, value in given.items() if name in names}, split=split)

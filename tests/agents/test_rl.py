@@ -52,6 +52,14 @@ def test_a_run_with_no_trainable_task_is_a_clear_error(tmp_path):
         rl.trainable_tasks([load_suite(_suite(tmp_path, 3, check=False))], SplitConfig(held_out=0.0))
 
 
+def test_a_step_takes_each_task_once_however_few_there_are(tmp_path, tiny_agent, monkeypatch):
+    monkeypatch.setattr(rl, "episode_environments", lambda *a: lambda spec: FakeEnvironment())
+    config = AgentRLConfig(suites=(_suite(tmp_path, 2),), output=str(tmp_path / "run"), init=str(tiny_agent),
+                           tasks_per_step=5, split=SplitConfig(held_out=0.0))  # fmt: skip
+    run = rl.AgentRL(config)
+    assert sorted(t.id for _, t in run.step_tasks(0)) == ["t0", "t1"] == sorted(t.id for _, t in run.step_tasks(1))
+
+
 def test_a_run_needs_a_checkpoint_to_start_from():
     with pytest.raises(ValueError, match="--stage agent-rl needs --init"):
         rl.AgentRL(AgentRLConfig())
@@ -60,7 +68,9 @@ def test_a_run_needs_a_checkpoint_to_start_from():
 def test_the_config_takes_the_train_commands_flags():
     config = agent_rl_config(suite=["terminal", "swe"], init="x", group_size=3, max_turns=2, batch_size=4, lr=None)
     assert config.suites == ("terminal", "swe") and config.group_size == 3 and config.max_turns == 2
-    assert config.lr == AgentRLConfig.lr
+    assert config.lr == AgentRLConfig.lr and config.split == SplitConfig()
+    split = agent_rl_config(split_held_out=0.3, split_seed=4, held_out_family=["terminal-text"]).split
+    assert split == SplitConfig(held_out=0.3, seed=4, held_out_families=("terminal-text",))
 
 
 class _HalfSucceed(FakeEnvironment):

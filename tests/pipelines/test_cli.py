@@ -21,6 +21,7 @@ COMMANDS = [
     "curate-sft",
     "prepare-rl",
     "eval",
+    "agent-eval",
     "judge-check",
     "report",
     "train",

@@ -100,6 +100,23 @@ def test_collect_llm_policy_sends_the_key(url, tmp_path):
     assert refused(url) in error and not_set("TRAJFORGE_LLM_API_KEY") in error
 
 
+def test_agent_eval_endpoint_sends_the_key(url, tmp_path, sandbox_image):
+    def agent_eval(*flags: str) -> list[str]:
+        """The outcome errors of the run's episodes."""
+        args = ["agent-eval", "--endpoint", f"{url}=tiny", "--suite", "swe", "-o", str(tmp_path), "--json",
+                str(tmp_path / "r.json"), "--image", sandbox_image, "--max-turns", "1", "--retries", "0",
+                *flags]  # fmt: skip
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0, result.output
+        (agent,) = json.loads((tmp_path / "r.json").read_text())["agents"]
+        return [e["outcome"].get("error") or "" for e in trajectories(Path(agent["run_dir"]))]
+
+    keyed = agent_eval("--endpoint-key-env", VARIABLE)
+    assert keyed and not any(refused(url) in error for error in keyed)
+    keyless = agent_eval()
+    assert keyless and all(refused(url) in e and not_set("TRAJFORGE_LLM_API_KEY") in e for e in keyless)
+
+
 def test_eval_endpoint_sends_the_key(url, tmp_path):
     export_folder([make_trajectory(1, domain="terminal")], tmp_path / "bench")
     args = ["eval", "--endpoint", f"{url}=tiny", "--agentworldbench", str(tmp_path / "bench"), "--max-tokens", "8"]
