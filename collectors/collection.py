@@ -147,7 +147,10 @@ def collect(config: CollectConfig, log: Log, warn: Log, progress=lambda items, d
     run_id = config.run_id or default_run_id(config, recorded)
     settings = Settings(run_id=run_id, image=image, command_timeout=config.command_timeout, docker_client=client)
     prepare_environments(suites, settings, warn)
-    make_env = lambda spec: build_environment(spec.environment, settings, spec.faults, spec.seed)  # noqa: E731
+
+    def make_env(spec):
+        return build_environment(spec.environment, settings, spec.faults, spec.seed)
+
     if config.verify_generated:
         refuse_unsolved(suites, make_env, config, log)
     run_dir = storage.join(config.output, run_id)

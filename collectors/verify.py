@@ -4,7 +4,7 @@ name every task whose own check then fails, so a broken family or parameter is c
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from trajforge.collectors.policies.scripted import ScriptedPolicy
+from trajforge.collectors.policies import POLICIES
 from trajforge.collectors.runner import EpisodeSpec, run_with_retries
 from trajforge.collectors.tasks import Suite
 from trajforge.sandboxes.base import Sandbox
@@ -26,7 +26,8 @@ def unsolved_generated(
     ]
 
     def problem(spec: EpisodeSpec) -> str | None:
-        trajectory, _ = run_with_retries(spec, make_env, ScriptedPolicy, "verify-generated", retries, max_turns)
+        scripted = POLICIES.get("scripted")
+        trajectory, _ = run_with_retries(spec, make_env, scripted, "verify-generated", retries, max_turns)
         outcome = trajectory.outcome
         if outcome.status == "success":
             return None

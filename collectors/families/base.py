@@ -54,10 +54,14 @@ class Family(ABC):
 
     def misfit(self, environment) -> str | None:
         """Why a suite's environment (a KindSpec) cannot run this family's tasks; None when it can."""
-        wanted = self.kind if self.server is None else f"{self.kind} (server: {self.server})"
-        if environment.kind != self.kind or getattr(environment, "server", None) != self.server:
-            return f"family {self.name!r} runs in a {wanted} environment, not {environment.kind}"
+        wanted, given = (self.kind, self.server), (environment.kind, getattr(environment, "server", None))
+        if given != wanted:
+            return f"family {self.name!r} runs in {_environment(*wanted)}, not in {_environment(*given)}"
         return None
+
+
+def _environment(kind: str, server: str | None) -> str:
+    return f"a {kind} environment" + (f" with the {server} server" if server else "")
 
 
 def content_key(draft: Draft) -> str:

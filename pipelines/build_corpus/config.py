@@ -28,7 +28,10 @@ class BuildConfig:
     knowledge_share: float = 1.0  # the most of the CPT characters knowledge documents may take (1: no cap)
 
     def as_dict(self) -> dict:
-        return dataclasses.asdict(self)
+        data = dataclasses.asdict(self)
+        if not self.split.held_out_families:  # recorded when used: a build from before the option keeps its hash
+            del data["split"]["held_out_families"]
+        return data
 
     @property
     def hash(self) -> str:

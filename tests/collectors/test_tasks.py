@@ -66,3 +66,44 @@ def test_checks_are_typed_by_what_decides_success():
     assert swe.check == ShellCheck(command="python3 -m pytest -q -p no:cacheprovider")
     assert all(isinstance(t.check, ToolCheck | None) for t in load_suite("mcp-kvstore").tasks)
     assert all(isinstance(t.check, PageCheck) for t in load_suite("web-wiki").tasks)
+
+
+def test_generated_entries_are_checked_each_naming_where_it_is(tmp_path):
+    path = tmp_path / "gen.yaml"
+    path.write_text(
+        "suite: s\ndomain: mcp\nenvironment: {kind: mcp, server: kvstore}\ngenerated:\n"
+        "  - {family: kvstore, count: 2, max_keys: 1}\n"
+        "  - {family: terminal-text, count: 2}\n"
+        "  - {family: workspace, count: 2}\n"
+        "  - {family: nope, count: 2}\n"
+        "  - {family: kvstore, count: 0}\n"
+    )
+    with pytest.raises(SuiteError) as error:
+        load_suite(str(path))
+    assert str(error.value).splitlines() == [
+        f"{path}: generated[4].count: Input should be greater than or equal to 1",
+    ]
+    path.write_text(path.read_text().replace("count: 0", "count: 1"))
+    with pytest.raises(SuiteError) as error:
+        load_suite(str(path))
+    assert str(error.value).splitlines() == [
+        f"{path}: generated[0].max_keys: Input should be greater than or equal to 2",
+        f"{path}: generated[1]: family 'terminal-text' runs in a terminal environment, not in a mcp environment "
+        "with the kvstore server",
+        f"{path}: generated[2]: family 'workspace' runs in a mcp environment with the workspace server, not in a mcp "
+        "environment with the kvstore server",
+        f"{path}: generated[3].family: unknown task family 'nope'; known: kvstore, terminal-text, workspace",
+    ]
+
+
+def test_a_suite_may_mix_written_and_generated_tasks_but_needs_one_or_the_other(tmp_path):
+    path = tmp_path / "mixed.yaml"
+    path.write_text(
+        "suite: s\ndomain: terminal\ntasks:\n  - {id: a, instruction: x}\n"
+        "generated:\n  - {family: terminal-text, count: 3, seed: 1}\n"
+    )
+    tasks = load_suite(str(path)).tasks
+    assert [t.family for t in tasks] == [None] + ["terminal-text"] * 3
+    path.write_text("suite: s\ndomain: terminal\n")
+    with pytest.raises(SuiteError, match="a suite needs tasks, generated tasks or both"):
+        load_suite(str(path))
