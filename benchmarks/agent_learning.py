@@ -56,14 +56,14 @@ def arguments() -> argparse.Namespace:
         "or a local model folder: the starting weights of the world model and of rows (a), (c)",
     )
     parser.add_argument("--output", default="runs/agent-learning")
-    parser.add_argument("--tasks", type=int, default=600, help="generated terminal tasks (10%% are held out)")
+    parser.add_argument("--tasks", type=int, default=300, help="generated terminal tasks (10%% are held out)")
     parser.add_argument("--task-seed", type=int, default=0)
-    parser.add_argument("--cpt-steps", type=int, default=150, help="world-model CPT steps")
-    parser.add_argument("--sft-steps", type=int, default=300, help="agent-SFT steps, the same for every row")
-    parser.add_argument("--rl-steps", type=int, default=10)
+    parser.add_argument("--cpt-steps", type=int, default=50, help="world-model CPT steps")
+    parser.add_argument("--sft-steps", type=int, default=150, help="agent-SFT steps, the same for every row")
+    parser.add_argument("--rl-steps", type=int, default=4)
     parser.add_argument("--lr", type=float, help="CPT/agent-SFT peak learning rate (default: train's, by model)")
     parser.add_argument("--rl-lr", type=float, default=1e-4)
-    parser.add_argument("--batch-size", type=int, default=8)
+    parser.add_argument("--batch-size", type=int, default=4)
     parser.add_argument("--context-length", type=int, default=512)
     parser.add_argument("--hidden-size", type=int, help="the tiny model's width (default: train's)")
     parser.add_argument("--layers", type=int, help="the tiny model's depth (default: train's)")
@@ -256,7 +256,7 @@ def pct(value: float | None) -> str:
 
 def print_table(rows: list[dict]) -> None:
     print(
-        f"\n{'agent (held-out tasks, real Docker)':<44} {'success':>7}  {'95% interval':>13}  {'turns':>5}  "
+        f"\n{'agent (held-out tasks, real Docker)':<56} {'success':>7}  {'95% interval':>13}  {'turns':>5}  "
         f"{'unparseable':>11}"
     )
     for r in rows:
@@ -264,7 +264,7 @@ def print_table(rows: list[dict]) -> None:
         interval = f"[{pct(low).strip()}, {pct(high).strip()}]" if low is not None else "-"
         turns = f"{r['mean_turns']:.1f}" if r["mean_turns"] is not None else "-"
         print(
-            f"{r['row']:<44} {pct(r['success_rate']):>7}  {interval:>13}  {turns:>5}  "
+            f"{r['row']:<56} {pct(r['success_rate']):>7}  {interval:>13}  {turns:>5}  "
             f"{pct(r['unparseable_rate']):>11}  ({r['successes']}/{r['episodes']})"
         )
 
