@@ -278,6 +278,8 @@ def verdict(rows: dict[str, dict]) -> str:
         f"agent SFT from the world model: {pct(b).strip()} [{pct(b_low).strip()}, {pct(b_high).strip()}], "
         f"from scratch: {pct(a).strip()} [{pct(a_low).strip()}, {pct(a_high).strip()}]"
     )
+    if None in (a_low, b_low):  # a row with no scored episode (every one an infrastructure error)
+        return f"A row has no scored episode, so this run cannot tell whether world-model training helped ({said})."
     if b_low > a_high:
         return f"World-model training helped the agent: {said}; the intervals do not overlap."
     if a_low > b_high:
