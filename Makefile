@@ -8,7 +8,7 @@ DATA ?= data
 EXAMPLES := schemas/examples
 PYTEST_ARGS ?=
 
-.PHONY: setup system test mutants lint demo collect build-corpus curate prepare-rl train eval refresh sandbox-image clean
+.PHONY: setup system test mutants lint demo agent-demo collect build-corpus curate prepare-rl train eval refresh sandbox-image clean
 
 setup: $(VENV)/.installed
 
@@ -35,6 +35,12 @@ mutants: setup sandbox-image
 
 lint: setup
 	$(BIN)/ruff check .
+
+# Does training agents work, and does world-model training help the agent? (benchmarks/agent_learning.py): the
+# generated terminal family collected, a world model, three agent-SFT rows with the same steps, agent RL from the
+# best, each measured in Docker on held-out tasks; one table. Tiny model, embedded defaults.
+agent-demo: setup sandbox-image
+	$(BIN)/python benchmarks/agent_learning.py --output $(DATA)/agent-demo
 
 # Every stage that exists so far, on the embedded example files.
 demo: setup sandbox-image

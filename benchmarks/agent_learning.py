@@ -1,0 +1,344 @@
+"""Does training agents work, and does world-model training help the agent? One table, measured in the REAL
+environment (Docker) on HELD-OUT tasks of the generated terminal family (collectors/families/terminal_text.py).
+
+    .venv/bin/python benchmarks/agent_learning.py                        # the tiny default (make agent-demo)
+    .venv/bin/python benchmarks/agent_learning.py --init smollm2 --sft-steps 4 --rl-steps 1   # CPU: a taste
+    .venv/bin/python benchmarks/agent_learning.py --init smollm2 --tasks 2000 --sft-steps 300 --cpt-steps 300 \\
+        --rl-steps 30 --batch-size 8 --context-length 1024               # one GPU
+
+It drives the real `trajforge` commands, each in this interpreter's environment:
+1. a suite of `--tasks` generated terminal tasks (written to OUTPUT/suite.yaml), collected with the scripted
+   policy; the task split (schemas/splits.py, 10% held out by the task id) decides which tasks no stage reads;
+2. build-corpus over those trajectories and `train --stage cpt`: the world model (it predicts observations);
+3. the SAME agent-SFT steps three times on the successful trajectories of training tasks: (a) from an untrained
+   model, (b) from the world-model checkpoint (LWM warm-up), (c) `--role both` (one model learns both roles);
+   the tiny model of every row uses the world model's tokenizer, so the rows differ only in their weights;
+4. `train --stage agent-rl` from the SFT row with the lowest validation loss (its own held-out trajectories of
+   TRAINING tasks: the evaluation's tasks never choose it);
+5. `agent-eval` of every row on the held-out tasks, with the scripted policy (model-free, it says so) and the
+   untrained model (the tiny model with no step taken, or `--init` as it is) as reference rows.
+
+It prints the table (success with its 95% Wilson interval, mean turns, unparseable-answer rate), a sentence on
+whether world-model training helped the agent, and the throughput (collect episodes/min, train tokens/s, agent-rl
+episodes/min and sampled tokens/s, agent-eval episodes/min); OUTPUT/agent-learning.json holds all of it.
+"""
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+from learning_signal import metrics, trajforge  # this folder is on sys.path when run as a script
+
+
+def mean_of(run: Path, key: str) -> float | None:
+    """The mean of a metric over a run's steps, the first left out when there are others (warm-up)."""
+    figures = [m[key] for m in metrics(run) if key in m]
+    figures = figures[1:] if len(figures) > 1 else figures
+    return sum(figures) / len(figures) if figures else None
+
+
+def write_suite(path: Path, tasks: int, seed: int) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        "# written by benchmarks/agent_learning.py\nsuite: terminal-gen-bench\ndomain: terminal\n"
+        f"generated:\n  - {{family: terminal-text, count: {tasks}, seed: {seed}}}\n"
+    )
+    return path
+
+
+def arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument(
+        "--init",
+        default="tiny",
+        help="tiny (the default model, trained from scratch), smollm2, "
+        "or a local model folder: the starting weights of the world model and of rows (a), (c)",
+    )
+    parser.add_argument("--output", default="runs/agent-learning")
+    parser.add_argument("--tasks", type=int, default=300, help="generated terminal tasks (10%% are held out)")
+    parser.add_argument("--task-seed", type=int, default=0)
+    parser.add_argument("--cpt-steps", type=int, default=50, help="world-model CPT steps")
+    parser.add_argument("--sft-steps", type=int, default=150, help="agent-SFT steps, the same for every row")
+    parser.add_argument("--rl-steps", type=int, default=4)
+    parser.add_argument("--lr", type=float, help="CPT/agent-SFT peak learning rate (default: train's, by model)")
+    parser.add_argument("--rl-lr", type=float, default=1e-4)
+    parser.add_argument("--batch-size", type=int, default=4)
+    parser.add_argument("--context-length", type=int, default=512)
+    parser.add_argument("--hidden-size", type=int, help="the tiny model's width (default: train's)")
+    parser.add_argument("--layers", type=int, help="the tiny model's depth (default: train's)")
+    parser.add_argument("--group-size", type=int, default=4, help="agent-rl episodes per task")
+    parser.add_argument("--tasks-per-step", type=int, default=4)
+    parser.add_argument("--max-turns", type=int, default=4, help="turns per episode (agent-rl and agent-eval)")
+    parser.add_argument("--concurrency", type=int, default=4, help="episodes at once (collect, agent-eval)")
+    return parser.parse_args()
+
+
+def shape(args: argparse.Namespace) -> list[str]:
+    """The training flags every CPT/SFT run shares."""
+    flags = ["--context-length", str(args.context_length), "--batch-size", str(args.batch_size)]
+    flags += ["--lr", str(args.lr)] if args.lr is not None else []
+    if args.init == "tiny":
+        flags += ["--hidden-size", str(args.hidden_size)] if args.hidden_size else []
+        flags += ["--layers", str(args.layers)] if args.layers else []
+    return flags
+
+
+def steps_flags(steps: int) -> list[str]:
+    return ["--max-steps", str(steps), "--eval-every", str(steps), "--save-every", str(steps)]
+
+
+def collect_and_world_model(args, out: Path, seconds: dict) -> Path:
+    """Scripted episodes of every generated task, the corpus built from them and the world model trained on it."""
+    suite = write_suite(out / "suite.yaml", args.tasks, args.task_seed)
+    seconds["collect"] = trajforge(
+        "collect",
+        "--suite",
+        str(suite),
+        "--policy",
+        "scripted",
+        "--output",
+        str(out / "raw"),
+        "--run-id",
+        "scripted",
+        "--concurrency",
+        str(args.concurrency),
+    )
+    seconds["build-corpus"] = trajforge(
+        "build-corpus",
+        "--input",
+        str(out / "raw"),
+        "--output",
+        str(out / "corpus"),
+        "--min-turns",
+        "0",
+        "--no-near-dedup",
+    )
+    init = [] if args.init == "tiny" else ["--init", args.init]
+    seconds["cpt"] = trajforge(
+        "train",
+        "--stage",
+        "cpt",
+        "--data",
+        str(out / "corpus"),
+        "-o",
+        str(out / "world"),
+        *init,
+        *shape(args),
+        *steps_flags(args.cpt_steps),
+    )
+    return out / "world" / f"checkpoint-{args.cpt_steps}"
+
+
+def agent_sft_rows(args, out: Path, world: Path, seconds: dict) -> dict[str, Path]:
+    """The three agent-SFT rows with the same steps, and the untrained reference, as checkpoints."""
+    data = ["--data", str(out / "raw" / "scripted")]
+    start = ["--tokenizer", str(out / "world" / "tokenizer")] if args.init == "tiny" else ["--init", args.init]
+    runs = {
+        "agent SFT from scratch": ("sft-scratch", [*start]),
+        "agent SFT from world model": ("sft-world", ["--init", str(world)]),
+        "agent SFT --role both": ("sft-both", [*start, "--role", "both"]),
+    }
+    rows = {}
+    for row, (name, flags) in runs.items():
+        seconds[row] = trajforge(
+            "train",
+            "--stage",
+            "agent-sft",
+            *data,
+            "-o",
+            str(out / name),
+            *flags,
+            *shape(args),
+            *steps_flags(args.sft_steps),
+        )
+        rows[row] = out / name / f"checkpoint-{args.sft_steps}"
+    if args.init == "tiny":  # the same tiny model with no step taken: learning rate 0
+        trajforge(
+            "train",
+            "--stage",
+            "agent-sft",
+            *data,
+            "-o",
+            str(out / "untrained"),
+            *start,
+            *shape(args),
+            *steps_flags(1),
+            "--lr",
+            "0",
+        )
+        return {"untrained": out / "untrained" / "checkpoint-1", **rows}
+    return {"untrained": Path(args.init), **rows}
+
+
+def validation_loss(checkpoint: Path) -> float:
+    loss = json.loads((checkpoint / "checkpoint.json").read_text())["metrics"].get("eval_loss")
+    return float("inf") if loss is None else loss
+
+
+def agent_rl(args, out: Path, rows: dict[str, Path], seconds: dict) -> tuple[str, Path]:
+    """Agent RL from the agent-SFT row with the lowest validation loss; the row it started from and its checkpoint."""
+    best = min((r for r in rows if r != "untrained"), key=lambda r: validation_loss(rows[r]))
+    seconds["agent-rl"] = trajforge(
+        "train",
+        "--stage",
+        "agent-rl",
+        "--suite",
+        str(out / "suite.yaml"),
+        "--init",
+        str(rows[best]),
+        "-o",
+        str(out / "rl"),
+        "--max-steps",
+        str(args.rl_steps),
+        "--save-every",
+        str(args.rl_steps),
+        "--lr",
+        str(args.rl_lr),
+        "--group-size",
+        str(args.group_size),
+        "--tasks-per-step",
+        str(args.tasks_per_step),
+        "--max-turns",
+        str(args.max_turns),
+    )
+    return best, out / "rl" / f"checkpoint-{args.rl_steps}"
+
+
+def evaluate(args, out: Path, agents: dict[str, Path], seconds: dict) -> list[dict]:
+    """agent-eval of the scripted policy and every checkpoint on the held-out tasks; one report per agent."""
+    report = out / "agent-eval.json"
+    command = [
+        "agent-eval",
+        "--policy",
+        "scripted",
+        *(x for c in agents.values() for x in ("-c", str(c))),
+        "--suite",
+        str(out / "suite.yaml"),
+        "--max-turns",
+        str(args.max_turns),
+        "--output",
+        str(out / "eval"),
+        "--concurrency",
+        str(args.concurrency),
+        "--json",
+        str(report),
+    ]
+    seconds["agent-eval"] = trajforge(*command)
+    return json.loads(report.read_text())["agents"]
+
+
+def table(names: list[str], reports: list[dict]) -> list[dict]:
+    """One row per agent: success, its interval, mean turns and unparseable rate over the held-out tasks."""
+    rows = []
+    for name, report in zip(names, reports, strict=True):
+        overall = report["overall"]
+        low, high = overall["interval"] or (None, None)
+        rows.append(
+            {
+                "row": name,
+                "agent": report["agent"],
+                "model_free": report["model_free"],
+                "episodes": overall["scored"],
+                "successes": overall["successes"],
+                "success_rate": overall["success_rate"],
+                "interval": [low, high],
+                "mean_turns": overall["mean_turns"],
+                "unparseable_rate": overall["unparseable_rate"],
+            }
+        )
+    return rows
+
+
+def pct(value: float | None) -> str:
+    return "  -" if value is None else f"{100 * value:3.0f}%"
+
+
+def print_table(rows: list[dict]) -> None:
+    print(
+        f"\n{'agent (held-out tasks, real Docker)':<56} {'success':>7}  {'95% interval':>13}  {'turns':>5}  "
+        f"{'unparseable':>11}"
+    )
+    for r in rows:
+        low, high = r["interval"]
+        interval = f"[{pct(low).strip()}, {pct(high).strip()}]" if low is not None else "-"
+        turns = f"{r['mean_turns']:.1f}" if r["mean_turns"] is not None else "-"
+        print(
+            f"{r['row']:<56} {pct(r['success_rate']):>7}  {interval:>13}  {turns:>5}  "
+            f"{pct(r['unparseable_rate']):>11}  ({r['successes']}/{r['episodes']})"
+        )
+
+
+def verdict(rows: dict[str, dict]) -> str:
+    """Whether world-model training helped the agent, in plain words, from the two rows and their intervals."""
+    scratch, world = rows["agent SFT from scratch"], rows["agent SFT from world model"]
+    a, b = scratch["success_rate"] or 0.0, world["success_rate"] or 0.0
+    (a_low, a_high), (b_low, b_high) = scratch["interval"], world["interval"]
+    said = (
+        f"agent SFT from the world model: {pct(b).strip()} [{pct(b_low).strip()}, {pct(b_high).strip()}], "
+        f"from scratch: {pct(a).strip()} [{pct(a_low).strip()}, {pct(a_high).strip()}]"
+    )
+    if None in (a_low, b_low):  # a row with no scored episode (every one an infrastructure error)
+        return f"A row has no scored episode, so this run cannot tell whether world-model training helped ({said})."
+    if b_low > a_high:
+        return f"World-model training helped the agent: {said}; the intervals do not overlap."
+    if a_low > b_high:
+        return f"World-model training hurt the agent in this run: {said}; the intervals do not overlap."
+    return f"The intervals overlap, so this run cannot tell whether world-model training helped the agent ({said})."
+
+
+def throughput(args, out: Path, seconds: dict) -> dict:
+    """Episodes/min and tokens/s of each stage, from wall times and the runs' metrics."""
+    episodes = args.tasks
+    figures = {
+        "collect_episodes_per_min": 60 * episodes / seconds["collect"],
+        "cpt_tokens_per_s": mean_of(out / "world", "tokens_per_s"),
+        "agent_sft_tokens_per_s": mean_of(out / "sft-scratch", "tokens_per_s"),
+        "agent_rl_episodes_per_min": mean_of(out / "rl", "episodes_per_min"),
+        "agent_rl_sampled_tokens_per_s": mean_of(out / "rl", "tokens_per_s"),
+    }
+    return {k: round(v, 1) for k, v in figures.items() if v is not None}
+
+
+def main() -> None:
+    args = arguments()
+    out, seconds, started = Path(args.output), {}, time.perf_counter()
+    world = collect_and_world_model(args, out, seconds)
+    checkpoints = agent_sft_rows(args, out, world, seconds)
+    best, rl = agent_rl(args, out, checkpoints, seconds)
+    agents = {**checkpoints, f"agent RL from the best SFT row ({best})": rl}
+    reports = evaluate(args, out, agents, seconds)
+    rows = table(["scripted (model-free reference)", *agents], reports)
+    by_name = {r["row"]: r for r in rows}
+    rl_row, start_row = rows[-1], by_name[best]
+    gain = 100 * ((rl_row["success_rate"] or 0) - (start_row["success_rate"] or 0))
+    held_out = rows[0]["episodes"]
+    print(
+        f"\nagent learning, --init {args.init}: {args.tasks} generated terminal tasks, {held_out} held out; "
+        f"{args.cpt_steps} CPT steps, {args.sft_steps} agent-SFT steps per row, {args.rl_steps} agent-RL steps"
+    )
+    print_table(rows)
+    sentence = verdict(by_name)
+    print(f"\n{sentence}\nAgent RL moved success by {gain:+.0f} points over its starting row ({best}).")
+    figures = throughput(args, out, seconds)
+    figures["agent_eval_episodes_per_min"] = round(60 * held_out * len(reports) / seconds["agent-eval"], 1)
+    print("throughput: " + ", ".join(f"{k} {v}" for k, v in figures.items()))
+    total = time.perf_counter() - started
+    print(f"wall time: {total:.0f} s (" + ", ".join(f"{k} {v:.0f}" for k, v in seconds.items()) + ")")
+    result = {
+        "init": args.init,
+        "args": vars(args),
+        "rows": rows,
+        "verdict": sentence,
+        "rl_from": best,
+        "rl_gain_points": gain,
+        "throughput": figures,
+        "seconds": seconds,
+        "wall_s": total,
+    }
+    (out / "agent-learning.json").write_text(json.dumps(result, indent=2) + "\n")
+    print(f"-> {out / 'agent-learning.json'}")
+
+
+if __name__ == "__main__":
+    main()
