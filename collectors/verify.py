@@ -25,7 +25,7 @@ def unsolved_generated(
         if task.family is not None
     ]
 
-    scripted = POLICIES.get("scripted")  # once, here: the registry's first read imports its modules, not thread-safe
+    scripted = POLICIES.get("scripted")  # looked up once for every worker thread
 
     def problem(spec: EpisodeSpec) -> str | None:
         trajectory, _ = run_with_retries(spec, make_env, scripted, "verify-generated", retries, max_turns)
