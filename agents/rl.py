@@ -57,7 +57,7 @@ def episode_environments(suites: list[Suite], config: AgentRLConfig, run_id: str
         image = docker_config["image"]
     settings = Settings(run_id=run_id, image=image, command_timeout=config.command_timeout, docker_client=client)
     prepare_environments(suites, settings, warn)
-    return lambda spec: build_environment(spec.environment, settings, spec.faults, spec.seed)
+    return lambda spec: build_environment(spec.environment, settings, spec.faults, spec.seed, spec.control)
 
 
 def group_batch(rollouts: list[Rollout], pad_id: int, device) -> tuple[torch.Tensor, torch.Tensor]:

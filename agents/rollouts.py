@@ -48,7 +48,10 @@ def plan_groups(tasks: list[tuple[Suite, Task]], group_size: int, seed: int, tag
         keys = [f"{suite.name}/{task.id}#{tag}.{g}" for g in range(group_size)]
         seeds = [int(content_hash(f"{seed}:{k}", 8), 16) for k in keys]
         groups.append(
-            [EpisodeSpec(k, task, s, suite.environment, suite.faults) for k, s in zip(keys, seeds, strict=True)]
+            [
+                EpisodeSpec(k, task, s, suite.environment, suite.faults, suite.control)
+                for k, s in zip(keys, seeds, strict=True)
+            ]
         )
     return groups
 

@@ -13,6 +13,7 @@ from trajforge.collectors.policies import POLICIES
 from trajforge.collectors.runner import RunResult, parse_shard, plan_episodes, run_collection
 from trajforge.collectors.tasks import Suite, SuiteError, load_faults, load_suite
 from trajforge.collectors.writer import RunWriter
+from trajforge.sandboxes.control import load_control
 from trajforge.schemas import storage
 from trajforge.schemas.hashing import config_hash
 
@@ -38,8 +39,11 @@ def plan_suites(config: CollectConfig) -> list[Suite]:
     if config.faults:
         fault_config = load_faults(config.faults)
         suites = [dataclasses.replace(s, faults=fault_config) for s in suites]
+    if config.control and not config.simulate:
+        raise ValueError("--control steers a world model: give --simulate too (a real environment takes --faults)")
     if config.simulate:
-        suites = [dataclasses.replace(s, environment=simulated(s.environment, config)) for s in suites]
+        control = load_control(config.control).model_dump(exclude_none=True) if config.control else None
+        suites = [dataclasses.replace(s, environment=simulated(s.environment, config), control=control) for s in suites]
     if config.tasks:
         unknown = set(config.tasks) - {name for s in suites for t in s.tasks for name in task_names(s, t)}
         if unknown:
@@ -89,6 +93,8 @@ def run_config(config: CollectConfig, suites: list[Suite], policy_args: dict, wa
         "faults": {s.name: s.faults for s in suites if s.faults},
         "simulate": config.simulate,
     }
+    if config.control:  # only when given: the default run ids of runs without it stay what they were
+        recorded["control"] = next((s.control for s in suites if s.control), None)
     for kind in sorted({type(s.environment) for s in suites}, key=lambda k: k.__name__):
         notes, warnings = kind.run_notes({s.name: s.environment for s in suites if type(s.environment) is kind})
         recorded |= notes
@@ -149,7 +155,7 @@ def collect(config: CollectConfig, log: Log, warn: Log, progress=lambda items, d
     prepare_environments(suites, settings, warn)
 
     def make_env(spec):
-        return build_environment(spec.environment, settings, spec.faults, spec.seed)
+        return build_environment(spec.environment, settings, spec.faults, spec.seed, spec.control)
 
     if config.verify_generated:
         refuse_unsolved(suites, make_env, config, log)

@@ -43,7 +43,11 @@ def run_episode(
         outcome=outcome,
         started_at=started,
         ended_at=datetime.now(UTC),
-        metadata=json.dumps({"task_id": task.id, "seed": seed} | ({"family": task.family} if task.family else {})),
+        metadata=json.dumps(
+            {"task_id": task.id, "seed": seed}
+            | ({"family": task.family} if task.family else {})
+            | env.episode_metadata()
+        ),
     )
 
 

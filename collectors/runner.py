@@ -28,6 +28,7 @@ class EpisodeSpec:
     seed: int
     environment: KindSpec = TerminalSpec()
     faults: dict | None = None
+    control: dict | None = None  # a control distribution (sandboxes/control.py): a simulated episode's faults
 
 
 @dataclass
@@ -65,7 +66,8 @@ def plan_episodes(
                 key = f"{suite.name}/{task.id}#{repeat}"
                 if int(content_hash(key, 8), 16) % count == index:
                     episode_seed = int(content_hash(f"{seed}:{key}", 8), 16)
-                    episodes.append(EpisodeSpec(key, task, episode_seed, suite.environment, suite.faults))
+                    spec = EpisodeSpec(key, task, episode_seed, suite.environment, suite.faults, suite.control)
+                    episodes.append(spec)
     return episodes
 
 

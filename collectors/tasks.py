@@ -104,6 +104,7 @@ class Suite:
     tasks: tuple[Task, ...]
     environment: KindSpec = TerminalSpec()
     faults: dict | None = None
+    control: dict | None = None  # a control distribution for its simulated episodes (`collect --control`)
 
 
 def task_split(suite: Suite, task: Task, config: SplitConfig = SplitConfig()) -> Split:

@@ -122,6 +122,10 @@ class Sandbox(ABC):
         """What a world model must know to simulate this environment as it behaved (e.g. injected faults)."""
         return ""
 
+    def episode_metadata(self) -> dict:
+        """What the trajectory's metadata records of this episode beyond the task (e.g. its control spec)."""
+        return {}
+
     @abstractmethod
     def close(self) -> None:
         """Release everything the episode held."""

@@ -2,9 +2,10 @@
 
 Faults (each off unless configured): intermittent errors in the environment's own error format (the action is
 not applied), pagination of long JSON lists with follow-up calls, incomplete intermediate results, partial
-failures in batch results, latency, truncated output. Each affected turn carries its fault label, and the
-trajectory's `simulation_instruction` describes the injected behaviour: the data that teaches a world model
-to simulate an environment as instructed (paper §6.2).
+failures in batch results, latency, truncated output. Each affected turn carries its fault label; the trajectory's
+`simulation_instruction` says what was injected where, in the words a world model is later instructed with
+(sandboxes/control.py), and its metadata records the same as a control spec: the data that teaches a world model to
+simulate an environment as instructed (paper §6.2).
 """
 
 import json
@@ -14,6 +15,8 @@ import time
 from pydantic import BaseModel, ConfigDict, Field
 
 from trajforge.sandboxes.base import Sandbox, Task
+from trajforge.sandboxes.control import CONTROL_KEY, ControlSpec, Injection
+from trajforge.sandboxes.fault_kinds import TRUNCATION_MARK, kind_of_label
 from trajforge.schemas.records import Action, Observation
 
 PAGE_TOKEN = "page_token"
@@ -45,38 +48,6 @@ class FaultConfig(_Config):
     latency: Latency | None = None
     truncation: Truncation | None = None
 
-    def describe(self) -> str:
-        parts = []
-        if self.intermittent_error:
-            parts.append(
-                f"About {self.intermittent_error:.0%} of actions fail with a temporary error "
-                "(503 Service Unavailable) and change nothing; the same action may succeed when retried."
-            )
-        if self.pagination:
-            parts.append(
-                f"Lists longer than {self.pagination.page_size} items are paginated: a response holds the "
-                f"first {self.pagination.page_size} items and a next_page_token; repeating the call with "
-                f"{PAGE_TOKEN} set to that token returns the next page."
-            )
-        if self.incomplete:
-            parts.append(
-                f"About {self.incomplete:.0%} of list results are incomplete: some items are missing and "
-                "the response says `incomplete: true`."
-            )
-        if self.partial_failure:
-            parts.append(
-                f"About {self.partial_failure:.0%} of batch results report some items as failed with an "
-                "internal error while the others succeed."
-            )
-        if self.latency:
-            parts.append(f"About {self.latency.rate:.0%} of responses are delayed by {self.latency.seconds:g} s.")
-        if self.truncation:
-            parts.append(
-                f"About {self.truncation.rate:.0%} of outputs are cut after {self.truncation.max_chars} "
-                "characters and flagged as truncated."
-            )
-        return " ".join(parts)
-
 
 class FaultInjector(Sandbox):
     def __init__(self, env: Sandbox, config: dict | FaultConfig, seed: int = 0):
@@ -86,10 +57,11 @@ class FaultInjector(Sandbox):
         self.name = env.name
         self.source_kind = env.source_kind
         self._pages: dict[str, list] = {}
+        self._turn, self._injected = 0, []
 
     def reset(self, task: Task) -> Observation:
         self.rng = random.Random(f"{self.seed}:{task.id}")
-        self._pages = {}
+        self._pages, self._turn, self._injected = {}, 0, []
         return self.env.reset(task)
 
     def action_space(self) -> list[dict]:
@@ -98,8 +70,15 @@ class FaultInjector(Sandbox):
     def describe(self) -> dict:
         return self.env.describe()
 
+    def injected(self) -> ControlSpec:
+        """What this episode injected so far, where: the control spec a world model would be given for it."""
+        return ControlSpec(injections=tuple(self._injected))
+
     def simulation_instruction(self) -> str:
-        return " ".join(x for x in (self.env.simulation_instruction(), self.config.describe()) if x)
+        return " ".join(x for x in (self.env.simulation_instruction(), self.injected().render()) if x)
+
+    def episode_metadata(self) -> dict:
+        return {**self.env.episode_metadata(), CONTROL_KEY: self.injected().record()}
 
     def check(self, task: Task) -> bool | None:
         return self.env.check(task)
@@ -108,6 +87,25 @@ class FaultInjector(Sandbox):
         self.env.close()
 
     def step(self, action: Action) -> Observation:
+        observation = self._faulty_step(action)
+        meta = json.loads(observation.metadata) if observation.metadata else {}
+        for label in (meta.get("fault") or "").split("+") if isinstance(meta, dict) else ():
+            if label:
+                self._injected.append(self._injection(kind_of_label(label), action))
+        self._turn += 1
+        return observation
+
+    def _injection(self, kind: str, action: Action) -> Injection:
+        c = self.config
+        params = {
+            "pagination": {"page_size": c.pagination.page_size} if c.pagination else {},
+            "latency": {"seconds": c.latency.seconds} if c.latency else {},
+            "truncation": {"max_chars": c.truncation.max_chars} if c.truncation else {},
+        }.get(kind, {})
+        tools = (action.name,) if action.kind == "tool_call" and action.name else ()
+        return Injection(kind=kind, turn=self._turn, tools=tools, params=params)
+
+    def _faulty_step(self, action: Action) -> Observation:
         follow_up = self._next_page(action)
         if follow_up is not None:
             return follow_up
@@ -122,7 +120,7 @@ class FaultInjector(Sandbox):
         if observation.format == "json" and not observation.is_error:
             observation = self._reshape(action, observation, draws)
         if c.truncation and draws[5] < c.truncation.rate and len(observation.content) > c.truncation.max_chars:
-            cut = observation.content[: c.truncation.max_chars]
+            cut = f"{observation.content[: c.truncation.max_chars]}\n{TRUNCATION_MARK}"
             observation = _label(observation.model_copy(update={"content": cut, "truncated": True}), "truncated")
         return observation
 

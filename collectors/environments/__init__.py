@@ -30,9 +30,16 @@ def parse_environment(data: dict, where: str = "environment") -> KindSpec:
         raise ValueError("\n".join(problems)) from None
 
 
-def build_environment(spec: KindSpec, settings: Settings, faults: dict | None = None, seed: int = 0) -> Sandbox:
-    """The sandbox of one episode, wrapped in fault injection when configured."""
+def build_environment(
+    spec: KindSpec, settings: Settings, faults: dict | None = None, seed: int = 0, control: dict | None = None
+) -> Sandbox:
+    """The sandbox of one episode, wrapped in fault injection when configured; a simulated one steered by a control
+    spec sampled for this episode from `control` (a control distribution) when given."""
     env = spec.build(settings)
+    if control:
+        from trajforge.sandboxes.control import ControlDistribution, ControlledSimulation
+
+        env = ControlledSimulation(env, ControlDistribution.model_validate(control), seed)
     if faults:
         from trajforge.sandboxes.faults import FaultInjector
 

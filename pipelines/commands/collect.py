@@ -69,6 +69,12 @@ SIMULATION_INSTRUCTION = typer.Option(
     DEFAULTS.simulation_instruction,
     help="With --simulate: how the world model should behave (e.g. 'fail one call in five with a 503').",
 )
+CONTROL = typer.Option(
+    None,
+    help="With --simulate: per-episode control of the world model, a preset (unreliable, errors, lists) or a YAML "
+    "distribution; each episode samples which faults to show where, says so in its simulation_instruction and "
+    "records it in its metadata (`control`).",
+)
 VERIFY_GENERATED = typer.Option(
     DEFAULTS.verify_generated,
     help="Before collecting, run every generated task's scripted solution in its real environment; if one fails "
@@ -99,6 +105,7 @@ OPTIONS = {  # {parameter: (type, option)}, in the order of --help; `_config` ma
     "simulate": (str | None, SIMULATE),
     "simulate_key_env": (str, SIMULATE_KEY_ENV),
     "simulation_instruction": (str, SIMULATION_INSTRUCTION),
+    "control": (str | None, CONTROL),
     "verify_generated": (bool, VERIFY_GENERATED),
 }
 

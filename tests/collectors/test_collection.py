@@ -59,3 +59,31 @@ def test_the_run_id_is_a_hash_of_what_the_manifest_records():
     run_id = default_run_id(config, recorded)
     assert run_id.startswith("mcp-kvstore-scripted-") and run_id.endswith("-shard1of2")
     assert run_id == default_run_id(config, run_config(config, plan_suites(config), {}, warnings.append))
+
+
+def test_control_is_sampled_per_episode_told_to_the_world_model_and_recorded(tmp_path):
+    import json
+
+    from tests.chat_server import chat_server
+    from trajforge.sandboxes.control import load_control, recorded_control
+    from trajforge.schemas.sources import read_records
+
+    reply = json.dumps({"choices": [{"message": {"role": "assistant", "content": "ok"}}]}).encode()
+    with chat_server(lambda request: (200, reply)) as (url, requests):
+        config = CollectConfig(
+            suites=("terminal",), tasks=("count-lines", "largest-file"), simulate=f"{url}=wm", control="errors",
+            repeats=3, output=str(tmp_path), concurrency=1,
+        )  # fmt: skip
+        collected = collect(config, log=lambda text: None, warn=lambda text: None)
+    records = [r.record for r in read_records([collected.run_dir])]
+    assert len(records) == 6 and all(r.source.kind == "simulated" for r in records)
+    specs = [recorded_control(r.metadata) for r in records]
+    assert len({s.render() for s in specs}) > 1  # sampled per episode, not one for the run
+    dist = load_control("errors")
+    for record, spec in zip(records, specs, strict=True):
+        meta = json.loads(record.metadata)
+        assert spec == dist.sample(meta["seed"], meta["task_id"]) and record.simulation_instruction == spec.render()
+    systems = {r["body"]["messages"][0]["content"] for r in requests}
+    assert any(spec.render() and spec.render() in system for spec in specs for system in systems)
+    with pytest.raises(ValueError, match="--control steers a world model: give --simulate too"):
+        plan_suites(CollectConfig(suites=("terminal",), control="errors"))

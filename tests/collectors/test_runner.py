@@ -1,3 +1,5 @@
+import json
+
 import pytest
 
 from tests.collectors.fakes import FakeEnvironment
@@ -122,4 +124,8 @@ def test_faults_label_turns_and_describe_themselves():
     trajectory = run_episode(env, ScriptedPolicy(), SUITE.tasks[0], "fake/t0#0", "run", seed=0)
     assert [t.fault for t in trajectory.turns] == ["intermittent_error", "intermittent_error"]
     assert trajectory.outcome.status == "failure"  # the file was never created: the faults were real
-    assert trajectory.simulation_instruction.startswith("About 100% of actions fail")
+    # The instruction says what was injected where, and the metadata records it as a control spec.
+    assert trajectory.simulation_instruction.startswith("Inject these faults: action 1 fails with a temporary error")
+    assert "action 2 fails with a temporary error" in trajectory.simulation_instruction
+    control = json.loads(trajectory.metadata)["control"]
+    assert [(i["kind"], i["turn"]) for i in control["injections"]] == [("intermittent_error", n) for n in (0, 1)]

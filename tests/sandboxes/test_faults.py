@@ -87,7 +87,8 @@ def test_incomplete_partial_and_truncated():
     env = FaultInjector(ListServer(), {"truncation": {"rate": 1.0, "max_chars": 50}}, seed=0)
     env.reset(TASK)
     cut = call(env)
-    assert cut.truncated and len(cut.content) == 50 and labels(cut) == "truncated"
+    assert cut.truncated and labels(cut) == "truncated"
+    assert cut.content == ListServer().step(None).content[:50] + "\n[output truncated]"  # visible, as in real tools
 
 
 def test_seeded_and_reproducible():
@@ -100,10 +101,21 @@ def test_seeded_and_reproducible():
     assert "intermittent_error" in run(3) and None in run(3)
 
 
-def test_description_goes_to_the_simulation_instruction():
-    env = FaultInjector(ListServer(), {"intermittent_error": 0.2, "pagination": {"page_size": 3}}, seed=0)
+def test_the_instruction_says_what_was_injected_where():
+    env = FaultInjector(ListServer(), {"intermittent_error": 0.5, "pagination": {"page_size": 3}}, seed=0)
+    env.reset(TASK)
+    assert env.simulation_instruction() == ""  # nothing injected yet: nothing to say
+    got = [labels(call(env)) for _ in range(6)]
+    injected = env.injected()
+    assert [(i.turn, i.kind) for i in injected.injections] == [(n, k) for n, k in enumerate(got) if k]
     text = env.simulation_instruction()
-    assert "About 20% of actions fail with a temporary error" in text and "next_page_token" in text
+    first_error = got.index("intermittent_error")
+    assert f"action {first_error + 1} (if it calls list) fails with a temporary error (503" in text
+    first_page = got.index("pagination")
+    assert f"action {first_page + 1} (if it calls list) returns a list paginated at 3 items" in text
+    assert env.episode_metadata()["control"] == injected.record()
+    env.reset(TASK)
+    assert env.injected().injections == ()  # a new episode starts clean
 
 
 def test_bad_config_is_rejected():
