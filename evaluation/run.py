@@ -36,6 +36,7 @@ class EvalConfig:
     seed: int = 0
     judge: JudgeSpec = field(default_factory=JudgeSpec)
     export: Path | None = None  # corpus: the sampled turns as an AgentWorldBench folder
+    baselines: bool = True  # also score the model-free baselines (copy previous, retrieval) on the same turns
 
     @property
     def sampling(self) -> Sampling:
@@ -78,7 +79,23 @@ def evaluate(config: EvalConfig, build_models: ModelBuilder, display: Display | 
     models = build_models(config, display)
     if not models:
         raise EvalInputError("give at least one --checkpoint or --endpoint")
-    return score_models(models, items, rows, rejected, config, display)
+    baselines = baseline_models(config.corpus, display) if config.baselines else []
+    return score_models([*models, *baselines], items, rows, rejected, config, display)
+
+
+def baseline_models(corpus: str, display: Display) -> list[ChatModel]:
+    """The model-free rows of every world-model table: copy the previous observation, and retrieval from the
+    corpus's training split (left out, and said so, when there is no corpus to retrieve from)."""
+    from trajforge.evaluation.baselines import CopyPrevious, Retrieval
+    from trajforge.schemas.dataset import load_cpt, training_split_rows
+    from trajforge.schemas.storage import StorageError
+
+    try:
+        rows = training_split_rows(load_cpt(corpus))
+    except (FileNotFoundError, ValueError, StorageError) as exc:
+        display.note(f"the retrieval baseline is left out: no training split to retrieve from ({exc})", "warning")
+        return [CopyPrevious()]
+    return [CopyPrevious(), Retrieval.from_rows(rows)]
 
 
 def score_models(

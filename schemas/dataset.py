@@ -106,3 +106,9 @@ def stage_rows(dataset: datasets.Dataset, stage: str) -> datasets.Dataset:
 def held_out_rows(dataset: datasets.Dataset) -> datasets.Dataset:
     """The rows `eval` scores: the held-out tasks, nothing else."""
     return select_splits(dataset, STAGE_SPLITS["eval"])
+
+
+def training_split_rows(dataset: datasets.Dataset) -> datasets.Dataset:
+    """Every row a training stage may read (any stage): what a model-free baseline may look up."""
+    splits = tuple(sorted({s for stage, names in STAGE_SPLITS.items() if stage != "eval" for s in names}))
+    return select_splits(dataset, splits)

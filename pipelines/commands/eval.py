@@ -63,6 +63,13 @@ Predictions = Annotated[
     Path | None,
     typer.Option(help="Write every line's answer, extracted prediction and judgement as JSONL here (all models)."),
 ]
+Baselines = Annotated[
+    bool,
+    typer.Option(
+        help="Also score two model-free baselines on the same turns: copy the previous observation, and "
+        "retrieval (the observation after the most similar action of the corpus's training split)."
+    ),
+]
 Export = Annotated[
     Path | None,
     typer.Option(help="Corpus: write the sampled turns as an AgentWorldBench folder ({task}_test.jsonl) here."),
@@ -86,6 +93,7 @@ def eval_command(
     output: Output = None,
     predictions: Predictions = None,
     export: Export = DEFAULTS.export,
+    baselines: Baselines = DEFAULTS.baselines,
 ) -> None:
     """Predict observations with every model given and judge them on format, factuality, consistency, realism
     and quality, normalised to 0-100 ((raw - 1) / 4 x 100), per domain, pooled over lines and averaged over
@@ -96,7 +104,7 @@ def eval_command(
               "untrained": untrained}  # fmt: skip
     sampling = {"temperature": temperature, "max_tokens": max_tokens, "seed": seed}
     config = EvalConfig(**models, **sampling, corpus=corpus, agentworldbench=agentworldbench, limit=limit,
-                        plain=plain, judge=judge_spec, export=export)  # fmt: skip
+                        plain=plain, judge=judge_spec, export=export, baselines=baselines)  # fmt: skip
     try:
         result = evaluate(config, build_models, ConsoleDisplay())
     except (EvalInputError, EndpointError) as exc:  # nothing to evaluate; a judge that refuses every request

@@ -75,7 +75,8 @@ def test_eval_command_compares_with_untrained_and_exports(tmp_path, corpus_dir, 
     assert result.exit_code == 0, result.output
     assert "judge: embedded (embedded judge, not comparable with AgentWorldBench)" in result.output
     reports = json.loads((tmp_path / "eval.json").read_text())
-    assert [r["model"] for r in reports] == ["untrained", f"{tiny_checkpoint.parent.name}/checkpoint-2"]
+    models = ["untrained", f"{tiny_checkpoint.parent.name}/checkpoint-2"]
+    assert [r["model"] for r in reports] == [*models, "copy previous (model-free)", "retrieval (model-free)"]
     assert all(0 <= r["pooled"]["overall"] <= 100 and r["samples"] > 0 for r in reports)
     assert all(r["judge"] == "embedded" and "not comparable" in r["note"] for r in reports)
     assert all(0 <= r["format_compliance"] <= 1 for r in reports)

@@ -122,10 +122,11 @@ def test_eval_endpoint_sends_the_key(url, tmp_path):
     args = ["eval", "--endpoint", f"{url}=tiny", "--agentworldbench", str(tmp_path / "bench"), "--max-tokens", "8"]
     result = runner.invoke(app, [*args, "--endpoint-key-env", VARIABLE, "-o", str(tmp_path / "keyed.json")])
     assert result.exit_code == 0, result.output
-    (report,) = json.loads((tmp_path / "keyed.json").read_text())
+    report, copy_previous = json.loads((tmp_path / "keyed.json").read_text())  # no corpus here: no retrieval row
+    assert copy_previous["model"] == "copy previous (model-free)"
     assert report["scored"] == 1 and "no answer" not in report["excluded"]
     result = runner.invoke(app, [*args, "-o", str(tmp_path / "keyless.json")])
-    (report,) = json.loads((tmp_path / "keyless.json").read_text())
+    report, _ = json.loads((tmp_path / "keyless.json").read_text())
     assert report["excluded"] == {"no answer": 1}
     assert f"endpoint:tiny: no answer ({refused(url)}" in result.output
     assert not_set("TRAJFORGE_ENDPOINT_API_KEY") in result.output

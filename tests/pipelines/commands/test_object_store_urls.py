@@ -92,8 +92,10 @@ def test_collect_build_inspect_report_and_eval_on_s3(s3, tmp_path, tiny_checkpoi
         work,
     )  # fmt: skip
     assert evaluated.returncode == 0, evaluated.stdout + evaluated.stderr
-    (report,) = json.loads((work / "eval.json").read_text())
+    report, *baselines = json.loads((work / "eval.json").read_text())
     assert report["samples"] > 0 and report["heldout_loss"] > 0
+    # the retrieval baseline read the training split from the store too
+    assert [b["model"] for b in baselines] == ["copy previous (model-free)", "retrieval (model-free)"]
 
     shard = next(k for k in keys(client, "urls/corpus/cpt/") if k.endswith(".arrow"))
     damaged = client.get_object(Bucket=BUCKET, Key=shard)["Body"].read()[:120]
