@@ -139,9 +139,16 @@ def prepare_environments(suites: list[Suite], settings: Settings, warn: Log) -> 
     return ok
 
 
-def collect(config: CollectConfig, log: Log, warn: Log, progress=lambda items, description, total: items) -> Collected:
-    """Run the collection `config` describes; ValueError (SuiteError, CollectSetupError) before any episode runs."""
-    suites = plan_suites(config)
+def collect(
+    config: CollectConfig,
+    log: Log,
+    warn: Log,
+    progress=lambda items, description, total: items,
+    suites: list[Suite] | None = None,
+) -> Collected:
+    """Run the collection `config` describes (on `suites` as given, when given: e.g. tasks whose scripted actions
+    replay other episodes); ValueError (SuiteError, CollectSetupError) before any episode runs."""
+    suites = plan_suites(config) if suites is None else suites
     shard = parse_shard(config.shard)
     policy_class = POLICIES.get(config.policy)
     policy_args = policy_class.arguments(config)

@@ -16,6 +16,7 @@ from trajforge.pipelines.commands.prepare_rl import prepare_rl_command
 from trajforge.pipelines.commands.report import report_command
 from trajforge.pipelines.commands.sandbox_image import sandbox_image_command
 from trajforge.pipelines.commands.serve import serve_command
+from trajforge.pipelines.commands.sim_check import sim_check_command
 from trajforge.pipelines.commands.train import train_command
 
 app = typer.Typer(
@@ -36,6 +37,7 @@ COMMANDS = (
     ("prepare-rl", prepare_rl_command, "Prepare RL prompts with references and verifiers (Beam)."),
     ("eval", eval_command, "Score checkpoints or endpoints as the benchmark does."),
     ("agent-eval", agent_eval_command, "Measure agents' success on held-out tasks, for real."),
+    ("sim-check", sim_check_command, "Measure a world model's fidelity against the real thing."),
     ("judge-check", judge_check_command, "Check a judge against adversarial candidates."),
     ("report", report_command, "Write an HTML page about a built corpus."),
     ("train", train_command, "Train a world model: CPT, SFT or RL."),

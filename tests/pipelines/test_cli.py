@@ -22,6 +22,7 @@ COMMANDS = [
     "prepare-rl",
     "eval",
     "agent-eval",
+    "sim-check",
     "judge-check",
     "report",
     "train",

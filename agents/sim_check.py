@@ -1,0 +1,139 @@
+"""`trajforge sim-check`: is a world model faithful enough to train agents in? Measured against the real
+environment, per domain and task family, on held-out tasks:
+
+- single step (held-out corpus turns): exact match, error-flag agreement and the judge's scores, for the world
+  model and, on the same turns, the two model-free baselines (copy previous, retrieval);
+- success agreement, WM2Real and controllability, from episodes (agents/sim_episodes.py).
+
+The world model is anything that answers a conversation (`evaluation.models.ChatModel`) for the single turns,
+plus the URL=MODEL of an OpenAI-compatible endpoint that serves it for the episodes: an endpoint as given, or a
+checkpoint served on a loopback port for the length of the check (`world_model_of`). A simulator that runs a
+checkpoint in-process plugs in as another `simulate` value once collect takes one."""
+
+import contextlib
+import json
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from trajforge.agents.evaluation import Agent
+from trajforge.agents.sim_episodes import EpisodePlan, outcome_success, run_episodes
+from trajforge.collectors.config import CollectConfig
+from trajforge.evaluation.benchmark import sample_turns
+from trajforge.evaluation.factory import JudgeSpec
+from trajforge.evaluation.fidelity import step_figures
+from trajforge.evaluation.models import ChatModel, Sampling
+from trajforge.evaluation.turns import corpus_turn
+from trajforge.sandboxes.control import load_control
+from trajforge.schemas.hashing import config_hash
+from trajforge.schemas.records import Trajectory
+from trajforge.schemas.splits import SplitConfig
+
+Log = Callable[[str], None]
+
+
+class SimCheckError(ValueError):
+    """Nothing to check (no world model, no held-out turn): one line that says what to give."""
+
+
+@dataclass(frozen=True)
+class WorldModel:
+    name: str
+    chat: ChatModel  # answers single held-out turns
+    simulate: str  # URL=MODEL its episodes are simulated at
+
+
+@dataclass(frozen=True)
+class SimCheckConfig:
+    corpus: str = "data/corpus"  # held-out turns for the single-step figures; its training split for retrieval
+    limit: int | None = None  # held-out trajectories at most (single step)
+    plain: bool = True  # single step: plain CPT-style prompts (False: the SFT reasoning templates)
+    run: CollectConfig = CollectConfig(suites=("terminal",), output="data/sim-check")
+    agent: Agent = Agent("scripted", "scripted")
+    split: SplitConfig = SplitConfig()
+    control: str | None = "errors"  # a control preset or YAML for the controllability episodes; None: none
+    episodes: bool = True  # False: the single-step figures only (no environment is started)
+    judge: JudgeSpec = field(default_factory=JudgeSpec)
+    sampling: Sampling = Sampling(0.0, 512, 0)
+    simulated_success: Callable[[Trajectory], bool | None] = outcome_success
+
+
+@contextlib.contextmanager
+def world_model_of(checkpoint: Path | None = None, endpoint: str | None = None, key_env: str | None = None):
+    """The world model of `-c CHECKPOINT` (its weights answer single turns, and serve its episodes on loopback
+    while the block runs) or of `--simulate URL=MODEL`."""
+    if (checkpoint is None) == (endpoint is None):
+        raise SimCheckError("give the world model to check: -c CHECKPOINT or --simulate URL=MODEL (one of them)")
+    if endpoint is not None:
+        from trajforge.endpoints import Endpoint
+        from trajforge.evaluation.models import EndpointModel
+
+        url, _, model = endpoint.partition("=")
+        if not url or not model:
+            raise SimCheckError(f"--simulate {endpoint}: give URL=MODEL, e.g. http://127.0.0.1:8000/v1=world-model")
+        yield WorldModel(model, EndpointModel(Endpoint(url, model, key_env, timeout=300.0)), endpoint)
+        return
+    from trajforge.training.chat_models import CheckpointModel
+    from trajforge.training.serving import serve_in_background
+
+    if not (Path(checkpoint) / "config.json").exists():
+        raise SimCheckError(f"-c {checkpoint}: not a checkpoint folder (no config.json)")
+    chat = CheckpointModel(Path(checkpoint))
+    with serve_in_background(chat.local, chat.name) as url:
+        yield WorldModel(chat.name, chat, f"{url}={chat.name}")
+
+
+def run_prefix(config: SimCheckConfig, world: WorldModel) -> str:
+    """The episode runs' names: a fresh world model, agent or control gets its own runs; the same check resumes."""
+    if config.run.run_id:
+        return config.run.run_id
+    key = {"world": world.name, "agent": config.agent.label, "control": config.control, "seed": config.run.seed,
+           "suites": config.run.suites, "repeats": config.run.repeats, "tasks": config.run.tasks}  # fmt: skip
+    return f"sim-check-{config_hash(key)[:8]}"
+
+
+def check_simulator(config: SimCheckConfig, world: WorldModel, log: Log, warn: Log, progress=None) -> dict:
+    """All the figures, as the JSON sim-check writes; SimCheckError before anything runs when there is nothing."""
+    progress = progress or (lambda items, description, total: items)
+    if config.episodes and config.control:
+        load_control(config.control)  # a bad control file is refused before any model is asked
+    result = {"world_model": world.name, "agent": config.agent.label, "judge": config.judge.build().label}
+    result["single_step"] = single_step(config, world.chat, progress)
+    if config.episodes:
+        plan = EpisodePlan(config.run, config.agent, world.simulate, run_prefix(config, world), config.split,
+                           config.control, config.simulated_success)  # fmt: skip
+        result["episodes"] = run_episodes(plan, log, warn, progress)
+    return result
+
+
+def _group(row: dict) -> str:
+    meta = json.loads(row.get("metadata") or "{}")
+    family = meta.get("family") if isinstance(meta, dict) else None
+    suite = (row.get("source") or {}).get("origin") or ""
+    return f"{row['domain']}/{family or suite.partition('/')[0] or 'other'}"
+
+
+def single_step(config: SimCheckConfig, model: ChatModel, progress) -> dict:
+    """{group: {model name: figures}} over the held-out turns, for the world model and both baselines."""
+    from trajforge.evaluation.run import Display, baseline_models, corpus_rows
+
+    try:
+        rows = corpus_rows(config.corpus, config.limit)
+    except (FileNotFoundError, ValueError) as exc:
+        raise SimCheckError(f"--corpus {config.corpus}: {exc}") from exc
+    turns = [(corpus_turn(r, i, plain=config.plain), _group(r)) for r in rows for i in sample_turns(len(r["turns"]))]
+    if not turns:
+        raise SimCheckError(f"--corpus {config.corpus}: no held-out turn to predict")
+    judge = config.judge.build()
+    models: list[ChatModel] = [model, *baseline_models(config.corpus, Display())]
+    figures: dict = defaultdict(dict)
+    for chat in models:
+        answers = [
+            chat.answer([{"role": r, "content": c} for r, c in turn.messages], config.sampling.for_item(turn.id))
+            for turn, _ in progress(turns, f"single step: {chat.name}", len(turns))
+        ]
+        for group in sorted({g for _, g in turns}) + ["all"]:
+            chosen = [(t, a) for (t, g), a in zip(turns, answers, strict=True) if group in (g, "all")]
+            figures[group][chat.name] = step_figures(chat.name, [t for t, _ in chosen], [a for _, a in chosen], judge)
+    return dict(figures)

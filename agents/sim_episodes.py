@@ -1,0 +1,157 @@
+"""The episode part of `sim-check`: one agent on the same held-out tasks, in the real environment and in the world
+model (each a `collect` run, so each is a raw run folder that resumes), the simulated episodes' actions replayed
+in the real environment (WM2Real), and episodes simulated under sampled control specs (controllability). The
+figures go per domain and task family (`agents.evaluation.family_of`).
+
+A simulated episode's success is read by `simulated_success` (its outcome: the task's check in the world model,
+where the simulator decides one; undecided otherwise): pluggable, as SimCheckConfig.simulated_success."""
+
+import dataclasses
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from trajforge.agents.evaluation import Agent, family_of, held_out_suites
+from trajforge.collectors.collection import collect, plan_suites, task_name
+from trajforge.collectors.config import CollectConfig
+from trajforge.collectors.tasks import Suite
+from trajforge.evaluation.fidelity import replay_figures, success_confusion
+from trajforge.sandboxes.base import Task
+from trajforge.sandboxes.controllability import controllability
+from trajforge.schemas.records import Trajectory
+from trajforge.schemas.sources import read_records
+from trajforge.schemas.splits import SplitConfig
+
+Log = Callable[[str], None]
+REPLAY_SEPARATOR = ".replay-"  # a replay task's id: <task id>.replay-<repeat>
+
+
+def outcome_success(trajectory: Trajectory) -> bool | None:
+    """Success as the episode's outcome says it: True, False, or None when nothing decided it."""
+    status = trajectory.outcome.status
+    return True if status == "success" else False if status in ("failure", "agent_error", "timeout") else None
+
+
+@dataclass(frozen=True)
+class EpisodePlan:
+    run: CollectConfig  # the suites, output, repeats, concurrency ... of every run; `tasks` narrows the held-out ones
+    agent: Agent
+    simulate: str  # URL=MODEL of the world model
+    run_prefix: str  # the runs are <prefix>-real, -sim, -replay, -controlled under run.output
+    split: SplitConfig = SplitConfig()
+    control: str | None = "errors"
+    simulated_success: Callable[[Trajectory], bool | None] = outcome_success
+
+
+def held_out_tasks(plan: EpisodePlan) -> list[Suite]:
+    """The suites' held-out tasks (those `run.tasks` names, when it names some)."""
+    suites = held_out_suites(plan_suites(dataclasses.replace(plan.run, tasks=())), plan.split)
+    chosen = set(plan.run.tasks)
+    if chosen:
+        suites = [_only(s, chosen) for s in suites]
+    return [s for s in suites if s.tasks]
+
+
+def _only(suite: Suite, chosen: set[str]) -> Suite:
+    return dataclasses.replace(suite, tasks=tuple(t for t in suite.tasks if {t.id, task_name(suite, t)} & chosen))
+
+
+def _records(run_dir: str) -> dict[str, Trajectory]:
+    return {r.record.source.origin: r.record for r in read_records([run_dir]) if r.ok}
+
+
+def run_episodes(plan: EpisodePlan, log: Log, warn: Log, progress) -> dict:
+    """Every run, then the figures: {"tasks", "runs", "success", "wm2real", "controllability"}, each per group."""
+    suites = held_out_tasks(plan)
+    if not suites:
+        return {"tasks": 0, "note": "no held-out task in the suites: no episode figures"}
+    names = tuple(task_name(s, t) for s in suites for t in s.tasks)
+    base = dataclasses.replace(plan.run, tasks=names, policy=plan.agent.policy, **plan.agent.settings)
+    runs = {
+        "real": collect(dataclasses.replace(base, run_id=f"{plan.run_prefix}-real"), log, warn, progress),
+        "sim": collect(
+            dataclasses.replace(base, run_id=f"{plan.run_prefix}-sim", simulate=plan.simulate), log, warn, progress
+        ),
+    }
+    real, sim = _records(runs["real"].run_dir), _records(runs["sim"].run_dir)
+    replay_run = dataclasses.replace(plan.run, tasks=(), policy="scripted", run_id=f"{plan.run_prefix}-replay")
+    runs["replay"] = collect(replay_run, log, warn, progress, suites=replay_suites(suites, sim))
+    replayed = _records(runs["replay"].run_dir)
+    figures = {
+        "tasks": len(names),
+        "success": _success(suites, real, sim, plan),
+        "wm2real": _wm2real(suites, sim, replayed, plan),
+    }
+    if plan.control:
+        controlled = dataclasses.replace(
+            base, run_id=f"{plan.run_prefix}-controlled", simulate=plan.simulate, control=plan.control
+        )
+        runs["controlled"] = collect(controlled, log, warn, progress)
+        figures["controllability"] = _per_group(suites, _records(runs["controlled"].run_dir), controllability)
+    figures["runs"] = {name: collected.run_dir for name, collected in runs.items()}
+    return figures
+
+
+def replay_suites(suites: list[Suite], simulated: dict[str, Trajectory]) -> list[Suite]:
+    """One task per simulated episode, whose scripted actions are that episode's actions (the real task's files,
+    setup and check otherwise): run with the scripted policy, it replays the episode in the real environment."""
+    replays = []
+    for suite in suites:
+        tasks = []
+        for task in suite.tasks:
+            for key, record in sorted(simulated.items()):
+                if key.rpartition("#")[0] == task_name(suite, task) and record.outcome.status != "infra_error":
+                    repeat = key.rpartition("#")[2]
+                    actions = tuple(t.action for t in record.turns)
+                    tasks.append(dataclasses.replace(task, id=f"{task.id}{REPLAY_SEPARATOR}{repeat}", actions=actions))
+        replays.append(dataclasses.replace(suite, tasks=tuple(tasks), faults=None, control=None))
+    return replays
+
+
+def _group(suite: Suite, task: Task) -> str:
+    return f"{suite.domain}/{family_of(suite, task)}"
+
+
+def _keys(suites: list[Suite], records: dict[str, Trajectory]) -> dict[str, list[str]]:
+    """group -> the episode keys of `records` that are of its tasks."""
+    groups: dict[str, list[str]] = defaultdict(list)
+    for suite in suites:
+        for task in suite.tasks:
+            for key in sorted(records):
+                if key.rpartition("#")[0] == task_name(suite, task):
+                    groups[_group(suite, task)].append(key)
+                    groups["all"].append(key)
+    return dict(groups)
+
+
+def _per_group(suites: list[Suite], records: dict[str, Trajectory], figure: Callable) -> dict:
+    return {group: figure([records[k] for k in keys]) for group, keys in _keys(suites, records).items()}
+
+
+def _success(suites, real, sim, plan: EpisodePlan) -> dict:
+    def figure(keys: list[str]) -> dict:
+        pairs = [(outcome_success(real[k]), plan.simulated_success(sim[k])) for k in keys if k in sim]
+        return success_confusion(pairs)
+
+    return {group: figure(keys) for group, keys in _keys(suites, real).items()}
+
+
+def _wm2real(suites, sim, replayed, plan: EpisodePlan) -> dict:
+    def replay_key(key: str) -> str:
+        place, _, repeat = key.rpartition("#")
+        return f"{place}{REPLAY_SEPARATOR}{repeat}#0"
+
+    def figure(keys: list[str]) -> dict:
+        episodes = [
+            (
+                [t.model_dump() for t in sim[k].turns],
+                [t.model_dump() for t in replayed[replay_key(k)].turns],
+                plan.simulated_success(sim[k]),
+                outcome_success(replayed[replay_key(k)]),
+            )
+            for k in keys
+            if replay_key(k) in replayed
+        ]
+        return replay_figures(episodes)
+
+    return {group: figure(keys) for group, keys in _keys(suites, sim).items()}

@@ -1,0 +1,121 @@
+"""The fidelity figures of a world model against the real environment (what `trajforge sim-check` prints), as
+pure functions over turns and episodes:
+
+- single step: on real held-out turns, the share of predicted observations equal to the real one (trailing
+  whitespace aside), the share whose error flag agrees with the real one, and the judge's scores;
+- success agreement: one agent's episodes of the same tasks, simulated and real: the confusion matrix of success;
+- WM2Real: a simulated episode's actions replayed in the real environment: per-turn agreement (exact, error flag)
+  and whether a simulated success is a real one.
+
+A predicted observation is text only, so its error flag is read from it: an MCP result's `isError`, else an error
+message in the text (ERROR_TEXT). A real observation's flag is its record's (`is_error`, a non-zero exit code)."""
+
+import json
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+
+from trajforge.evaluation.benchmark import score
+from trajforge.evaluation.extraction import extract_prediction
+from trajforge.evaluation.judge import Judge
+from trajforge.evaluation.turns import Turn
+
+ERROR_TEXT = re.compile(
+    r"No such file or directory|command not found|Permission denied|Traceback \(most recent call last\)|"
+    r"^(?:\S+: )?(?:error|fatal|Error)\b|temporary failure|503 Service Unavailable|Is a directory|Not a directory|"
+    r"invalid option|cannot (?:access|open|stat|create)",
+    re.M,
+)
+SUCCESS_LABELS = {True: "success", False: "failure", None: "undecided"}
+
+
+def normalized(text: str) -> str:
+    return "\n".join(line.rstrip() for line in text.strip().splitlines())
+
+
+def same_observation(predicted: str, real: str) -> bool:
+    return normalized(predicted) == normalized(real)
+
+
+def real_error(observation: Mapping) -> bool:
+    exit_code = observation.get("exit_code")
+    return bool(observation.get("is_error")) or (exit_code is not None and exit_code != 0)
+
+
+def predicted_error(text: str) -> bool:
+    try:
+        payload = json.loads(text)
+    except ValueError:
+        payload = None
+    if isinstance(payload, dict) and "isError" in payload:
+        return bool(payload["isError"])
+    return bool(ERROR_TEXT.search(text))
+
+
+def _share(hits: int, total: int) -> float | None:
+    return hits / total if total else None
+
+
+def step_figures(model: str, turns: Sequence[Turn], answers: Sequence[str | None], judge: Judge) -> dict:
+    """Exact match and error-flag agreement over the turns (an unanswered turn counts as a miss: the simulator
+    would have had nothing to show), and the judge's pooled scores (over answered turns, as eval scores them)."""
+    exact = agree = 0
+    for turn, answer in zip(turns, answers, strict=True):
+        predicted = extract_prediction(answer).text if answer else None
+        if predicted is None:
+            continue
+        exact += same_observation(predicted, turn.reference)
+        agree += predicted_error(predicted) == real_error(turn.observation or {"content": turn.reference})
+    report = score(model, list(turns), list(answers), judge)
+    return {
+        "turns": len(turns),
+        "answered": sum(1 for a in answers if a),
+        "exact_match": _share(exact, len(turns)),
+        "error_flag_agreement": _share(agree, len(turns)),
+        "judge_overall": report.pooled.get("overall"),
+        "judge_factuality": report.pooled.get("factuality"),
+        "judge_scored": report.scored,
+    }
+
+
+def success_confusion(pairs: Sequence[tuple[bool | None, bool | None]]) -> dict:
+    """(real success, simulated success) per task -> {"real <label>": {"simulated <label>": n}}, and the share of
+    agreement over the pairs the simulator decided (a simulated episode that says nothing of success is
+    counted apart, as undecided)."""
+    counts = Counter(pairs)
+    matrix = {
+        f"real {SUCCESS_LABELS[r]}": {f"simulated {SUCCESS_LABELS[s]}": counts[(r, s)] for s in (True, False, None)}
+        for r in (True, False, None)
+    }
+    decided = [(r, s) for r, s in pairs if r is not None and s is not None]
+    return {
+        "episodes": len(pairs),
+        "decided": len(decided),
+        "agreement": _share(sum(r == s for r, s in decided), len(decided)),
+        "matrix": matrix,
+    }
+
+
+def replay_figures(episodes: Sequence[tuple[Sequence[Mapping], Sequence[Mapping], bool | None, bool | None]]) -> dict:
+    """WM2Real over (simulated turns, real replayed turns, simulated success, real success of the replay): the
+    share of replayed turns whose real observation equals the simulated one, and whose error flags agree (turns
+    the replay never reached count as disagreeing), and of simulated successes the share that are real ones."""
+    turns = exact = agree = 0
+    claimed = confirmed = 0
+    for simulated, real, sim_success, real_success in episodes:
+        turns += len(simulated)
+        for sim_turn, real_turn in zip(simulated, real, strict=False):
+            predicted, actual = sim_turn["observation"], real_turn["observation"]
+            exact += same_observation(predicted["content"], actual["content"])
+            agree += predicted_error(predicted["content"]) == real_error(actual)
+        if sim_success:
+            claimed += 1
+            confirmed += bool(real_success)
+    return {
+        "episodes": len(episodes),
+        "turns": turns,
+        "exact_match": _share(exact, turns),
+        "error_flag_agreement": _share(agree, turns),
+        "simulated_successes": claimed,
+        "real_share_of_simulated_successes": _share(confirmed, claimed),
+    }

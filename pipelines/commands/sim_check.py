@@ -1,0 +1,171 @@
+"""`trajforge sim-check`: a world model's fidelity against the real environment, per domain and task family on
+held-out tasks: single step, success agreement, WM2Real and controllability (`agents.sim_check`)."""
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich import box
+from rich.table import Table
+from rich.text import Text
+
+from trajforge.agents.evaluation import checkpoint_agent, endpoint_agent, policy_agent
+from trajforge.agents.sim_check import SimCheckConfig, check_simulator, world_model_of
+from trajforge.collectors.config import CollectConfig
+from trajforge.pipelines.commands import EXIT_OK, EXIT_USAGE
+from trajforge.pipelines.commands import collect as collect_options
+from trajforge.pipelines.commands.build_corpus import HeldOut, HeldOutFamily, SplitSeed
+from trajforge.pipelines.commands.judge_options import with_judge_options
+from trajforge.pipelines.commands.options import add_options, key_env_help
+from trajforge.pipelines.console import console, out, progress, warn
+from trajforge.sandboxes.control import CONTROL_PRESETS
+from trajforge.schemas.splits import SplitConfig
+
+DEFAULTS = SimCheckConfig()
+RUN_OPTIONS = ("repeats", "concurrency", "retries", "max_turns", "command_timeout", "image", "seed", "explorer_steps")
+
+Checkpoint = Annotated[Path | None, typer.Option("--checkpoint", "-c", help="The world model: a checkpoint folder.")]
+Simulate = Annotated[
+    str | None,
+    typer.Option(help="The world model: URL=MODEL of an OpenAI-compatible endpoint (trajforge serve, vLLM)."),
+]
+SimulateKeyEnv = Annotated[str, typer.Option("--simulate-key-env", help=key_env_help("the --simulate world model's"))]
+Corpus = Annotated[str, typer.Option(help="A build-corpus folder: its held-out turns (single step), its training split "
+                                          "(the retrieval baseline).")]  # fmt: skip
+Limit = Annotated[int | None, typer.Option(min=1, help="Held-out trajectories at most (single step).")]
+Policy = Annotated[str, typer.Option(help="The agent, a model-free policy (scripted, explorer).")]
+AgentCheckpoint = Annotated[
+    Path | None, typer.Option(help="The agent: a checkpoint acting through the checkpoint policy.")
+]
+AgentEndpoint = Annotated[str | None, typer.Option(help="The agent: URL=MODEL acting through the llm policy.")]
+Control = Annotated[
+    str,
+    typer.Option(
+        help=f"The controllability episodes' control: a preset ({', '.join(CONTROL_PRESETS)}) or a YAML "
+        "distribution; `none` runs none."
+    ),
+]
+Episodes = Annotated[bool, typer.Option(help="Run the episode figures (--no-episodes: single step only, no sandbox).")]
+MaxTokens = Annotated[int, typer.Option(min=1, help="Longest single-step answer.")]
+Plain = Annotated[bool, typer.Option(help="Single step: plain prompts (--no-plain: the SFT reasoning templates).")]
+Output = Annotated[Path, typer.Option("--json", help="Write every figure as JSON here (the episode runs: -o).")]
+
+
+@with_judge_options
+def sim_check_command(
+    checkpoint: Checkpoint = None,
+    simulate: Simulate = None,
+    simulate_key_env: SimulateKeyEnv = CollectConfig.simulate_key_env,
+    corpus: Corpus = DEFAULTS.corpus,
+    limit: Limit = DEFAULTS.limit,
+    plain: Plain = DEFAULTS.plain,
+    max_tokens: MaxTokens = DEFAULTS.sampling.max_tokens,
+    policy: Policy = DEFAULTS.agent.policy,
+    agent_checkpoint: AgentCheckpoint = None,
+    agent_endpoint: AgentEndpoint = None,
+    control: Control = DEFAULTS.control or "none",
+    episodes: Episodes = DEFAULTS.episodes,
+    held_out: HeldOut = DEFAULTS.split.held_out,
+    split_seed: SplitSeed = DEFAULTS.split.seed,
+    held_out_family: HeldOutFamily = [],  # noqa: B006 - typer copies list defaults
+    judge_spec=None,
+    report: Output = Path("sim-check.json"),
+    run: CollectConfig = DEFAULTS.run,
+) -> None:
+    """Measure a world model (-c CHECKPOINT or --simulate URL=MODEL) against the real environment on HELD-OUT
+    tasks (build-corpus's split: the same --held-out, --split-seed, --held-out-family), per domain and family:
+    single step on held-out corpus turns (exact match, error-flag agreement, the judge's scores; beside two
+    model-free baselines on the same turns: copy previous, retrieval), success agreement (the agent's episodes,
+    simulated and real), WM2Real (simulated actions replayed for real: per-turn agreement, real share of simulated
+    successes) and controllability (episodes under --control: instructed faults produced, other turns clean)."""
+    agent = _agent(policy, agent_checkpoint, agent_endpoint)
+    split = SplitConfig(held_out, DEFAULTS.split.sft_rl_share, split_seed, tuple(held_out_family))
+    config = SimCheckConfig(corpus=corpus, limit=limit, plain=plain, run=run, agent=agent, split=split,
+                            control=None if control == "none" else control, episodes=episodes, judge=judge_spec,
+                            sampling=dataclasses.replace(DEFAULTS.sampling, max_tokens=max_tokens))  # fmt: skip
+    try:
+        with world_model_of(checkpoint, simulate, simulate_key_env) as world:
+            result = check_simulator(config, world, log=console.print, warn=warn, progress=progress)
+    except ValueError as exc:  # no world model, no held-out turn, a bad suite, control file or flag, no Docker
+        console.print(Text(str(exc), style="red"), soft_wrap=True)
+        raise typer.Exit(EXIT_USAGE) from exc
+    show(result)
+    report.write_text(json.dumps(result, indent=2))
+    raise typer.Exit(EXIT_OK)
+
+
+def _agent(policy: str, checkpoint: Path | None, endpoint: str | None):
+    try:
+        if checkpoint is not None:
+            return checkpoint_agent(checkpoint)
+        return endpoint_agent(endpoint) if endpoint else policy_agent(policy)
+    except ValueError as exc:
+        console.print(Text(str(exc), style="red"), soft_wrap=True)
+        raise typer.Exit(EXIT_USAGE) from exc
+
+
+RUN = {  # the collect runs of the episodes: {parameter: (type, option)}, in the order of --help
+    "suite": (list[str], typer.Option(list(DEFAULTS.run.suites), "--suite", "-s", help=collect_options.SUITES.help)),
+    "task": (list[str], collect_options.TASKS),
+    "output": (str, typer.Option(DEFAULTS.run.output, "--output", "-o", help="The episode runs go here.")),
+    "run_id": (str | None, typer.Option(None, help="The runs' name prefix (default: derived, so a rerun resumes).")),
+    "agent_key_env": (str, typer.Option(DEFAULTS.run.llm_key_env, help=key_env_help("the --agent-endpoint's"))),
+    **{name: collect_options.OPTIONS[name] for name in RUN_OPTIONS},
+}
+
+
+def _run_config(options: dict) -> CollectConfig:
+    suites, tasks, key_env = tuple(options.pop("suite")), tuple(options.pop("task")), options.pop("agent_key_env")
+    return CollectConfig(suites=suites, tasks=tasks, llm_key_env=key_env, **options)
+
+
+sim_check_command = add_options(sim_check_command, RUN, "run", _run_config)
+
+
+def _percent(value) -> str:
+    return f"{100 * value:.1f}" if value is not None else "-"
+
+
+def _score(value) -> str:
+    return f"{value:.1f}" if value is not None else "-"
+
+
+def show(result: dict) -> None:
+    """Two tables: single step per group (world model and baselines), then the episode figures per group."""
+    table = Table(title=f"sim-check: single step on held-out turns (judge: {result['judge']})", box=box.SIMPLE_HEAD)
+    for column in ("group", "model", "turns", "exact %", "error flag %", "judge overall", "factuality"):
+        table.add_column(column, justify="left" if column in ("group", "model") else "right")
+    for group, models in result["single_step"].items():
+        for i, (name, f) in enumerate(models.items()):
+            table.add_row(group if i == 0 else "", name, str(f["turns"]), _percent(f["exact_match"]),
+                          _percent(f["error_flag_agreement"]), _score(f["judge_overall"]),
+                          _score(f["judge_factuality"]))  # fmt: skip
+        table.add_section()
+    out.print(table)
+    episodes = result.get("episodes")
+    if episodes is None:
+        return
+    if "note" in episodes:
+        console.print(Text(episodes["note"], style="yellow"))
+        return
+    out.print(episode_table(result, episodes))
+
+
+def episode_table(result: dict, episodes: dict) -> Table:
+    title = f"sim-check: {result['world_model']} vs the real environment, agent {result['agent']}"
+    table = Table(title=title, box=box.SIMPLE_HEAD, caption="success: agreement over the episodes the simulator "
+                  "decided; WM2Real: per turn of the replayed actions; control: instructed faults produced, and "
+                  "uninstructed turns left clean (latency is not scored: no text shows it)")  # fmt: skip
+    for column in ("group", "success agree %", "decided", "WM2Real exact %", "WM2Real error flag %",
+                   "sim successes real %", "faults produced %", "clean turns %"):  # fmt: skip
+        table.add_column(column, justify="left" if column == "group" else "right")
+    control = episodes.get("controllability", {})
+    for group, success in episodes["success"].items():
+        wm2real, ctl = episodes["wm2real"].get(group, {}), control.get(group, {})
+        table.add_row(group, _percent(success["agreement"]), f"{success['decided']}/{success['episodes']}",
+                      _percent(wm2real.get("exact_match")), _percent(wm2real.get("error_flag_agreement")),
+                      _percent(wm2real.get("real_share_of_simulated_successes")),
+                      _percent(ctl.get("produced_share")), _percent(ctl.get("clean_share")))  # fmt: skip
+    return table

@@ -1,0 +1,42 @@
+"""Controllability, measured on episodes that record their control spec (sandboxes/control.py): of the faults a
+world model was instructed to show, the share it produced (a detector per fault kind reads each predicted
+observation, sandboxes/fault_kinds.py), and of the turns it was told nothing about, the share where it produced
+none. Latency leaves no trace in text: it is applied by the environment, never scored here, and a turn whose
+only instruction is latency counts as uninstructed."""
+
+from collections import Counter
+from collections.abc import Iterable
+
+from trajforge.sandboxes.control import recorded_control
+from trajforge.sandboxes.fault_kinds import FAULT_KINDS, detected, observable
+from trajforge.schemas.records import Trajectory
+
+
+def controllability(records: Iterable[Trajectory]) -> dict:
+    instructed: Counter = Counter()
+    produced: Counter = Counter()
+    episodes = uninstructed = quiet = 0
+    for record in records:
+        spec = recorded_control(record.metadata)
+        if spec is None:
+            continue
+        episodes += 1
+        for turn in record.turns:
+            kinds = {i.kind for i in spec.at(turn.index, turn.action) if observable(i.kind)}
+            found = detected(turn.observation.content)
+            for kind in kinds:
+                instructed[kind] += 1
+                produced[kind] += kind in found
+            if not kinds:
+                uninstructed += 1
+                quiet += not found
+    total = sum(instructed.values())
+    return {
+        "episodes": episodes,
+        "instructed_faults": total,
+        "produced_share": sum(produced.values()) / total if total else None,
+        "per_kind": {k: {"instructed": n, "produced": produced[k]} for k, n in sorted(instructed.items())},
+        "uninstructed_turns": uninstructed,
+        "clean_share": quiet / uninstructed if uninstructed else None,
+        "not_scored": sorted(k for k in FAULT_KINDS if not observable(k)),
+    }

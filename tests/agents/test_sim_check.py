@@ -1,0 +1,101 @@
+"""sim-check's figures for a world model: single step on held-out corpus turns (with both baselines), success
+agreement and WM2Real against episodes run for real in Docker, and controllability on episodes simulated under
+sampled control specs. The world model here is a loopback endpoint whose answers the test decides (the Docker
+episodes, the replays, the HTTP client and the simulator are real); a real checkpoint is checked in
+tests/pipelines/commands/test_sim_check.py."""
+
+import json
+import re
+
+import pytest
+
+from tests.chat_server import chat_server
+from trajforge.agents.sim_check import SimCheckConfig, SimCheckError, check_simulator, world_model_of
+from trajforge.collectors.config import CollectConfig
+from trajforge.schemas.sources import read_records
+from trajforge.schemas.splits import SplitConfig
+
+TASK = "project-dirs"  # held out under the default split: mkdir -p project/{src,tests,docs}; ls -la project
+
+
+def world_model(obedient: bool):
+    """Answers the task's first action as the real shell does (no output), its second wrongly (an error where the
+    real listing is), and, when `obedient`, an instructed intermittent error at its action."""
+
+    def answer(request):
+        messages = request["body"]["messages"]
+        system, action = messages[0]["content"], messages[-1]["content"]
+        n = sum(m["role"] == "user" for m in messages)
+        if obedient and re.search(rf"action {n} fails with a temporary error", system):
+            text = f"{action.split()[0]}: temporary failure: Resource temporarily unavailable"
+        elif action.startswith("mkdir"):
+            text = ""
+        else:
+            text = "ls: cannot access 'project': No such file or directory"
+        return 200, json.dumps({"choices": [{"message": {"role": "assistant", "content": text}}]}).encode()
+
+    return chat_server(answer)
+
+
+def config(tmp_path, corpus_dir, control, **fields) -> SimCheckConfig:
+    run = CollectConfig(suites=("terminal",), tasks=(TASK,), output=str(tmp_path / "runs"), concurrency=1)
+    return SimCheckConfig(corpus=str(corpus_dir), run=run, control=str(control), split=SplitConfig(), **fields)
+
+
+@pytest.fixture
+def control(tmp_path):
+    path = tmp_path / "control.yaml"
+    path.write_text("horizon: 2\nfaults:\n  intermittent_error: {rate: 1.0, turns: [1, 1]}\n")
+    return path
+
+
+@pytest.mark.slow
+def test_the_three_fidelity_figures_and_controllability_with_real_replays(tmp_path, corpus_dir, sandbox_image, control):
+    with world_model(obedient=True) as (url, _), world_model_of(endpoint=f"{url}=fake-wm") as world:
+        checked = config(tmp_path, corpus_dir, control, simulated_success=lambda t: True)
+        result = check_simulator(checked, world, log=lambda text: None, warn=lambda text: None)
+    step = result["single_step"]["all"]
+    assert set(step) == {"fake-wm", "copy previous (model-free)", "retrieval (model-free)"}
+    assert len({figures["turns"] for figures in step.values()}) == 1  # the same turns for every row
+    assert step["retrieval (model-free)"]["exact_match"] > step["fake-wm"]["exact_match"] == 0.0
+    episodes = result["episodes"]
+    group = "terminal/terminal"
+    assert episodes["tasks"] == 1 and set(episodes["success"]) == {group, "all"}
+    # the real episode succeeded, the (plugged-in) simulated success said so too
+    assert episodes["success"]["all"]["matrix"]["real success"]["simulated success"] == 1
+    assert episodes["success"]["all"]["agreement"] == 1.0
+    # WM2Real: the simulated actions ran for real; the first turn's empty output agreed, the second did not
+    (replay,) = [r.record for r in read_records([episodes["runs"]["replay"]])]
+    (simulated,) = [r.record for r in read_records([episodes["runs"]["sim"]])]
+    assert [t.action for t in replay.turns] == [t.action for t in simulated.turns]
+    assert replay.source.kind == "collected" and "src" in replay.turns[1].observation.content
+    wm2real = episodes["wm2real"]["all"]
+    assert (wm2real["turns"], wm2real["exact_match"], wm2real["error_flag_agreement"]) == (2, 0.5, 0.5)
+    assert wm2real["real_share_of_simulated_successes"] == 1.0  # the replayed actions did the task for real
+    # controllability: told to fail action 1, it did; action 2 was clean
+    controlled = episodes["controllability"]["all"]
+    assert controlled["instructed_faults"] == 1 and controlled["produced_share"] == 1.0
+    assert controlled["uninstructed_turns"] == 1 and controlled["clean_share"] == 1.0
+
+
+@pytest.mark.slow
+def test_a_world_model_that_ignores_its_instructions_scores_none(tmp_path, corpus_dir, sandbox_image, control):
+    with world_model(obedient=False) as (url, _), world_model_of(endpoint=f"{url}=deaf-wm") as world:
+        result = check_simulator(config(tmp_path, corpus_dir, control), world, lambda t: None, lambda t: None)
+    episodes = result["episodes"]
+    assert episodes["controllability"]["all"]["produced_share"] == 0.0
+    # the simulator decides no success today: every pair is counted, none decided
+    success = episodes["success"]["all"]
+    assert success["decided"] == 0 and success["matrix"]["real success"]["simulated undecided"] == 1
+
+
+def test_bad_world_models_are_refused_before_anything_runs(tmp_path):
+    with pytest.raises(SimCheckError, match="-c CHECKPOINT or --simulate URL=MODEL"):
+        with world_model_of():
+            pass
+    with pytest.raises(SimCheckError, match="give URL=MODEL"):
+        with world_model_of(endpoint="http://nowhere"):
+            pass
+    with pytest.raises(SimCheckError, match="not a checkpoint folder"):
+        with world_model_of(checkpoint=tmp_path):
+            pass

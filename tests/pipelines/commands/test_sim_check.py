@@ -1,0 +1,58 @@
+"""`trajforge sim-check` on a real (tiny) checkpoint: its weights answer the held-out turns, it serves the simulated
+episodes on loopback, and the real Docker environment runs the real episodes and the WM2Real replays."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from trajforge.pipelines.cli import app
+from trajforge.schemas.sources import read_records
+
+runner = CliRunner()
+
+
+@pytest.mark.slow
+def test_sim_check_of_a_checkpoint_prints_every_figure(tmp_path, corpus_dir, tiny_checkpoint, sandbox_image):
+    report = tmp_path / "sim-check.json"
+    args = ["sim-check", "-c", str(tiny_checkpoint), "--corpus", str(corpus_dir), "--limit", "2", "--max-tokens", "8",
+            "--suite", "terminal", "--task", "project-dirs", "--control", "errors", "-o", str(tmp_path / "runs"),
+            "--concurrency", "1", "--json", str(report)]  # fmt: skip
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "copy previous (model-free)" in result.output and "retrieval (model-free)" in result.output
+    assert "WM2Real exact %" in result.output and "faults produced %" in result.output
+    figures = json.loads(report.read_text())
+    name = f"{tiny_checkpoint.parent.name}/checkpoint-2"
+    assert figures["world_model"] == name and name in figures["single_step"]["all"]
+    assert (
+        figures["single_step"]["all"][name]["turns"]
+        == figures["single_step"]["all"]["copy previous (model-free)"]["turns"]
+    )
+    episodes = figures["episodes"]
+    (simulated,) = [r.record for r in read_records([episodes["runs"]["sim"]])]
+    (replayed,) = [r.record for r in read_records([episodes["runs"]["replay"]])]
+    assert simulated.source.kind == "simulated" and simulated.environment.name == f"simulated:{name}"
+    assert [t.action for t in replayed.turns] == [t.action for t in simulated.turns]
+    assert replayed.source.kind == "collected" and replayed.outcome.status == "success"  # the actions, for real
+    assert episodes["wm2real"]["all"]["turns"] == len(simulated.turns)
+    assert episodes["success"]["all"]["episodes"] == 1 and "controllability" in episodes
+    # rerun: every episode is found done and the same figures come back
+    again = runner.invoke(app, args)
+    assert again.exit_code == 0, again.output
+    assert json.loads(report.read_text())["episodes"] == episodes
+
+
+def test_a_control_file_naming_an_unknown_fault_kind_is_refused(tmp_path, corpus_dir):
+    control = tmp_path / "control.yaml"
+    control.write_text("faults:\n  teleport: {rate: 0.5}\n")
+    result = runner.invoke(
+        app,
+        ["sim-check", "--simulate", "http://127.0.0.1:9/v1=wm", "--corpus", str(corpus_dir), "--limit", "1",
+         "--control", str(control), "--json", str(tmp_path / "out.json")],
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert f"{control}: faults.teleport: unknown fault kind 'teleport'; known: intermittent_error" in result.output
+    assert not (tmp_path / "out.json").exists()
+    needs_a_model = runner.invoke(app, ["sim-check", "--corpus", str(corpus_dir)])
+    assert needs_a_model.exit_code == 2 and "-c CHECKPOINT or --simulate URL=MODEL" in needs_a_model.output
