@@ -1,0 +1,65 @@
+"""The fidelity figures as pure functions: exact match and error-flag agreement of single turns (beside the judge),
+the success confusion matrix, and WM2Real's per-turn agreement."""
+
+import json
+
+import pytest
+
+from trajforge.evaluation.embedded import EmbeddedJudge
+from trajforge.evaluation.fidelity import (
+    predicted_error,
+    real_error,
+    replay_figures,
+    same_observation,
+    step_figures,
+    success_confusion,
+)
+from trajforge.evaluation.turns import Turn
+
+
+def turn(reference: str, **observation) -> Turn:
+    return Turn(id=reference, domain="terminal", system=None, history=(), action="ls", reference=reference,
+                observation={"content": reference, **observation})  # fmt: skip
+
+
+def test_error_flags_real_and_predicted():
+    assert real_error({"exit_code": 2}) and real_error({"is_error": True}) and not real_error({"exit_code": 0})
+    assert predicted_error("cat: x: No such file or directory") and predicted_error("bash: foo: command not found")
+    assert not predicted_error("a.txt\nb.txt")
+    assert predicted_error(json.dumps({"content": [], "isError": True}))
+    assert not predicted_error(json.dumps({"content": [{"type": "text", "text": "error: none"}], "isError": False}))
+
+
+def test_step_figures_count_an_unanswered_turn_as_a_miss():
+    turns = [turn("a.txt\n"), turn("ls: cannot access 'x': No such file or directory", exit_code=2), turn("b")]
+    answers = ["<predicted_observation>a.txt</predicted_observation>", "total 0", None]
+    figures = step_figures("wm", turns, answers, EmbeddedJudge())
+    assert figures["turns"] == 3 and figures["answered"] == 2
+    assert figures["exact_match"] == pytest.approx(1 / 3) and figures["error_flag_agreement"] == pytest.approx(1 / 3)
+    assert figures["judge_scored"] == 2 and figures["judge_overall"] is not None
+    assert same_observation("x  \ny\n", "x\ny") and not same_observation("x", "y")
+
+
+def test_success_confusion():
+    pairs = [(True, True), (True, False), (False, False), (True, None), (None, True)]
+    confusion = success_confusion(pairs)
+    assert confusion["episodes"] == 5 and confusion["decided"] == 3 and confusion["agreement"] == pytest.approx(2 / 3)
+    assert confusion["matrix"]["real success"] == {"simulated success": 1, "simulated failure": 1,
+                                                   "simulated undecided": 1}  # fmt: skip
+    assert confusion["matrix"]["real undecided"]["simulated success"] == 1
+    assert success_confusion([])["agreement"] is None
+
+
+def test_replay_figures():
+    def turns(*texts, exit_code=0):
+        return [{"observation": {"content": t, "exit_code": exit_code}} for t in texts]
+
+    episodes = [
+        (turns("a", "b"), turns("a", "c"), True, True),  # one turn of two agrees; a real success
+        (turns("x", "y"), turns("x"), True, False),  # the replay stopped after one turn; the success was not real
+        (turns("fatal: no"), turns("ok", exit_code=0), False, False),
+    ]
+    figures = replay_figures(episodes)
+    assert figures["turns"] == 5 and figures["exact_match"] == pytest.approx(2 / 5)
+    assert figures["error_flag_agreement"] == pytest.approx(3 / 5)  # the missing turn and the error disagree
+    assert figures["simulated_successes"] == 2 and figures["real_share_of_simulated_successes"] == 0.5

@@ -1,0 +1,40 @@
+"""Controllability from episodes that record their control spec: instructed faults produced, uninstructed turns
+left clean, per kind; latency never scored."""
+
+from tests.builders import make_trajectory
+from trajforge.sandboxes.control import CONTROL_KEY, ControlSpec, Injection
+from trajforge.sandboxes.controllability import controllability
+
+ERROR = "ls: temporary failure: Resource temporarily unavailable"
+PAGE = '{"items": [1, 2], "next_page_token": "t1"}'
+
+
+def episode(observations: list[str], injections: tuple[Injection, ...]):
+    import json
+
+    turns = [
+        {"index": i, "action": {"kind": "shell", "content": "ls"}, "observation": {"content": text}}
+        for i, text in enumerate(observations)
+    ]
+    spec = ControlSpec(injections=injections)
+    return make_trajectory(turns=turns, metadata=json.dumps({CONTROL_KEY: spec.record()}))
+
+
+def test_instructed_faults_produced_and_uninstructed_turns_clean():
+    obeyed = episode([ERROR, "a b", PAGE], (Injection(kind="intermittent_error", turn=0),
+                                            Injection(kind="pagination", turn=2)))  # fmt: skip
+    ignored = episode(["a b", ERROR, "c"], (Injection(kind="intermittent_error", turn=0),
+                                            Injection(kind="latency", turn=2, params={"seconds": 1})))  # fmt: skip
+    figures = controllability([obeyed, ignored, make_trajectory()])  # the last records no control: not counted
+    assert figures["episodes"] == 2 and figures["instructed_faults"] == 3
+    assert figures["produced_share"] == 2 / 3
+    assert figures["per_kind"] == {"intermittent_error": {"instructed": 2, "produced": 1},
+                                   "pagination": {"instructed": 1, "produced": 1}}  # fmt: skip
+    # uninstructed: obeyed's turn 1, ignored's turns 1 (a fault nobody asked for) and 2 (latency only)
+    assert figures["uninstructed_turns"] == 3 and figures["clean_share"] == 2 / 3
+    assert figures["not_scored"] == ["latency"]
+
+
+def test_nothing_to_measure_says_none():
+    figures = controllability([make_trajectory()])
+    assert figures["episodes"] == 0 and figures["produced_share"] is None and figures["clean_share"] is None
