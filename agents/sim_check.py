@@ -137,3 +137,36 @@ def single_step(config: SimCheckConfig, model: ChatModel, progress) -> dict:
             chosen = [(t, a) for (t, g), a in zip(turns, answers, strict=True) if group in (g, "all")]
             figures[group][chat.name] = step_figures(chat.name, [t for t, _ in chosen], [a for _, a in chosen], judge)
     return dict(figures)
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """What a world model must reach to be worth training in (the issue's targets by default); a caller such as
+    an RL run in simulation warns below them."""
+
+    exact_match: float = 0.8
+    success_agreement: float = 0.85
+    faults_produced: float = 0.9
+
+
+def below_thresholds(result: dict, thresholds: Thresholds = Thresholds()) -> list[str]:
+    """One line per figure of `check_simulator`'s result (over all groups) below its threshold, and per baseline
+    the world model does not beat on facts; [] when it clears them all."""
+    warnings = []
+    step = result["single_step"].get("all", {})
+    world = step.get(result["world_model"], {})
+    exact = world.get("exact_match")
+    if exact is not None and exact < thresholds.exact_match:
+        warnings.append(f"single-step exact match {exact:.1%} is below {thresholds.exact_match:.0%}")
+    for name, figures in step.items():
+        ours, theirs = world.get("judge_factuality"), figures.get("judge_factuality")
+        if name != result["world_model"] and ours is not None and theirs is not None and ours <= theirs:
+            warnings.append(f"factuality {ours:.1f} does not beat the baseline {name} ({theirs:.1f})")
+    episodes = result.get("episodes", {})
+    agreement = episodes.get("success", {}).get("all", {}).get("agreement")
+    if agreement is not None and agreement < thresholds.success_agreement:
+        warnings.append(f"success agreement {agreement:.1%} is below {thresholds.success_agreement:.0%}")
+    produced = episodes.get("controllability", {}).get("all", {}).get("produced_share")
+    if produced is not None and produced < thresholds.faults_produced:
+        warnings.append(f"instructed faults produced {produced:.1%}, below {thresholds.faults_produced:.0%}")
+    return warnings

@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from trajforge.agents.evaluation import checkpoint_agent, endpoint_agent, policy_agent
-from trajforge.agents.sim_check import SimCheckConfig, check_simulator, world_model_of
+from trajforge.agents.sim_check import SimCheckConfig, below_thresholds, check_simulator, world_model_of
 from trajforge.collectors.config import CollectConfig
 from trajforge.pipelines.commands import EXIT_OK, EXIT_USAGE
 from trajforge.pipelines.commands import collect as collect_options
@@ -92,6 +92,8 @@ def sim_check_command(
         console.print(Text(str(exc), style="red"), soft_wrap=True)
         raise typer.Exit(EXIT_USAGE) from exc
     show(result)
+    for line in below_thresholds(result):  # the targets a world model worth training in reaches
+        warn(f"warning: {line}")
     report.write_text(json.dumps(result, indent=2))
     raise typer.Exit(EXIT_OK)
 

@@ -99,3 +99,23 @@ def test_bad_world_models_are_refused_before_anything_runs(tmp_path):
     with pytest.raises(SimCheckError, match="not a checkpoint folder"):
         with world_model_of(checkpoint=tmp_path):
             pass
+
+
+def test_figures_below_the_thresholds_are_said():
+    from trajforge.agents.sim_check import Thresholds, below_thresholds
+
+    result = {
+        "world_model": "wm",
+        "single_step": {"all": {"wm": {"exact_match": 0.5, "judge_factuality": 10.0},
+                                "copy previous (model-free)": {"judge_factuality": 20.0},
+                                "retrieval (model-free)": {"judge_factuality": 5.0}}},
+        "episodes": {"success": {"all": {"agreement": 0.9}}, "controllability": {"all": {"produced_share": 0.5}}},
+    }  # fmt: skip
+    warnings = below_thresholds(result)
+    assert warnings == [
+        "single-step exact match 50.0% is below 80%",
+        "factuality 10.0 does not beat the baseline copy previous (model-free) (20.0)",
+        "instructed faults produced 50.0%, below 90%",
+    ]
+    lenient = below_thresholds(result, Thresholds(exact_match=0.5, faults_produced=0.5))
+    assert lenient == [warnings[1]]  # a baseline that wins on facts is said whatever the thresholds
