@@ -21,13 +21,15 @@ from trajforge.agents.evaluation import Agent
 from trajforge.agents.sim_episodes import EpisodePlan, outcome_success, run_episodes
 from trajforge.collectors.config import CollectConfig
 from trajforge.evaluation.benchmark import sample_turns
+from trajforge.evaluation.extraction import extract_prediction
 from trajforge.evaluation.factory import JudgeSpec
 from trajforge.evaluation.fidelity import step_figures
 from trajforge.evaluation.models import ChatModel, Sampling
 from trajforge.evaluation.turns import corpus_turn
-from trajforge.sandboxes.control import load_control
+from trajforge.sandboxes.control import load_control, recorded_control
+from trajforge.sandboxes.controllability import turn_controllability
 from trajforge.schemas.hashing import config_hash
-from trajforge.schemas.records import Trajectory
+from trajforge.schemas.records import Action, Trajectory
 from trajforge.schemas.splits import SplitConfig
 
 Log = Callable[[str], None]
@@ -122,7 +124,7 @@ def single_step(config: SimCheckConfig, model: ChatModel, progress) -> dict:
         rows = corpus_rows(config.corpus, config.limit)
     except (FileNotFoundError, ValueError) as exc:
         raise SimCheckError(f"--corpus {config.corpus}: {exc}") from exc
-    turns = [(corpus_turn(r, i, plain=config.plain), _group(r)) for r in rows for i in sample_turns(len(r["turns"]))]
+    turns = [(corpus_turn(r, i, plain=config.plain), _group(r), r) for r in rows for i in sample_turns(len(r["turns"]))]
     if not turns:
         raise SimCheckError(f"--corpus {config.corpus}: no held-out turn to predict")
     judge = config.judge.build()
@@ -131,12 +133,25 @@ def single_step(config: SimCheckConfig, model: ChatModel, progress) -> dict:
     for chat in models:
         answers = [
             chat.answer([{"role": r, "content": c} for r, c in turn.messages], config.sampling.for_item(turn.id))
-            for turn, _ in progress(turns, f"single step: {chat.name}", len(turns))
+            for turn, _, _ in progress(turns, f"single step: {chat.name}", len(turns))
         ]
-        for group in sorted({g for _, g in turns}) + ["all"]:
-            chosen = [(t, a) for (t, g), a in zip(turns, answers, strict=True) if group in (g, "all")]
-            figures[group][chat.name] = step_figures(chat.name, [t for t, _ in chosen], [a for _, a in chosen], judge)
+        for group in sorted({g for _, g, _ in turns}) + ["all"]:
+            chosen = [(t, a, row) for (t, g, row), a in zip(turns, answers, strict=True) if group in (g, "all")]
+            step = step_figures(chat.name, [t for t, _, _ in chosen], [a for _, a, _ in chosen], judge)
+            figures[group][chat.name] = step | _instructed_turns(chosen)
     return dict(figures)
+
+
+def _instructed_turns(chosen: list) -> dict:
+    """Controllability on single held-out turns of episodes that record a control spec (real fault-injected ones:
+    their instruction says what the observation shows), when there are some."""
+    scored = []
+    for turn, answer, row in chosen:
+        spec = recorded_control(row.get("metadata"))
+        if spec is not None:
+            action = Action.model_validate(row["turns"][turn.turn_index]["action"], strict=False)
+            scored.append((spec, turn.turn_index, action, extract_prediction(answer).text if answer else ""))
+    return {"controllability": turn_controllability(scored)} if scored else {}
 
 
 @dataclass(frozen=True)

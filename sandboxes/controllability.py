@@ -7,32 +7,34 @@ only instruction is latency counts as uninstructed."""
 from collections import Counter
 from collections.abc import Iterable
 
-from trajforge.sandboxes.control import recorded_control
+from trajforge.sandboxes.control import ControlSpec, recorded_control
 from trajforge.sandboxes.fault_kinds import FAULT_KINDS, detected, observable
-from trajforge.schemas.records import Trajectory
+from trajforge.schemas.records import Action, Trajectory
 
 
 def controllability(records: Iterable[Trajectory]) -> dict:
+    """Over the episodes of `records` that record a control spec (the others are not counted)."""
+    episodes = [(spec, r) for r in records if (spec := recorded_control(r.metadata)) is not None]
+    turns = ((spec, t.index, t.action, t.observation.content) for spec, r in episodes for t in r.turns)
+    return {"episodes": len(episodes), **turn_controllability(turns)}
+
+
+def turn_controllability(turns: Iterable[tuple[ControlSpec, int, Action, str]]) -> dict:
+    """Over (the episode's spec, the turn's index, its action, the observation shown) of single turns."""
     instructed: Counter = Counter()
     produced: Counter = Counter()
-    episodes = uninstructed = quiet = 0
-    for record in records:
-        spec = recorded_control(record.metadata)
-        if spec is None:
-            continue
-        episodes += 1
-        for turn in record.turns:
-            kinds = {i.kind for i in spec.at(turn.index, turn.action) if observable(i.kind)}
-            found = detected(turn.observation.content)
-            for kind in kinds:
-                instructed[kind] += 1
-                produced[kind] += kind in found
-            if not kinds:
-                uninstructed += 1
-                quiet += not found
+    uninstructed = quiet = 0
+    for spec, index, action, text in turns:
+        kinds = {i.kind for i in spec.at(index, action) if observable(i.kind)}
+        found = detected(text)
+        for kind in kinds:
+            instructed[kind] += 1
+            produced[kind] += kind in found
+        if not kinds:
+            uninstructed += 1
+            quiet += not found
     total = sum(instructed.values())
     return {
-        "episodes": episodes,
         "instructed_faults": total,
         "produced_share": sum(produced.values()) / total if total else None,
         "per_kind": {k: {"instructed": n, "produced": produced[k]} for k, n in sorted(instructed.items())},

@@ -13,6 +13,7 @@ from trajforge.collectors.policies import POLICIES
 from trajforge.pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
 from trajforge.pipelines.commands.options import add_options, key_env_help
 from trajforge.pipelines.console import console, progress, warn
+from trajforge.sandboxes.control import CONTROL_PRESETS
 
 DEFAULTS = CollectConfig()
 PolicyChoice = Enum("PolicyChoice", {name: name for name in POLICIES}, type=str)
@@ -71,7 +72,7 @@ SIMULATION_INSTRUCTION = typer.Option(
 )
 CONTROL = typer.Option(
     None,
-    help="With --simulate: per-episode control of the world model, a preset (unreliable, errors, lists) or a YAML "
+    help=f"With --simulate: per-episode control of the world model, a preset ({', '.join(CONTROL_PRESETS)}) or a YAML "
     "distribution; each episode samples which faults to show where, says so in its simulation_instruction and "
     "records it in its metadata (`control`).",
 )

@@ -92,8 +92,6 @@ def sim_check_command(
         console.print(Text(str(exc), style="red"), soft_wrap=True)
         raise typer.Exit(EXIT_USAGE) from exc
     show(result)
-    for line in below_thresholds(result):  # the targets a world model worth training in reaches
-        warn(f"warning: {line}")
     report.write_text(json.dumps(result, indent=2))
     raise typer.Exit(EXIT_OK)
 
@@ -136,23 +134,28 @@ def _score(value) -> str:
 
 def show(result: dict) -> None:
     """Two tables: single step per group (world model and baselines), then the episode figures per group."""
-    table = Table(title=f"sim-check: single step on held-out turns (judge: {result['judge']})", box=box.SIMPLE_HEAD)
-    for column in ("group", "model", "turns", "exact %", "error flag %", "judge overall", "factuality"):
+    table = Table(title=f"sim-check: single step on held-out turns (judge: {result['judge']})", box=box.SIMPLE_HEAD,
+                  caption="faults produced / clean: on held-out turns of fault-injected episodes, whose instruction "
+                  "says what was injected where")  # fmt: skip
+    for column in ("group", "model", "turns", "exact %", "error flag %", "judge overall", "factuality",
+                   "faults produced %", "clean %"):  # fmt: skip
         table.add_column(column, justify="left" if column in ("group", "model") else "right")
     for group, models in result["single_step"].items():
         for i, (name, f) in enumerate(models.items()):
+            control = f.get("controllability", {})
             table.add_row(group if i == 0 else "", name, str(f["turns"]), _percent(f["exact_match"]),
                           _percent(f["error_flag_agreement"]), _score(f["judge_overall"]),
-                          _score(f["judge_factuality"]))  # fmt: skip
+                          _score(f["judge_factuality"]), _percent(control.get("produced_share")),
+                          _percent(control.get("clean_share")))  # fmt: skip
         table.add_section()
     out.print(table)
     episodes = result.get("episodes")
-    if episodes is None:
-        return
-    if "note" in episodes:
+    if episodes is not None and "note" in episodes:
         console.print(Text(episodes["note"], style="yellow"))
-        return
-    out.print(episode_table(result, episodes))
+    elif episodes is not None:
+        out.print(episode_table(result, episodes))
+    for line in below_thresholds(result):  # the targets a world model worth training in reaches
+        warn(f"warning: {line}")
 
 
 def episode_table(result: dict, episodes: dict) -> Table:

@@ -119,3 +119,35 @@ def test_figures_below_the_thresholds_are_said():
     ]
     lenient = below_thresholds(result, Thresholds(exact_match=0.5, faults_produced=0.5))
     assert lenient == [warnings[1]]  # a baseline that wins on facts is said whatever the thresholds
+
+
+def test_single_step_measures_controllability_on_real_fault_injected_turns(tmp_path):
+    """Held-out real episodes whose instruction says which action failed: a world model that follows it produces
+    the fault there and nowhere else; copying the previous observation does not."""
+    from tests.collectors.fakes import FakeEnvironment
+    from trajforge.collectors.episode import run_episode
+    from trajforge.collectors.policies.scripted import ScriptedPolicy
+    from trajforge.pipelines.build_corpus.config import BuildConfig
+    from trajforge.pipelines.build_corpus.pipeline import build_corpus
+    from trajforge.sandboxes.base import Task
+    from trajforge.sandboxes.faults import FaultInjector
+    from trajforge.schemas.records import Action
+    from trajforge.schemas.sinks import write_segments
+
+    records = []
+    for k in range(4):
+        actions = tuple(Action(kind="shell", content=f"touch f{k}-{i}") for i in range(4))
+        env = FaultInjector(FakeEnvironment(), {"intermittent_error": 0.4}, seed=k)
+        records.append(run_episode(env, ScriptedPolicy(), Task(id=f"t{k}", instruction="Touch.", actions=actions),
+                                   f"s/t{k}#0", "run", seed=k))  # fmt: skip
+    assert any(t.fault for r in records for t in r.turns)
+    write_segments(records, tmp_path / "raw", per_file=4)
+    build_corpus([str(tmp_path / "raw")], tmp_path / "corpus", BuildConfig(split=SplitConfig(held_out=1.0)), workers=1)
+    with world_model(obedient=True) as (url, _), world_model_of(endpoint=f"{url}=wm") as world:
+        checked = SimCheckConfig(corpus=str(tmp_path / "corpus"), episodes=False)
+        result = check_simulator(checked, world, log=lambda text: None, warn=lambda text: None)
+    figures = result["single_step"]["all"]
+    ours, copy = figures["wm"]["controllability"], figures["copy previous (model-free)"]["controllability"]
+    assert ours["instructed_faults"] > 0 and ours["produced_share"] == 1.0 and ours["clean_share"] == 1.0
+    assert copy["instructed_faults"] == ours["instructed_faults"] and copy["produced_share"] < 1.0
+    assert "episodes" not in result  # --no-episodes: no sandbox was started

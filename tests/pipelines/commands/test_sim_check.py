@@ -22,6 +22,7 @@ def test_sim_check_of_a_checkpoint_prints_every_figure(tmp_path, corpus_dir, tin
     assert result.exit_code == 0, result.output
     assert "copy previous (model-free)" in result.output and "retrieval (model-free)" in result.output
     assert "WM2Real exact %" in result.output and "faults produced %" in result.output
+    assert "warning: single-step exact match 0.0% is below 80%" in result.output  # an untrained-ish model
     figures = json.loads(report.read_text())
     name = f"{tiny_checkpoint.parent.name}/checkpoint-2"
     assert figures["world_model"] == name and name in figures["single_step"]["all"]
