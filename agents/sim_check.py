@@ -101,7 +101,7 @@ def check_simulator(config: SimCheckConfig, world: WorldModel, log: Log, warn: L
     if config.episodes and config.control:
         load_control(config.control)  # a bad control file is refused before any model is asked
     result = {"world_model": world.name, "agent": config.agent.label, "judge": config.judge.build().label}
-    result["single_step"] = single_step(config, world.chat, progress)
+    result["single_step"] = single_step(config, world.chat, progress, warn)
     if config.episodes:
         plan = EpisodePlan(config.run, config.agent, world.simulate, run_prefix(config, world), config.split,
                            config.control, config.simulated_success)  # fmt: skip
@@ -116,9 +116,19 @@ def _group(row: dict) -> str:
     return f"{row['domain']}/{family or suite.partition('/')[0] or 'other'}"
 
 
-def single_step(config: SimCheckConfig, model: ChatModel, progress) -> dict:
+class _Warnings:
+    """What the baselines have to say (a retrieval baseline with no training split), as warnings."""
+
+    def __init__(self, warn: Log):
+        self.warn = warn
+
+    def note(self, text: str, kind: str = "info") -> None:
+        self.warn(text)
+
+
+def single_step(config: SimCheckConfig, model: ChatModel, progress, warn: Log = print) -> dict:
     """{group: {model name: figures}} over the held-out turns, for the world model and both baselines."""
-    from trajforge.evaluation.run import Display, baseline_models, corpus_rows
+    from trajforge.evaluation.run import baseline_models, corpus_rows
 
     try:
         rows = corpus_rows(config.corpus, config.limit)
@@ -128,7 +138,7 @@ def single_step(config: SimCheckConfig, model: ChatModel, progress) -> dict:
     if not turns:
         raise SimCheckError(f"--corpus {config.corpus}: no held-out turn to predict")
     judge = config.judge.build()
-    models: list[ChatModel] = [model, *baseline_models(config.corpus, Display())]
+    models: list[ChatModel] = [model, *baseline_models(config.corpus, _Warnings(warn))]
     figures: dict = defaultdict(dict)
     for chat in models:
         answers = [

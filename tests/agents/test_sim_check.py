@@ -145,8 +145,12 @@ def test_single_step_measures_controllability_on_real_fault_injected_turns(tmp_p
     build_corpus([str(tmp_path / "raw")], tmp_path / "corpus", BuildConfig(split=SplitConfig(held_out=1.0)), workers=1)
     with world_model(obedient=True) as (url, _), world_model_of(endpoint=f"{url}=wm") as world:
         checked = SimCheckConfig(corpus=str(tmp_path / "corpus"), episodes=False)
-        result = check_simulator(checked, world, log=lambda text: None, warn=lambda text: None)
+        warnings = []
+        result = check_simulator(checked, world, log=lambda text: None, warn=warnings.append)
     figures = result["single_step"]["all"]
+    # every task is held out: no training split to retrieve from, and the run says so
+    assert set(figures) == {"wm", "copy previous (model-free)"}
+    assert any("the retrieval baseline is left out" in w for w in warnings)
     ours, copy = figures["wm"]["controllability"], figures["copy previous (model-free)"]["controllability"]
     assert ours["instructed_faults"] > 0 and ours["produced_share"] == 1.0 and ours["clean_share"] == 1.0
     assert copy["instructed_faults"] == ours["instructed_faults"] and copy["produced_share"] < 1.0
