@@ -93,7 +93,11 @@ def baseline_models(corpus: str, display: Display) -> list[ChatModel]:
     try:
         rows = training_split_rows(load_cpt(corpus))
     except (FileNotFoundError, ValueError, StorageError) as exc:
-        display.note(f"the retrieval baseline is left out: no training split to retrieve from ({exc})", "warning")
+        rows, why = [], str(exc)
+    else:
+        why = f"{corpus} holds no training-split row"
+    if not len(rows):
+        display.note(f"the retrieval baseline is left out: no training split to retrieve from ({why})", "warning")
         return [CopyPrevious()]
     return [CopyPrevious(), Retrieval.from_rows(rows)]
 
