@@ -46,3 +46,17 @@ def test_a_generated_suite_is_verified_then_collected_with_each_task_s_family(tm
                segment.read_text().splitlines()]  # fmt: skip
     assert len(records) == 3 and {r["outcome"]["status"] for r in records} == {"success"}
     assert {json.loads(r["metadata"])["family"] for r in records} == {"kvstore"}
+
+
+def test_a_control_file_naming_an_unknown_fault_kind_stops_the_run_before_any_episode(tmp_path):
+    control = tmp_path / "control.yaml"
+    control.write_text("horizon: 4\nfaults:\n  pagination: {rate: 0.2}\n  flaky: {rate: 0.5}\n")
+    args = ["collect", "--suite", "terminal", "--simulate", "http://127.0.0.1:9/v1=wm", "--control", str(control),
+            "--output", str(tmp_path / "raw")]  # fmt: skip
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2
+    assert f"{control}: faults.flaky: unknown fault kind 'flaky'; known: intermittent_error" in result.output
+    assert not (tmp_path / "raw").exists()
+    unknown_preset = CliRunner().invoke(app, [*args[:-4], "--control", "flaky", "--output", str(tmp_path / "raw")])
+    assert unknown_preset.exit_code == 2
+    assert "unknown control preset 'flaky'; known: unreliable" in unknown_preset.output
