@@ -36,3 +36,13 @@ def test_a_truncated_shard_is_named(corpus_dir, tmp_path):
     broken.write_bytes(shard.read_bytes()[:92])
     with pytest.raises(ShardError, match=str(broken)):
         load_cpt([broken])
+
+
+def test_the_training_split_and_the_held_out_rows_partition_the_corpus(corpus):
+    from trajforge.schemas.dataset import held_out_rows, row_splits, training_split_rows
+
+    training, held_out = training_split_rows(corpus), held_out_rows(corpus)
+    assert len(training) + len(held_out) == len(corpus) and len(training) and len(held_out)
+    assert "held_out" not in set(row_splits(training)) and set(row_splits(held_out)) == {"held_out"}
+    training_ids = set(training["trajectory_id"])
+    assert not training_ids & set(held_out["trajectory_id"])
