@@ -44,6 +44,7 @@ class WorldModel:
     name: str
     chat: ChatModel  # answers single held-out turns
     simulate: str  # URL=MODEL its episodes are simulated at
+    identity: str = ""  # what tells it from another of the same name (its folder, its endpoint)
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,7 @@ def world_model_of(checkpoint: Path | None = None, endpoint: str | None = None, 
         url, _, model = endpoint.partition("=")
         if not url or not model:
             raise SimCheckError(f"--simulate {endpoint}: give URL=MODEL, e.g. http://127.0.0.1:8000/v1=world-model")
-        yield WorldModel(model, EndpointModel(Endpoint(url, model, key_env, timeout=300.0)), endpoint)
+        yield WorldModel(model, EndpointModel(Endpoint(url, model, key_env, timeout=300.0)), endpoint, endpoint)
         return
     from trajforge.training.chat_models import CheckpointModel
     from trajforge.training.serving import serve_in_background
@@ -83,15 +84,16 @@ def world_model_of(checkpoint: Path | None = None, endpoint: str | None = None, 
         raise SimCheckError(f"-c {checkpoint}: not a checkpoint folder (no config.json)")
     chat = CheckpointModel(Path(checkpoint))
     with serve_in_background(chat.local, chat.name) as url:
-        yield WorldModel(chat.name, chat, f"{url}={chat.name}")
+        yield WorldModel(chat.name, chat, f"{url}={chat.name}", str(Path(checkpoint).resolve()))
 
 
 def run_prefix(config: SimCheckConfig, world: WorldModel) -> str:
     """The episode runs' names: a fresh world model, agent or control gets its own runs; the same check resumes."""
     if config.run.run_id:
         return config.run.run_id
-    key = {"world": world.name, "agent": config.agent.label, "control": config.control, "seed": config.run.seed,
-           "suites": config.run.suites, "repeats": config.run.repeats, "tasks": config.run.tasks}  # fmt: skip
+    key = {"world": world.identity or world.name, "agent": config.agent.label, "control": config.control,
+           "seed": config.run.seed, "suites": config.run.suites, "repeats": config.run.repeats,
+           "tasks": config.run.tasks}  # fmt: skip
     return f"sim-check-{config_hash(key)[:8]}"
 
 
