@@ -20,6 +20,7 @@ from trajforge.schemas.turn_text import action_text
 
 COPY_PREVIOUS = "copy previous (model-free)"
 RETRIEVAL = "retrieval (model-free)"
+BASELINES = (COPY_PREVIOUS, RETRIEVAL)
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 _INITIAL_STATE = re.compile(
     re.escape(HEADERS["initial_state"]) + r"\n(.*?)(?=\n\n# (?:Demonstrations|Simulation instruction)\n|\Z)", re.S

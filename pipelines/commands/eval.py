@@ -178,6 +178,7 @@ def _figure(value: float | None, scale: float = 1.0) -> str:
 
 
 def _table(reports, judge_label: str) -> None:
+    from trajforge.evaluation.baselines import BASELINES
     from trajforge.evaluation.scores import DIMENSIONS
 
     table = Table(title=f"world-model evaluation (0-100), judge: {judge_label}")
@@ -194,7 +195,8 @@ def _table(reports, judge_label: str) -> None:
     table.add_row("lines scored / sampled", *(f"{r.scored}/{r.samples}" for r in reports))
     table.add_row("excluded", *(", ".join(f"{n} {k}" for k, n in r.excluded.items()) or "0" for r in reports))
     out.print(table)
-    for report in reports[-1:]:
+    models = [r for r in reports if r.model not in BASELINES] or reports
+    for report in models[-1:]:  # the last model's, not a baseline's
         per = Table(title=f"{report.model}: per domain")
         for column in ("domain", "overall", *DIMENSIONS, "scored/lines"):
             per.add_column(column)

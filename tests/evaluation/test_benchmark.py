@@ -77,6 +77,7 @@ def test_eval_command_compares_with_untrained_and_exports(tmp_path, corpus_dir, 
     reports = json.loads((tmp_path / "eval.json").read_text())
     models = ["untrained", f"{tiny_checkpoint.parent.name}/checkpoint-2"]
     assert [r["model"] for r in reports] == [*models, "copy previous (model-free)", "retrieval (model-free)"]
+    assert f"{models[1]}: per domain" in result.output and "(model-free): per domain" not in result.output
     assert all(0 <= r["pooled"]["overall"] <= 100 and r["samples"] > 0 for r in reports)
     assert all(r["judge"] == "embedded" and "not comparable" in r["note"] for r in reports)
     assert all(0 <= r["format_compliance"] <= 1 for r in reports)
