@@ -155,7 +155,11 @@ def show(result: EvalResult) -> None:
     """The reports table, the last model's per-domain table, and (with two stages or more) what each stage did."""
     from trajforge.evaluation.stage_effects import reading, stage_table
 
+    from trajforge.evaluation.baselines import baseline_reading
+
     _table(result.reports, result.judge_label)
+    for line in baseline_reading(result.reports):  # a world model worth simulating in beats both on facts
+        out.print(f"  {line}")
     if len({s for s in result.stages if s}) < 2:
         return
     out.print(stage_table(result.reports, result.stages, result.judge_label))

@@ -62,5 +62,12 @@ def test_every_eval_run_carries_both_baselines_on_the_same_turns(corpus_dir):
     assert len({r.samples for r in result.reports}) == 1 and all(r.scored for r in result.reports)
     copy = [d for d in result.details if d["model"] == COPY_PREVIOUS]
     assert [d["id"] for d in copy] == [d["id"] for d in result.details if d["model"] == "echo"]
+    from trajforge.evaluation.baselines import baseline_reading
+
+    echo_facts = result.reports[0].pooled["factuality"]
+    losing = [r.model for r in result.reports[1:] if echo_facts <= r.pooled["factuality"]]
+    (line,) = baseline_reading(result.reports)  # echoing the action loses on facts; the baselines are not judged
+    assert losing and line.startswith("echo does not beat ") and line.endswith(f"on factuality ({echo_facts:.1f})")
+    assert all(name in line for name in losing)
     only_models = evaluate(EvalConfig(corpus=str(corpus_dir), baselines=False), lambda c, d: [Echo()], Display())
     assert [r.model for r in only_models.reports] == ["echo"]
