@@ -153,9 +153,8 @@ class ConsoleDisplay:
 
 def show(result: EvalResult) -> None:
     """The reports table, the last model's per-domain table, and (with two stages or more) what each stage did."""
-    from trajforge.evaluation.stage_effects import reading, stage_table
-
     from trajforge.evaluation.baselines import baseline_reading
+    from trajforge.evaluation.stage_effects import reading, stage_table
 
     _table(result.reports, result.judge_label)
     for line in baseline_reading(result.reports):  # a world model worth simulating in beats both on facts
