@@ -7,8 +7,12 @@
   a document longer than --context-length is split into chunks, every loss token kept.
 - `sft-tokenized/` (SFT shards, --tokenizer): the same for SFT rows: the curated target and its end of turn in the
   loss; a prompt too long keeps its head and its most recent tokens, as `train --stage sft` does.
-- `sft-messages/` (SFT shards): TRL's conversational rows, `messages` = the prompt messages, then the target as the
-  assistant's message.
+- `sft-prompt-completion/` (SFT shards): TRL's conversational prompt-completion rows, `prompt` = the messages the
+  model sees and `completion` = the target as the assistant's message: SFTTrainer then puts the completion alone in
+  the loss (`completion_only_loss`, its default for such rows), with any chat template: the SFT `train` does.
+- `sft-messages/` (SFT shards): TRL's conversational language-modeling rows, `messages` = the prompt messages, then
+  the target as the assistant's message (all of it in the loss, unless the template has `{% generation %}` markers
+  for `assistant_only_loss`).
 - `grpo/` (RL shards): GRPOTrainer prompts: `prompt` (chat messages) and the columns our reward reads (`reference`,
   `verifier`, `domain`; training/reward_functions.py's `trl_reward`), with `trajectory_id` and `turn_index`.
 """
@@ -31,6 +35,9 @@ ORIGIN_FIELDS = [
     pa.field("domain", pa.string()),
 ]
 SFT_MESSAGES_SCHEMA = pa.schema([pa.field("messages", MESSAGES), *ORIGIN_FIELDS])
+SFT_PROMPT_COMPLETION_SCHEMA = pa.schema(
+    [pa.field("prompt", MESSAGES), pa.field("completion", MESSAGES), *ORIGIN_FIELDS]
+)
 GRPO_SCHEMA = pa.schema(
     [
         pa.field("prompt", MESSAGES),
@@ -64,11 +71,16 @@ def cpt(rows: Iterable[Mapping], split: str, tokenizer, config, result) -> dict[
 
 def sft(rows: Iterable[Mapping], split: str, tokenizer, config, result) -> dict[str, pa.Table]:
     rows = list(rows)
-    messages = [
-        {"messages": [*messages_of(r["messages"]), {"role": "assistant", "content": r["target"]}], **_origin(r)}
+    pairs = [
+        {"prompt": messages_of(r["messages"]), "completion": [{"role": "assistant", "content": r["target"]}]}
+        | _origin(r)
         for r in rows
     ]
-    tables = {"sft-messages": pa.Table.from_pylist(messages, schema=SFT_MESSAGES_SCHEMA)}
+    messages = [{"messages": p["prompt"] + p["completion"], **_origin(p)} for p in pairs]
+    tables = {
+        "sft-prompt-completion": pa.Table.from_pylist(pairs, schema=SFT_PROMPT_COMPLETION_SCHEMA),
+        "sft-messages": pa.Table.from_pylist(messages, schema=SFT_MESSAGES_SCHEMA),
+    }
     if tokenizer is None:
         result.note("sft-tokenized/ not written: give --tokenizer for SFT rows pre-tokenized with their loss masks")
     else:

@@ -32,7 +32,7 @@ def test_every_dataset_holds_its_stage_rows_and_held_out_tasks_only_in_test(trl_
     manifest = json.loads((trl_dir / "_manifest.json").read_text())
     assert manifest["stage"] == "export-trl" and manifest["config"]["context_length"] == 128
     expected = {"cpt-tokenized/train.parquet", "cpt-tokenized/test.parquet", "sft-messages/train.parquet",
-                "sft-tokenized/train.parquet", "grpo/train.parquet"}  # fmt: skip
+                "sft-prompt-completion/train.parquet", "sft-tokenized/train.parquet", "grpo/train.parquet"}  # fmt: skip
     assert set(manifest["outputs"]) == expected  # the SFT and RL shards hold no held-out rows: no test files
     for name in expected:
         assert pq.read_metadata(trl_dir / name).num_rows == manifest["counts"][f"rows:{name}"] > 0
