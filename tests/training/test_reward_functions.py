@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from trajforge.evaluation.embedded import EmbeddedJudge
+from trajforge.evaluation.factory import JudgeSpec
 from trajforge.pipelines.cli import app
 from trajforge.schemas.dataset import load_shards, stage_rows
 from trajforge.schemas.names import RL_DIR
@@ -20,6 +21,7 @@ from trajforge.training.prompts import candidate
 from trajforge.training.reward_functions import (
     CONFIG_ENV,
     compute_score,
+    current_judge,
     judge_spec_from_env,
     score_sample,
     trl_reward,
@@ -134,3 +136,21 @@ def test_the_judge_comes_from_the_environment_or_a_config_file(tmp_path, monkeyp
         judge_spec_from_env({CONFIG_ENV: str(config)})
     with pytest.raises(ValueError, match="not a readable JSON file"):
         judge_spec_from_env({}, config=str(tmp_path / "missing.json"))
+
+
+def test_an_endpoint_judge_named_by_the_environment_scores_as_train_does(served_model, monkeypatch):
+    url, model = served_model  # a real OpenAI-compatible server (the tiny checkpoint) as the LLM judge
+    for var, value in (("TRAJFORGE_JUDGE", "endpoint"), ("TRAJFORGE_JUDGE_URL", url), ("TRAJFORGE_JUDGE_MODEL", model)):
+        monkeypatch.setenv(var, value)
+    # what `train --stage rl --judge endpoint --judge-url URL --judge-model MODEL` builds
+    judge = RLConfig(judge=JudgeSpec("endpoint", url, model)).judge.build()
+    reference = "a.txt\n"
+    row = {"domain": "terminal", "messages": MESSAGES, "reference": reference, "verifier": None}
+    answer = candidate("r", reference)
+    ours = rl.row_reward(judge, row, answer)
+    assert current_judge().name == judge.name and current_judge() is current_judge()  # built once per process
+    scored = score_sample("terminal", MESSAGES, reference, None, answer)
+    assert scored.score == ours.total
+    assert scored.reason == (f"judge failure: {ours.judge_failure}" if ours.judge_failure else None)
+    info = {"domain": "terminal", "messages": MESSAGES, "verifier": None}
+    assert compute_score("trajforge/terminal", answer, reference, info) == ours.total

