@@ -154,12 +154,14 @@ def export_command(
 
 
 def _export_for_trainer(inputs: list[Path], config: TrainerExport) -> None:
+    from rich.markup import escape
+
     from trajforge.training.trainer_export import export_for_trainer
 
     try:
         result = export_for_trainer(require_inputs(inputs, (SHARD_SUFFIX,)), config, progress)
     except ValueError as exc:
-        console.print(f"[red]{exc}[/]")
+        console.print(f"[red]{escape(str(exc))}[/]")
         raise typer.Exit(EXIT_USAGE) from exc
     for note in result.notes:
         console.print(f"  {note}")
