@@ -7,15 +7,16 @@ the tokenizer it used in OUT/tokenizer/ (the trainer must read the ids with the 
 every file with its row count; files an earlier export wrote there and this one did not are removed."""
 
 import importlib
+import os
 import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
+from itertools import islice
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from trajforge.schemas.atomic import atomic_write
 from trajforge.schemas.dataset import held_out_rows, load_shards, stage_rows
 from trajforge.schemas.manifest import Manifest, read_manifest
 from trajforge.schemas.names import MANIFEST_NAME
@@ -23,6 +24,7 @@ from trajforge.schemas.shards import shard_kind
 from trajforge.training.trainer_formats import TRAINER_FORMATS, TrainerExport
 
 TOKENIZER_DIR = "tokenizer"
+EXPORT_BATCH = 1024  # rows converted and written together (one row group): bounded memory on a corpus of any size
 KIND_SOURCES = {"cpt": "build-corpus", "sft": "curate-sft", "rl": "prepare-rl"}
 Progress = Callable[[Iterable, str], Iterable]
 # Chat messages as every trainer's parquet holds them (verl's documented `prompt`, TRL's conversational rows).
@@ -43,6 +45,46 @@ class TrainerExportResult:
             self.notes.append(text)
 
 
+@dataclass(frozen=True)
+class Batch:
+    """Rows a format's writer converts together."""
+
+    rows: list[dict]
+    split: str  # train or test: the file they go to
+    start: int  # the position of the first of them in that file's rows
+
+
+class ParquetFiles:
+    """Parquet files written a batch (a row group) at a time under temporary names, each renamed once all are
+    complete; on an error none is left behind."""
+
+    def __init__(self, output: Path):
+        self.output = output
+        self.open: dict[str, tuple[pq.ParquetWriter, Path]] = {}
+        self.rows: dict[str, int] = {}
+
+    def write(self, name: str, table: pa.Table) -> None:
+        if name not in self.open:
+            path = self.output / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f".{path.name}.tmp")
+            self.open[name], self.rows[name] = (pq.ParquetWriter(str(tmp), table.schema), tmp), 0
+        if table.num_rows:
+            self.open[name][0].write_table(table)
+        self.rows[name] += table.num_rows
+
+    def __enter__(self) -> "ParquetFiles":
+        return self
+
+    def __exit__(self, failed, *_) -> None:
+        for name, (writer, tmp) in self.open.items():
+            writer.close()
+            if failed:
+                tmp.unlink(missing_ok=True)
+            else:
+                os.replace(tmp, self.output / name)
+
+
 def export_for_trainer(shards: list, config: TrainerExport, progress: Progress = _silent) -> TrainerExportResult:
     """The shards (any mix of CPT, SFT and RL) as the format's files under config.output. A shard of a kind the
     format does not read, a tokenizer that cannot be loaded, or a file where the output folder should be is a
@@ -55,15 +97,18 @@ def export_for_trainer(shards: list, config: TrainerExport, progress: Progress =
     result = TrainerExportResult()
     tokenizer = export_tokenizer(config.tokenizer, result) if config.tokenizer else None
     read = 0
-    for kind, paths in by_kind.items():
-        rows = load_shards(paths, kind)
-        read += len(rows)
-        for split, part in split_parts(rows, kind):
-            items = progress(part, f"{kind} {split} rows -> {config.format}")
-            for folder, table in writers[kind](items, split, tokenizer, config, result).items():
-                name = f"{folder}/{split}.parquet" if folder else f"{split}.parquet"
-                write_parquet(table, output / name)
-                result.files[name] = table.num_rows
+    with ParquetFiles(output) as files:
+        for kind, paths in by_kind.items():
+            rows = load_shards(paths, kind)
+            read += len(rows)
+            for split, part in split_parts(rows, kind):
+                items = iter(progress(part, f"{kind} {split} rows -> {config.format}"))
+                start = 0
+                while batch := list(islice(items, EXPORT_BATCH)):
+                    for folder, table in writers[kind](Batch(batch, split, start), tokenizer, config, result).items():
+                        files.write(f"{folder}/{split}.parquet" if folder else f"{split}.parquet", table)
+                    start += len(batch)
+    result.files = files.rows
     if tokenizer is not None:
         tokenizer.save_pretrained(str(output / TOKENIZER_DIR))
     _write_manifest(output, config, shards, result, read)
@@ -118,11 +163,6 @@ def export_tokenizer(name: str, result: TrainerExportResult):
 
 def messages_of(messages) -> list[dict]:
     return [{"role": m["role"], "content": m["content"]} for m in messages]
-
-
-def write_parquet(table: pa.Table, path: Path) -> None:
-    with atomic_write(path, "wb") as f:
-        pq.write_table(table, f)
 
 
 def _write_manifest(output: Path, config: TrainerExport, shards: list, result: TrainerExportResult, read: int):

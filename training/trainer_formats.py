@@ -1,9 +1,9 @@
 """The trainers trajforge's data is handed to (`trajforge export --format trl|verl`): name -> the module that writes
 its files, imported when used (this module stays light: the command line lists the names without loading torch).
 
-A format module has `WRITERS`: shard kind (cpt, sft, rl) -> a function (rows, split: train or test, tokenizer or None,
-settings, result for notes) ->
-{dataset folder: Arrow table}; training/trainer_export.py writes each table as `OUT/<folder>/<split>.parquet`."""
+A format module has `WRITERS`: shard kind (cpt, sft, rl) -> a function (a `Batch` of rows, the tokenizer or None, the
+settings, the result it may add notes to) -> {dataset folder: Arrow table}; training/trainer_export.py appends each
+table to `OUT/<folder>/<split>.parquet`."""
 
 from dataclasses import dataclass
 

@@ -24,7 +24,7 @@ import pyarrow as pa
 from trajforge.training.labels import IGNORE_INDEX
 from trajforge.training.render import render_row, render_sft_row
 from trajforge.training.sequences import tokenized_documents
-from trajforge.training.trainer_export import MESSAGES, messages_of
+from trajforge.training.trainer_export import MESSAGES, Batch, messages_of
 
 TOKENS_SCHEMA = pa.schema(
     [pa.field("input_ids", pa.list_(pa.int32())), pa.field("assistant_masks", pa.list_(pa.int8()))]
@@ -63,14 +63,14 @@ def _origin(row: Mapping) -> dict:
     return {"trajectory_id": row["trajectory_id"], "turn_index": row["turn_index"], "domain": row["domain"]}
 
 
-def cpt(rows: Iterable[Mapping], split: str, tokenizer, config, result) -> dict[str, pa.Table]:
+def cpt(batch: Batch, tokenizer, config, result) -> dict[str, pa.Table]:
     if tokenizer is None:
         raise ValueError("--format trl of CPT shards needs --tokenizer: their loss masks exist only as token masks")
-    return {"cpt-tokenized": tokens_table(rows, tokenizer, config.context_length, render_row, "split")}
+    return {"cpt-tokenized": tokens_table(batch.rows, tokenizer, config.context_length, render_row, "split")}
 
 
-def sft(rows: Iterable[Mapping], split: str, tokenizer, config, result) -> dict[str, pa.Table]:
-    rows = list(rows)
+def sft(batch: Batch, tokenizer, config, result) -> dict[str, pa.Table]:
+    rows = batch.rows
     pairs = [
         {"prompt": messages_of(r["messages"]), "completion": [{"role": "assistant", "content": r["target"]}]}
         | _origin(r)
@@ -88,10 +88,10 @@ def sft(rows: Iterable[Mapping], split: str, tokenizer, config, result) -> dict[
     return tables
 
 
-def rl(rows: Iterable[Mapping], split: str, tokenizer, config, result) -> dict[str, pa.Table]:
+def rl(batch: Batch, tokenizer, config, result) -> dict[str, pa.Table]:
     prompts = [
         {"prompt": messages_of(r["messages"]), "reference": r["reference"], "verifier": r["verifier"], **_origin(r)}
-        for r in rows
+        for r in batch.rows
     ]
     return {"grpo": pa.Table.from_pylist(prompts, schema=GRPO_SCHEMA)}
 

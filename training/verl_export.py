@@ -11,11 +11,11 @@ one row per prompt, in the layout verl's data preparation documents and its RL t
   the messages again (verl passes extra_info, not the prompt, to the reward function; the judge reads the history).
 """
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
 import pyarrow as pa
 
-from trajforge.training.trainer_export import MESSAGES, messages_of
+from trajforge.training.trainer_export import MESSAGES, Batch, messages_of
 
 DATA_SOURCE = "trajforge/{domain}"
 ABILITY = "world-model"
@@ -61,8 +61,9 @@ def verl_row(row: Mapping, split: str, index: int) -> dict:
     }
 
 
-def rl(rows: Iterable[Mapping], split: str, tokenizer, config, result) -> dict[str, pa.Table]:
-    return {"": pa.Table.from_pylist([verl_row(r, split, i) for i, r in enumerate(rows)], schema=VERL_SCHEMA)}
+def rl(batch: Batch, tokenizer, config, result) -> dict[str, pa.Table]:
+    rows = [verl_row(r, batch.split, batch.start + i) for i, r in enumerate(batch.rows)]
+    return {"": pa.Table.from_pylist(rows, schema=VERL_SCHEMA)}
 
 
 WRITERS = {"rl": rl}

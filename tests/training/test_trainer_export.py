@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from trajforge.pipelines.cli import app
 from trajforge.schemas.dataset import held_out_rows, load_cpt, stage_rows
+from trajforge.training import trainer_export
 from trajforge.training.model import smollm2_gguf
 from trajforge.training.tokenizer import load_tokenizer, save_tokenizer
 from trajforge.training.trainer_export import TrainerExportResult, export_tokenizer
@@ -109,3 +110,18 @@ def test_smollm2_names_the_real_models_tokenizer(tmp_path, corpus_dir, monkeypat
     assert len(saved) == 49152 and "<|im_start|>" in saved.chat_template  # SmolLM2's own, nothing added
     rows = pq.read_table(tmp_path / "out" / "cpt-tokenized" / "train.parquet").to_pylist()
     assert "<|im_start|>" in saved.decode(rows[0]["input_ids"]) and any(1 in r["assistant_masks"] for r in rows)
+
+
+def test_rows_are_written_a_batch_at_a_time_with_the_same_result(tmp_path, corpus_dir, rl_dir, trl_dir,
+                                                                 tiny_checkpoint, monkeypatch):  # fmt: skip
+    monkeypatch.setattr(trainer_export, "EXPORT_BATCH", 5)
+    result = export(corpus_dir, rl_dir, "--format", "trl", "--tokenizer", tiny_checkpoint, "-o", tmp_path / "trl",
+                    "--context-length", "128")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    for name in ("cpt-tokenized/train.parquet", "cpt-tokenized/test.parquet", "grpo/train.parquet"):
+        assert pq.read_table(tmp_path / "trl" / name).equals(pq.read_table(trl_dir / name))
+    assert pq.ParquetFile(tmp_path / "trl" / "grpo/train.parquet").num_row_groups > 1
+    assert not list(tmp_path.rglob("*.tmp"))
+    assert export(rl_dir, "--format", "verl", "-o", tmp_path / "verl").exit_code == 0
+    info = pq.read_table(tmp_path / "verl" / "train.parquet")["extra_info"].to_pylist()
+    assert [i["index"] for i in info] == list(range(len(info))) and len(info) > 5  # one numbering across batches
