@@ -10,7 +10,8 @@ neither, the embedded judge, as in `train`. Each process builds it once.
 
 A sample that cannot be scored (no extra_info, messages that are not a conversation ending in the action, a verifier
 that is not JSON, a completion that is not text) scores 0 and never raises: the reason goes to the
-`trajforge.reward` logger, and `score_sample` returns it."""
+`trajforge.reward` logger, and `score_sample` returns it. Bad judge settings do raise, naming the setting: they
+would score every sample wrong."""
 
 import functools
 import json
@@ -150,10 +151,8 @@ def compute_score(
         log.warning("reward 0 for a malformed sample from %s: extra_info: expected a mapping", data_source)
         return 0.0
     judge = current_judge(reward_kwargs.get("judge_config"))
-    info = extra_info
-    return score_sample(
-        info.get("domain"), info.get("messages"), ground_truth, info.get("verifier"), solution_str, judge
-    ).score
+    domain, messages, verifier = (extra_info.get(k) for k in ("domain", "messages", "verifier"))
+    return score_sample(domain, messages, ground_truth, verifier, solution_str, judge).score
 
 
 def _completion_text(completion: Any) -> Any:
