@@ -159,7 +159,7 @@ def rl_reward_trend(run: Path | None) -> dict:
     """The mean reward over the first and the last steps of the RL run that made a scored checkpoint ({}: none)."""
     if run is None:
         return {}
-    from trajforge.training.optimization import METRICS_NAME
+    from trajforge.training.metrics_log import METRICS_NAME
     from trajforge.training.rl import reward_trend
 
     return reward_trend(run / METRICS_NAME)
