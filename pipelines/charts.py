@@ -10,6 +10,8 @@ from pathlib import Path
 
 from matplotlib.figure import Figure
 
+from trajforge.pipelines.report import html_table
+
 CHART_SUFFIXES = (".png", ".svg", ".html")
 DPI = 110
 COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22")
@@ -27,14 +29,8 @@ def color(i: int) -> str:
 def svg_of(figure: Figure) -> str:
     """The figure as an <svg> element to put inside HTML (text drawn as paths: no font needed to view it)."""
     buffer = io.StringIO()
-    figure.savefig(buffer, format="svg", bbox_inches="tight")
+    figure.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})  # the same chart, same text
     return re.sub(r"^.*?(?=<svg)", "", buffer.getvalue(), count=1, flags=re.S)
-
-
-def html_table(headers: Sequence[str], rows: Sequence[Sequence]) -> str:
-    head = "".join(f"<th>{escape(str(h))}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in row) + "</tr>" for row in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 def html_page(title: str, figure: Figure, table: tuple[Sequence[str], Sequence[Sequence]] | None = None) -> str:

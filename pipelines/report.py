@@ -53,7 +53,7 @@ def _svg_histogram(values: list[float], name: str) -> str:
     )
 
 
-def _table(headers: list[str], rows: list[list]) -> str:
+def html_table(headers: list[str], rows: list[list]) -> str:
     head = "".join(f"<th>{escape(str(h))}</th>" for h in headers)
     body = "".join("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in row) + "</tr>" for row in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
@@ -92,7 +92,7 @@ def _training(runs: Sequence[Path], evaluation: Path | None) -> str:
     """The curves of the runs that trained on the corpus (and an eval table), inline as SVG; empty without runs."""
     if not runs:
         return ""
-    from trajforge.pipelines.charts import html_table, svg_of
+    from trajforge.pipelines.charts import svg_of
     from trajforge.pipelines.run_curves import curves_figure, load_runs, read_evaluation, run_table
 
     loaded = load_runs(runs)
@@ -128,12 +128,12 @@ def build_report(
         step = max(1, table.num_rows // max(1, samples))
         rows_sample = [table.slice(i, 1).to_pylist()[0] for i in range(0, table.num_rows, step)][:samples]
     c = manifest.counts
-    summary = _table(["count", "n"], [[k, v] for k, v in c.items()])
+    summary = html_table(["count", "n"], [[k, v] for k, v in c.items()])
     domain_rows: dict[tuple[str, str], list[int]] = {}
     for (domain, category, loss), n in sorted(per_domain.items()):
         entry = domain_rows.setdefault((domain, category), [0, 0])
         entry[0 if loss else 1] += n
-    categories = _table(
+    categories = html_table(
         ["domain", "category", "turns in loss", "turns masked"],
         [[d, cat, a, b] for (d, cat), (a, b) in sorted(domain_rows.items())],
     )
@@ -144,13 +144,13 @@ def build_report(
             entry = json.loads(line)
             for reason in entry["reasons"]:
                 examples.setdefault(reason.split(" (")[0], f"{storage.name(entry['source'])}:{entry['locator']}")
-    reasons = _table(
+    reasons = html_table(
         ["reason", "records", "first seen"],
         [[r, n, examples.get(r, "")] for r, n in sorted(manifest.rejection_reasons.items(), key=lambda kv: -kv[1])],
     )
     histograms = "".join(_svg_histogram(stats[name], name) for name in STATISTICS)
     tasks = counts.kinds(c, counts.TASKS)
-    splits = _table(
+    splits = html_table(
         ["split", "tasks", "rows"], [[s, tasks.get(s, 0), n] for s, n in counts.kinds(c, counts.SPLIT).items()]
     )
     documents = c.get(counts.KNOWLEDGE_DOCUMENTS, 0)
