@@ -28,7 +28,8 @@ def evaluation_series(reports: Sequence[dict]) -> dict[str, list[float | None]]:
 
 
 def evaluation_title(reports: Sequence[dict]) -> str:
-    judges = sorted({r.get("judge", "?") for r in reports})
+    """The judge of the reports, with its note where it has one (the embedded judge says it is not comparable)."""
+    judges = sorted({r.get("judge", "?") + (f" ({r['note']})" if r.get("note") else "") for r in reports})
     return f"world-model evaluation on held-out tasks (0-100), judge: {', '.join(judges)}"
 
 

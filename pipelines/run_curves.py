@@ -130,7 +130,7 @@ def draw_panel(axes, panel: Panel, runs: Sequence[Run]) -> None:
                 axes.plot(steps, values, linewidth=1.6, marker="." if len(values) < 10 else None, **style)
     axes.set_title(panel.title, fontsize=10)
     axes.set_xlabel("step")
-    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True, steps=[1, 2, 5, 10]))
     axes.set_ylabel(panel.ylabel)
     if panel.share:
         axes.set_ylim(-0.03, 1.03)
