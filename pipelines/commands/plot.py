@@ -18,11 +18,13 @@ def plot_command(
         None,
         "--output",
         "-o",
-        help="The picture: .png, .svg, or .html (one self-contained page, the chart inline as SVG, with a line per "
+        help="The picture: .png, .svg, or .html (one self-contained page, the chart inline as SVG, with a row per "
         "run). Default: curves.png beside the first run folder.",
     ),
     evaluation: Path | None = typer.Option(
-        None, "--eval", help="An `eval --output` JSON file: its table as bars under the curves (a bar per model)."
+        None,
+        "--eval",
+        help="An `eval --output` JSON file: its table as bars under the curves (a bar per model and dimension).",
     ),
 ) -> None:
     """Draw the runs' curves on one chart, a panel per kind: loss and held-out loss (dashed) of CPT, SFT and agent

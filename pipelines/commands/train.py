@@ -53,7 +53,7 @@ def _config(stage: str, flags: dict, judge_spec, eval_only: bool):
     from trajforge.training.launch import stage_config
     from trajforge.training.metrics_log import check_reporter
 
-    check_reporter(flags["report_to"])  # before any data or model is loaded
+    check_reporter(flags.get("report_to", "none"))  # before any data or model is loaded
     if stage != AGENT_RL:
         return stage_config(stage, **flags, judge=judge_spec)
     if eval_only:
