@@ -25,6 +25,7 @@ COMMANDS = [
     "judge-check",
     "report",
     "train",
+    "plot",
     "serve",
     "inspect",
     "import",
