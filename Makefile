@@ -53,7 +53,6 @@ demo: setup sandbox-image
 	$(TF) import --format agentworldbench $(EXAMPLES)/agentworldbench.jsonl --output $(DATA)/demo/raw/agentworldbench
 	$(TF) inspect $(DATA)/demo/raw
 	$(TF) build-corpus --input $(DATA)/demo/raw --output $(DATA)/demo/corpus $(addprefix --knowledge ,$(MAN_PAGES)) --knowledge-share 0.2
-	$(TF) report $(DATA)/demo/corpus
 	$(TF) inspect $(DATA)/demo/corpus --sql "select domain, count(*) as trajectories, sum(len(turns)) as turns from trajectories group by 1 order by 1"
 	$(TF) export $(DATA)/demo/raw --format agentworldbench --output $(DATA)/demo/export/agentworldbench
 	$(TF) curate-sft --input $(DATA)/demo/corpus --output $(DATA)/demo/sft
@@ -72,7 +71,14 @@ demo: setup sandbox-image
 		-c $(DATA)/demo/runs/cpt/checkpoint-300 -c $(DATA)/demo/runs/cpt-nomask/checkpoint-300 \
 		-c $(DATA)/demo/runs/sft/checkpoint-500 -c $(DATA)/demo/runs/rl/checkpoint-16 \
 		--output $(DATA)/demo/eval.json --export $(DATA)/demo/export/benchmark
-	@echo "demo: outputs under $(DATA)/demo; corpus report: $(DATA)/demo/corpus/report.html; scores: $(DATA)/demo/eval.json"
+	# the corpus report, with the curves of the runs that trained on it and the evaluation table
+	$(TF) report $(DATA)/demo/corpus $(addprefix --runs $(DATA)/demo/runs/,$(DEMO_RUNS)) --eval $(DATA)/demo/eval.json
+	# ends with a picture: the runs' curves (loss and held-out loss, masked vs --no-mask; RL reward and format
+	# compliance per step) over the stage table as bars
+	$(TF) plot $(addprefix $(DATA)/demo/runs/,$(DEMO_RUNS)) --eval $(DATA)/demo/eval.json -o $(DATA)/demo/curves.png
+	@echo "demo: outputs under $(DATA)/demo; corpus report: $(DATA)/demo/corpus/report.html; scores: $(DATA)/demo/eval.json (chart: $(DATA)/demo/eval.png); curves: $(DATA)/demo/curves.png"
+
+DEMO_RUNS := cpt cpt-nomask sft rl
 
 # World knowledge for CPT: the manual pages Debian ships for commands the terminal tasks use (any this machine
 # lacks are left out). Any folder of documentation works the same way: --knowledge DIR.

@@ -34,6 +34,7 @@ class AgentRLConfig:
     image: str | None = None  # default: the sandbox base image
     split: SplitConfig = field(default_factory=SplitConfig)  # which tasks are held out: never trained on
     degenerate_warning: float = 0.9
+    report_to: str = "none"  # where metrics.jsonl's lines also go: none or tensorboard (training/metrics_log.py)
 
     def as_dict(self) -> dict:
         return asdict(self)

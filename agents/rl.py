@@ -31,7 +31,8 @@ from trajforge.collectors.tasks import Suite, load_suite, task_split
 from trajforge.sandboxes.base import Task
 from trajforge.schemas.splits import SplitConfig, readable_by
 from trajforge.training.gspo import sequence_logprobs
-from trajforge.training.optimization import Optimizer, append_metrics, checkpoint_due
+from trajforge.training.metrics_log import MetricsLog
+from trajforge.training.optimization import Optimizer, checkpoint_due
 from trajforge.training.rl import Rollouts, update_policy
 
 
@@ -192,12 +193,13 @@ def run_agent_rl(config: AgentRLConfig, progress=None, log=print, warn=print) ->
     run = AgentRL(config, log, warn)
     step = run.optimizer.resume(run.output)
     last: dict = {"step": step}
-    while step < config.max_steps:
-        last = run.step(step)
-        step += 1
-        append_metrics(run.output, last)
-        if progress is not None:
-            progress(last)
-        if checkpoint_due(step, config.save_every, config.max_steps):
-            run.save(step, last)
+    with MetricsLog(run.output, config.report_to) as metrics:
+        while step < config.max_steps:
+            last = run.step(step)
+            step += 1
+            metrics.write(last)
+            if progress is not None:
+                progress(last)
+            if checkpoint_due(step, config.save_every, config.max_steps):
+                run.save(step, last)
     return last

@@ -12,6 +12,7 @@ from trajforge.pipelines.commands.eval import eval_command
 from trajforge.pipelines.commands.import_export import export_command, import_command
 from trajforge.pipelines.commands.inspect import inspect_command
 from trajforge.pipelines.commands.judge_check import judge_check_command
+from trajforge.pipelines.commands.plot import plot_command
 from trajforge.pipelines.commands.prepare_rl import prepare_rl_command
 from trajforge.pipelines.commands.report import report_command
 from trajforge.pipelines.commands.sandbox_image import sandbox_image_command
@@ -41,6 +42,7 @@ COMMANDS = (
     ("judge-check", judge_check_command, "Check a judge against adversarial candidates."),
     ("report", report_command, "Write an HTML page about a built corpus."),
     ("train", train_command, "Train a world model: CPT, SFT or RL."),
+    ("plot", plot_command, "Draw training runs' curves (and an eval table) as a picture."),
     ("serve", serve_command, "Serve a checkpoint as an OpenAI-compatible endpoint."),
     ("inspect", inspect_command, "Summarise trajectory files, or query them with SQL."),
     ("import", import_command, "Import trajectories from a foreign format."),

@@ -4,6 +4,7 @@ statistic, rejection reasons, and sample trajectories with in-loss and masked tu
 import json
 import math
 from collections import Counter
+from collections.abc import Sequence
 from html import escape
 from pathlib import Path
 
@@ -26,6 +27,7 @@ border-bottom:1px solid #e3e6ec;text-align:right} th:first-child,td:first-child{
 .turn.in-loss{border-color:#2f9e44;background:#ebfbee} .turn.masked{border-color:#adb5bd;color:#6c757d}
 .turn pre{white-space:pre-wrap;margin:.2rem 0;font-size:12px} mark.loss{background:#b2f2bb}
 .tag{font-size:11px;padding:0 .35rem;border-radius:3px;background:#e9ecef;margin-left:.4rem}
+.chart svg{max-width:100%;height:auto}
 """
 
 
@@ -51,7 +53,7 @@ def _svg_histogram(values: list[float], name: str) -> str:
     )
 
 
-def _table(headers: list[str], rows: list[list]) -> str:
+def html_table(headers: list[str], rows: list[list]) -> str:
     head = "".join(f"<th>{escape(str(h))}</th>" for h in headers)
     body = "".join("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in row) + "</tr>" for row in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
@@ -86,8 +88,26 @@ def _sample(row: dict, max_chars: int = 600) -> str:
     return f'<section class="sample"><h3>{escape(title)}</h3><p>{task}</p>{"".join(turns)}</section>'
 
 
-def build_report(corpus: str | Path, samples: int = 3) -> str:
-    """CORPUS is a local folder or a URL; shards and rejections are read through schemas.storage."""
+def _training(runs: Sequence[Path], evaluation: Path | None) -> str:
+    """The curves of the runs that trained on the corpus (and an eval table), inline as SVG; empty without runs."""
+    if not runs:
+        return ""
+    from trajforge.pipelines.charts import svg_of
+    from trajforge.pipelines.run_curves import curves_figure, load_runs, read_evaluation, run_table
+
+    loaded = load_runs(runs)
+    figure = curves_figure(loaded, read_evaluation(evaluation) if evaluation is not None else None)
+    return (
+        f'<h2 id="training">Training on this corpus</h2><div class="chart">{svg_of(figure)}</div>'
+        f"{html_table(*run_table(loaded))}"
+    )
+
+
+def build_report(
+    corpus: str | Path, samples: int = 3, runs: Sequence[Path] = (), evaluation: Path | None = None
+) -> str:
+    """CORPUS is a local folder or a URL; shards and rejections are read through schemas.storage. With `runs`
+    (training run folders), their curves (and `evaluation`'s table, an eval JSON file) are embedded too."""
     manifest = read_manifest(corpus)
     tables = [read_shard_table(storage.join(corpus, shard)) for shard in manifest.outputs]
     table = pa.concat_tables(tables) if tables else None
@@ -108,12 +128,12 @@ def build_report(corpus: str | Path, samples: int = 3) -> str:
         step = max(1, table.num_rows // max(1, samples))
         rows_sample = [table.slice(i, 1).to_pylist()[0] for i in range(0, table.num_rows, step)][:samples]
     c = manifest.counts
-    summary = _table(["count", "n"], [[k, v] for k, v in c.items()])
+    summary = html_table(["count", "n"], [[k, v] for k, v in c.items()])
     domain_rows: dict[tuple[str, str], list[int]] = {}
     for (domain, category, loss), n in sorted(per_domain.items()):
         entry = domain_rows.setdefault((domain, category), [0, 0])
         entry[0 if loss else 1] += n
-    categories = _table(
+    categories = html_table(
         ["domain", "category", "turns in loss", "turns masked"],
         [[d, cat, a, b] for (d, cat), (a, b) in sorted(domain_rows.items())],
     )
@@ -124,13 +144,13 @@ def build_report(corpus: str | Path, samples: int = 3) -> str:
             entry = json.loads(line)
             for reason in entry["reasons"]:
                 examples.setdefault(reason.split(" (")[0], f"{storage.name(entry['source'])}:{entry['locator']}")
-    reasons = _table(
+    reasons = html_table(
         ["reason", "records", "first seen"],
         [[r, n, examples.get(r, "")] for r, n in sorted(manifest.rejection_reasons.items(), key=lambda kv: -kv[1])],
     )
     histograms = "".join(_svg_histogram(stats[name], name) for name in STATISTICS)
     tasks = counts.kinds(c, counts.TASKS)
-    splits = _table(
+    splits = html_table(
         ["split", "tasks", "rows"], [[s, tasks.get(s, 0), n] for s, n in counts.kinds(c, counts.SPLIT).items()]
     )
     documents = c.get(counts.KNOWLEDGE_DOCUMENTS, 0)
@@ -153,7 +173,7 @@ def build_report(corpus: str | Path, samples: int = 3) -> str:
         f"<h2>Counts</h2>{summary}<h2>Turns per domain and category</h2>{categories}"
         f'<h2>Statistics</h2><div class="grid">{histograms}</div>'
         f"<h2>Rejection reasons</h2>{reasons if manifest.rejection_reasons else '<p>No record was rejected.</p>'}"
-        f"<h2>Split by task</h2>{splits}<h2>Knowledge documents</h2>{knowledge}"
+        f"<h2>Split by task</h2>{splits}<h2>Knowledge documents</h2>{knowledge}{_training(runs, evaluation)}"
         f"<h2>Sample trajectories</h2><p>Green turns are in the loss (highlighted characters are the kept spans); "
         f"grey turns stay in the context but out of the loss.</p>{''.join(_sample(r) for r in rows_sample)}"
         f"</body></html>"

@@ -223,6 +223,20 @@ MUTANTS = [
         'path = storage.join(work_dir("."), SPILL_DIR,',
         ("tests/pipelines/test_job.py::test_s3_in_and_out_with_nothing_on_local_disk",),
     ),
+    Mutant(
+        "TensorBoard scalars logged one step late",
+        "training/metrics_log.py",
+        'global_step=int(metrics["step"])',
+        'global_step=int(metrics["step"]) + 1',
+        ("tests/training/test_metrics_log.py::test_rl_and_agent_rl_lines_read_back_the_same",),
+    ),
+    Mutant(
+        "plot: the held-out loss drawn from the training loss",
+        "pipelines/run_curves.py",
+        '("eval_loss", "held-out")',
+        '("loss", "held-out")',
+        ("tests/pipelines/test_run_curves.py::test_masked_and_unmasked_runs_share_the_loss_panel_and_rl_gets_its_own",),
+    ),
 ]
 
 

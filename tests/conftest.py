@@ -57,7 +57,9 @@ def terminal(docker_client, sandbox_image):
 from tests.corpus_fixtures import (  # noqa: E402,F401 - fixtures for every test folder
     corpus,
     corpus_dir,
+    rl_dir,
     served_model,
+    sft_dir,
     tiny_checkpoint,
     tokenizer,
 )

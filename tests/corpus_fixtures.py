@@ -121,3 +121,28 @@ def served_model(tiny_checkpoint):
     yield f"http://127.0.0.1:{port}/v1", "tiny-world-model"
     server.should_exit = True
     thread.join(timeout=5)
+
+
+def _run_job(args: list[str]) -> None:
+    from typer.testing import CliRunner
+
+    from trajforge.pipelines.cli import app
+
+    result = CliRunner().invoke(app, [*args, "--workers", "1"])
+    assert result.exit_code == 0, result.output
+
+
+@pytest.fixture(scope="session")
+def rl_dir(tmp_path_factory, corpus_dir) -> Path:
+    """prepare-rl's output for the corpus: RL prompts with references and verifiers."""
+    out = tmp_path_factory.mktemp("rl-data")
+    _run_job(["prepare-rl", "-i", str(corpus_dir), "-o", str(out)])
+    return out
+
+
+@pytest.fixture(scope="session")
+def sft_dir(tmp_path_factory, corpus_dir) -> Path:
+    """curate-sft's output for the corpus (the embedded judge, one candidate per trajectory)."""
+    out = tmp_path_factory.mktemp("sft-data")
+    _run_job(["curate-sft", "-i", str(corpus_dir), "-o", str(out), "--per-trajectory", "1"])
+    return out

@@ -4,9 +4,12 @@ builds the prompt a checkpoint acts on, so acting sees exactly the layout traini
 The conversation (`agent_messages`), in the tokenizer's chat format (training/chat_format.py: the model's own
 template, or trajforge's markers for the tiny default):
 
-    system     AGENT_PROMPT: the agent's instructions, "# Task" (the task instruction) and "# Actions" (each tool of
-               the action space with how to write it: a ```bash block, a ```keys block, or a <tool_call>)
-    user       the initial state, as the environment showed it (NO_INITIAL_STATE when it showed nothing)
+    system     AGENT_PROMPT: the agent's instructions and "# Actions" (each tool of the action space with how to
+               write it: a ```bash block, a ```keys block, or a <tool_call>)
+    user       the initial state, as the environment showed it (NO_INITIAL_STATE when it showed nothing), then
+               "# Task" and the task instruction: the task sits next to the first action, where a small model
+               attends most easily (the names it must copy are in it), as agent frameworks put the task in the
+               first user message
     assistant  the action of turn 0, written with the codec (`trajforge.schemas.actions.write_action`)
     user       the observation of turn 0, its content as the environment answered
     ...        one assistant/user pair per turn
@@ -50,10 +53,10 @@ from trajforge.training.render import MaskMode, render_row
 
 ROLES = ("world", "agent", "both")  # --role: what a trajectory teaches
 AGENT_PROMPT = (
-    "You are an agent solving a task in a computer environment. Reply with exactly one action; the environment's "
-    "answer comes back as the next message. When the task is done, reply with a short answer and no action."
-    "\n\n# Task\n{instruction}\n\n# Actions\n{actions}"
+    "Solve the task in the environment. Reply with one action; its result comes back as the next message. "
+    "When the task is done, reply with a short answer and no action.\n\n# Actions\n{actions}"
 )
+TASK_MESSAGE = "{initial_state}\n\n# Task\n{instruction}"
 NO_INITIAL_STATE = "(the environment shows nothing yet)"
 DONE_ANSWER = "Done."
 AGENT_ENDED = ("success", "failure")  # outcomes recorded after the policy itself stopped
@@ -93,8 +96,9 @@ def agent_messages(
 ) -> list[dict]:
     """The conversation an agent acts in (module docstring), as {role, content} dicts. `action_space` is the
     environment's tool list, or its JSON text; `history` the (action, observation content) pairs so far."""
-    prompt = AGENT_PROMPT.format(instruction=instruction, actions=action_space_text(action_space))
-    messages = [{"role": "system", "content": prompt}, {"role": "user", "content": initial_state or NO_INITIAL_STATE}]
+    prompt = AGENT_PROMPT.format(actions=action_space_text(action_space))
+    task = TASK_MESSAGE.format(initial_state=(initial_state or NO_INITIAL_STATE).rstrip("\n"), instruction=instruction)
+    messages = [{"role": "system", "content": prompt}, {"role": "user", "content": task}]
     for action, observation in history:
         messages.append({"role": "assistant", "content": write_action(action)})
         messages.append({"role": "user", "content": observation})

@@ -25,6 +25,7 @@ class LoopConfig:
     eval_every: int = 50
     save_every: int = 50
     log_every: int = 1
+    report_to: str = "none"  # where metrics.jsonl's lines also go: none or tensorboard (training/metrics_log.py)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -118,6 +119,7 @@ class RLConfig:
     seed: int = 0
     judge: JudgeSpec = field(default_factory=JudgeSpec)
     degenerate_warning: float = 0.9  # warn when at least this share of a step's groups is degenerate
+    report_to: str = "none"  # where metrics.jsonl's lines also go: none or tensorboard (training/metrics_log.py)
 
     def as_dict(self) -> dict:
         return asdict(self)

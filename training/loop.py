@@ -19,8 +19,9 @@ from torch.nn.parallel import DistributedDataParallel
 
 from trajforge.training.configs import LoopConfig
 from trajforge.training.distributed import World, all_reduce_sum
+from trajforge.training.metrics_log import MetricsLog
 from trajforge.training.model import default_lr
-from trajforge.training.optimization import Optimizer, append_metrics, checkpoint_due
+from trajforge.training.optimization import Optimizer, checkpoint_due
 from trajforge.training.packing import PackedSequences
 
 
@@ -102,22 +103,23 @@ def train(
     last: dict = {"step": step}
     model.train()
     stop = min(config.max_steps, until or config.max_steps)
-    while step < stop:
-        started = time.perf_counter()
-        window = [collate(train_sequences, next(batches), world.device) for _ in range(config.grad_accum)]
-        last = {"step": step + 1, **optimizer_step(wrapped, optimizer, window, world, autocast)}
-        step += 1
-        seen = all_reduce_sum(sum(b["input_ids"].numel() for b in window), world)
-        last["tokens_per_s"] = seen / max(time.perf_counter() - started, 1e-9)
-        if eval_due(config, step) and eval_sequences is not None and len(eval_sequences):
-            last["eval_loss"] = evaluate(model, eval_sequences, config, world)
-        if world.main:
-            if step % config.log_every == 0 or "eval_loss" in last:
-                append_metrics(run_dir, last)
-            if progress is not None:
-                progress(last)
-        if world.main and (checkpoint_due(step, config.save_every, config.max_steps) or step == stop):
-            optimizer.save(run_dir, step, {**info, "loop": config.as_dict(), "metrics": last}, tokenizer)
+    with MetricsLog(run_dir, config.report_to) as metrics:
+        while step < stop:
+            started = time.perf_counter()
+            window = [collate(train_sequences, next(batches), world.device) for _ in range(config.grad_accum)]
+            last = {"step": step + 1, **optimizer_step(wrapped, optimizer, window, world, autocast)}
+            step += 1
+            seen = all_reduce_sum(sum(b["input_ids"].numel() for b in window), world)
+            last["tokens_per_s"] = seen / max(time.perf_counter() - started, 1e-9)
+            if eval_due(config, step) and eval_sequences is not None and len(eval_sequences):
+                last["eval_loss"] = evaluate(model, eval_sequences, config, world)
+            if world.main:
+                if step % config.log_every == 0 or "eval_loss" in last:
+                    metrics.write(last)
+                if progress is not None:
+                    progress(last)
+            if world.main and (checkpoint_due(step, config.save_every, config.max_steps) or step == stop):
+                optimizer.save(run_dir, step, {**info, "loop": config.as_dict(), "metrics": last}, tokenizer)
     return last
 
 

@@ -1,16 +1,13 @@
 """The optimizer every training stage steps with: AdamW, a learning rate with linear warmup then cosine decay to a
-floor, gradient clipping; and what a run folder keeps of it (checkpoints with exact resume, metrics as JSON Lines).
-CPT and SFT (training/loop.py) and RL (training/rl.py) use it alike."""
+floor, gradient clipping; and what a run folder keeps of it (checkpoints with exact resume; the metrics lines are
+training/metrics_log.py's). CPT and SFT (training/loop.py) and RL (training/rl.py) use it alike."""
 
-import json
 from pathlib import Path
 
 import torch
 
 from trajforge.training.checkpoint import resume, save_checkpoint
 from trajforge.training.schedule import warmup_cosine
-
-METRICS_NAME = "metrics.jsonl"
 
 
 class Optimizer:
@@ -51,11 +48,6 @@ class Optimizer:
         return save_checkpoint(
             Path(run_dir) / f"checkpoint-{step}", self.model, self.optimizer, self.scheduler, step, info, tokenizer
         )
-
-
-def append_metrics(run_dir: Path, metrics: dict) -> None:
-    with open(Path(run_dir) / METRICS_NAME, "a") as f:
-        f.write(json.dumps(metrics) + "\n")
 
 
 def checkpoint_due(step: int, save_every: int, last_step: int) -> bool:

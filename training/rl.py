@@ -10,7 +10,6 @@ their advantages are zero, so they give no gradient) and format compliance (the 
 start from a policy that already writes the answer format (a longer SFT), or sample more (G, temperature)."""
 
 import copy
-import json
 import time
 from pathlib import Path
 
@@ -23,8 +22,9 @@ from trajforge.training.chat_format import ChatFormat
 from trajforge.training.checkpoint import context_window
 from trajforge.training.configs import RLConfig
 from trajforge.training.gspo import group_advantages, gspo_loss, sequence_logprobs
+from trajforge.training.metrics_log import METRICS_NAME, MetricsLog, read_metrics
 from trajforge.training.model import load_model_for, resolve_init
-from trajforge.training.optimization import METRICS_NAME, Optimizer, append_metrics, checkpoint_due
+from trajforge.training.optimization import Optimizer, checkpoint_due
 from trajforge.training.rewards import row_reward
 from trajforge.training.sampling import fit_window, prompt_ids, sample, stop_ids
 from trajforge.training.tokenizer import load_tokenizer
@@ -163,33 +163,43 @@ def run_rl(config: RLConfig, progress=None) -> dict:
     judge = config.judge.build()
     order = torch.randperm(len(rows), generator=torch.Generator().manual_seed(config.seed)).tolist()
     last: dict = {"step": step}
-    while step < config.max_steps:
-        started = time.perf_counter()
-        batch = [rows[order[(step * config.prompts_per_step + i) % len(rows)]] for i in range(config.prompts_per_step)]
-        rollouts = collect_rollouts(policy, judge, batch, config, step)
-        stats = update_policy(policy.model, optimizer, rollouts, config)
-        step += 1
-        seconds = time.perf_counter() - started
-        last = step_metrics(step, rollouts, stats, optimizer.lr, seconds, config.degenerate_warning)
-        append_metrics(output, last)
-        if progress is not None:
-            progress(last)
-        if checkpoint_due(step, config.save_every, config.max_steps):
-            info = {
-                "stage": "rl",
-                "init": init,
-                "chat_format": policy.chat.name,
-                "context_length": policy.window,
-                "rl": config.as_dict(),
-                "metrics": last,
-            }
-            optimizer.save(output, step, info, policy.tokenizer)
+    with MetricsLog(output, config.report_to) as metrics:
+        while step < config.max_steps:
+            started = time.perf_counter()
+            batch = [
+                rows[order[(step * config.prompts_per_step + i) % len(rows)]] for i in range(config.prompts_per_step)
+            ]
+            rollouts = collect_rollouts(policy, judge, batch, config, step)
+            stats = update_policy(policy.model, optimizer, rollouts, config)
+            step += 1
+            last = step_metrics(
+                step, rollouts, stats, optimizer.lr, time.perf_counter() - started, config.degenerate_warning
+            )
+            metrics.write(last)
+            if progress is not None:
+                progress(last)
+            if checkpoint_due(step, config.save_every, config.max_steps):
+                save_rl_checkpoint(optimizer, policy, config, init, step, last)
     return {**last, **reward_trend(output / METRICS_NAME)}
+
+
+def save_rl_checkpoint(
+    optimizer: Optimizer, policy: Policy, config: RLConfig, init: str, step: int, last: dict
+) -> None:
+    info = {
+        "stage": "rl",
+        "init": init,
+        "chat_format": policy.chat.name,
+        "context_length": policy.window,
+        "rl": config.as_dict(),
+        "metrics": last,
+    }
+    optimizer.save(Path(config.output), step, info, policy.tokenizer)
 
 
 def reward_trend(metrics: Path) -> dict:
     """Mean reward over the first and the last quarter of the run's steps (at least one step each)."""
-    steps = [json.loads(line) for line in metrics.read_text().splitlines() if line.strip()] if metrics.exists() else []
+    steps = read_metrics(metrics) if metrics.exists() else []
     if not steps:
         return {}
     k = max(1, len(steps) // 4)

@@ -58,7 +58,15 @@ MaxTokens = Annotated[
     ),
 ]
 Plain = Annotated[bool, typer.Option(help="Corpus: plain CPT-style prompts (--no-plain: the SFT reasoning templates).")]
-Output = Annotated[Path | None, typer.Option("--output", "-o", help="Write the reports as JSON here.")]
+Output = Annotated[
+    Path | None,
+    typer.Option(
+        "--output",
+        "-o",
+        help="Write the reports as JSON here, and their table as a chart beside it (the same name, .png: a bar per "
+        "model and dimension).",
+    ),
+]
 Predictions = Annotated[
     Path | None,
     typer.Option(help="Write every line's answer, extracted prediction and judgement as JSONL here (all models)."),
@@ -112,10 +120,20 @@ def eval_command(
         raise typer.Exit(EXIT_USAGE) from exc
     show(result)
     if output is not None:
-        output.write_text(json.dumps([r.as_dict() for r in result.reports], indent=2))
+        write_reports(output, [r.as_dict() for r in result.reports])
     if predictions is not None:
         predictions.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in result.details))
     raise typer.Exit(EXIT_REJECTED if result.rejected else EXIT_OK)
+
+
+def write_reports(output: Path, reports: list[dict]) -> None:
+    """The reports as JSON, and their table as a chart beside it (a bar per model and dimension)."""
+    from trajforge.pipelines.charts import chart_beside, save_chart
+    from trajforge.pipelines.result_charts import evaluation_chart, evaluation_title
+
+    output.write_text(json.dumps(reports, indent=2))
+    chart = save_chart(evaluation_chart(reports), chart_beside(output), evaluation_title(reports))
+    console.print(f"eval: {output}, chart {chart}")
 
 
 def build_models(config: EvalConfig, display: Display) -> list[ChatModel]:
@@ -170,7 +188,7 @@ def rl_reward_trend(run: Path | None) -> dict:
     """The mean reward over the first and the last steps of the RL run that made a scored checkpoint ({}: none)."""
     if run is None:
         return {}
-    from trajforge.training.optimization import METRICS_NAME
+    from trajforge.training.metrics_log import METRICS_NAME
     from trajforge.training.rl import reward_trend
 
     return reward_trend(run / METRICS_NAME)

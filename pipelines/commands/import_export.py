@@ -10,7 +10,7 @@ from trajforge.pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, req
 from trajforge.pipelines.console import console, progress
 from trajforge.schemas.formats import FORMATS, ImportOptions
 from trajforge.schemas.manifest import Manifest
-from trajforge.schemas.names import REJECTIONS_NAME
+from trajforge.schemas.names import REJECTIONS_NAME, SHARD_SUFFIX
 from trajforge.schemas.records import DOMAINS
 from trajforge.schemas.sinks import DEFAULT_RECORDS_PER_FILE
 from trajforge.schemas.sources import FOREIGN_SUFFIXES, NATIVE_SUFFIXES
@@ -22,9 +22,15 @@ from trajforge.schemas.transfer import (
     export_records,
     import_records,
 )
+from trajforge.training.trainer_formats import (
+    DEFAULT_CONTEXT_LENGTH,
+    TOKENIZING_FORMATS,
+    TRAINER_FORMATS,
+    TrainerExport,
+)
 
 ForeignFormat = Enum("ForeignFormat", {name: name for name in FORMATS}, type=str)
-ExportFormat = Enum("ExportFormat", {n: n for n in (*FORMATS, *EXPORT_TARGETS)}, type=str)
+ExportFormat = Enum("ExportFormat", {n: n for n in (*FORMATS, *EXPORT_TARGETS, *TRAINER_FORMATS)}, type=str)
 DomainChoice = Enum("DomainChoice", {d: d for d in DOMAINS}, type=str)
 
 FORMAT_HELP = FORMATS.describe("; ")
@@ -47,12 +53,34 @@ MaxObservationChars = Annotated[int, typer.Option(min=1, help="Longer observatio
 ExportInputs = Annotated[list[Path], typer.Argument(help="trajforge segments, shards, or directories of them.")]
 ExportTo = Annotated[
     ExportFormat,
-    typer.Option("--format", "-f", help=f"{FORMAT_HELP}; {EXPORT_TARGETS.describe('; ')}"),
+    typer.Option(
+        "--format",
+        "-f",
+        help=f"{FORMAT_HELP}; {EXPORT_TARGETS.describe('; ')}; {TRAINER_FORMATS.describe('; ')}",
+    ),
 ]
 ExportOutput = Annotated[
     Path,
     typer.Option(
-        "--output", "-o", help="Output file (a folder for shards, segments and agentworldbench: *_test.jsonl)."
+        "--output",
+        "-o",
+        help="Output file (a folder for shards, segments, agentworldbench: *_test.jsonl, and trl/verl: parquet files).",
+    ),
+]
+ExportTokenizer = Annotated[
+    str | None,
+    typer.Option(
+        help="trl: pre-tokenize CPT and SFT rows with their loss masks for this tokenizer: a tokenizer folder, a "
+        "trajforge checkpoint or run folder, or smollm2 (saved beside the data in OUTPUT/tokenizer/)."
+    ),
+]
+ExportContext = Annotated[
+    int,
+    typer.Option(
+        min=2,
+        help="trl tokenized rows: at most this many tokens each (longer CPT documents are split, every loss token "
+        "kept; long SFT prompts keep their head and most recent tokens), as train does. Match the trainer's "
+        "max_length.",
     ),
 ]
 
@@ -98,9 +126,24 @@ def _import_summary(manifest: Manifest, output: Path) -> None:
 
 
 def export_command(
-    inputs: ExportInputs, fmt: ExportTo, output: ExportOutput, per_file: PerFile = DEFAULT_RECORDS_PER_FILE
+    inputs: ExportInputs,
+    fmt: ExportTo,
+    output: ExportOutput,
+    per_file: PerFile = DEFAULT_RECORDS_PER_FILE,
+    tokenizer: ExportTokenizer = None,
+    context_length: ExportContext = DEFAULT_CONTEXT_LENGTH,
 ) -> None:
-    """Export trajforge records to another format. Invalid input records are listed and skipped (exit code 1)."""
+    """Export trajforge records to another format. Invalid input records are listed and skipped (exit code 1).
+
+    trl and verl read build-corpus, curate-sft and prepare-rl outputs (their shards) and write what those trainers
+    read as they are: OUTPUT/<dataset>/train.parquet (the rows the stage trains on) and test.parquet (held-out
+    tasks, for evaluation only). The reward they call: trajforge.training.reward_functions (docs/handing-off.md).
+    """
+    if tokenizer is not None and fmt.value not in TOKENIZING_FORMATS:
+        console.print(f"[red]--tokenizer is for --format {' or '.join(TOKENIZING_FORMATS)}, not {fmt.value}[/]")
+        raise typer.Exit(EXIT_USAGE)
+    if fmt.value in TRAINER_FORMATS:
+        _export_for_trainer(inputs, TrainerExport(fmt.value, str(output), tokenizer, context_length))
     try:
         result = export_records(require_inputs(inputs, NATIVE_SUFFIXES), fmt.value, output, per_file, progress)
     except ValueError as exc:
@@ -108,6 +151,25 @@ def export_command(
         raise typer.Exit(EXIT_USAGE) from exc
     _export_summary(result, output)
     raise typer.Exit(EXIT_REJECTED if result.rejected else EXIT_OK)
+
+
+def _export_for_trainer(inputs: list[Path], config: TrainerExport) -> None:
+    from rich.markup import escape
+
+    from trajforge.training.trainer_export import export_for_trainer
+
+    try:
+        result = export_for_trainer(require_inputs(inputs, (SHARD_SUFFIX,)), config, progress)
+    except ValueError as exc:
+        console.print(f"[red]{escape(str(exc))}[/]")
+        raise typer.Exit(EXIT_USAGE) from exc
+    for note in result.notes:
+        console.print(f"  {note}")
+    for name, rows in result.files.items():
+        console.print(f"  {rows:>8} rows  {Path(config.output) / name}")
+    files = f"{len(result.files)} parquet file{'s' if len(result.files) != 1 else ''}"
+    console.print(f"[bold]export[/]: {files} for {config.format} -> {config.output}")
+    raise typer.Exit(EXIT_OK)
 
 
 def _export_summary(result: ExportResult, output: Path) -> None:

@@ -17,7 +17,12 @@ def judge_check_command(
     limit: int | None = typer.Option(None, min=1, help="Trajectories at most (default: all)."),
     seed: int = typer.Option(0, help="Seed for the adversaries' random choices."),
     pairs: Path | None = typer.Option(None, help="Write every (real, adversary) pair with its scores as JSONL here."),
-    output: Path | None = typer.Option(None, "--output", "-o", help="Write the calibration table as JSON here."),
+    output: Path | None = typer.Option(
+        None,
+        "--output",
+        "-o",
+        help="Write the calibration table as JSON here, and as a chart beside it (the same name, .png).",
+    ),
     judge_spec=None,
 ) -> None:
     """For the benchmark's sampled turns of every trajectory, pair the real observation with adversarial
@@ -37,8 +42,20 @@ def judge_check_command(
         raise typer.Exit(EXIT_USAGE) from exc
     out.print(calibration_table(result))
     if output is not None:
-        output.write_text(json.dumps(result.as_dict(), indent=2))
+        write_calibration(output, result.as_dict())
     raise typer.Exit(EXIT_OK)
+
+
+def write_calibration(output: Path, calibration: dict) -> None:
+    """The calibration table as JSON, and as a chart beside it (a bar per adversary kind and measure)."""
+    from trajforge.pipelines.charts import chart_beside, save_chart
+    from trajforge.pipelines.result_charts import calibration_chart
+
+    output.write_text(json.dumps(calibration, indent=2))
+    chart = save_chart(
+        calibration_chart(calibration), chart_beside(output), f"judge calibration: {calibration['judge']}"
+    )
+    console.print(f"judge-check: {output}, chart {chart}")
 
 
 def calibration_table(result) -> Table:

@@ -1,5 +1,7 @@
 """`trajforge report`: an HTML page about a built corpus."""
 
+from pathlib import Path
+
 import typer
 from rich.text import Text
 
@@ -20,18 +22,26 @@ def report_command(
         None, "--output", "-o", help="HTML file, local or a URL (default: CORPUS/report.html)."
     ),
     samples: int = typer.Option(3, min=0, help="Sample trajectories to show."),
+    runs: list[Path] = typer.Option(
+        [], "--runs", help="A `trajforge train` run folder that trained on this corpus: its curves (repeatable)."
+    ),
+    evaluation: Path | None = typer.Option(
+        None, "--eval", help="With --runs: an `eval --output` JSON file, its table as bars under the curves."
+    ),
 ) -> None:
     """Write one HTML page: counts per domain and category, a histogram per statistic, rejection reasons, and
-    sample trajectories with in-loss and masked turns highlighted."""
+    sample trajectories with in-loss and masked turns highlighted; with --runs, the training curves of those runs
+    (loss and held-out loss, RL reward and format compliance) and, with --eval, the evaluation table as bars."""
     from trajforge.pipelines.report import build_report
+    from trajforge.pipelines.run_curves import RunMetricsError
 
     try:
         if not storage.exists(storage.join(corpus, MANIFEST_NAME)):
             console.print(Text(f"{corpus} has no {MANIFEST_NAME}: run build-corpus first", style="red"))
             raise typer.Exit(EXIT_USAGE)
         output = output or storage.join(corpus, "report.html")
-        storage.write_text(output, build_report(corpus, samples))
-    except (storage.StorageError, ShardError) as exc:
+        storage.write_text(output, build_report(corpus, samples, runs, evaluation))
+    except (storage.StorageError, ShardError, RunMetricsError) as exc:
         console.print(Text(str(exc), style="red"), soft_wrap=True)
         raise typer.Exit(EXIT_USAGE) from exc
     console.print(f"report: {output}")

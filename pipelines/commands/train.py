@@ -51,7 +51,9 @@ def train_command(
 def _config(stage: str, flags: dict, judge_spec, eval_only: bool):
     from trajforge.agents.config import AGENT_RL, agent_rl_config
     from trajforge.training.launch import stage_config
+    from trajforge.training.metrics_log import check_reporter
 
+    check_reporter(flags.get("report_to", "none"))  # before any data or model is loaded
     if stage != AGENT_RL:
         return stage_config(stage, **flags, judge=judge_spec)
     if eval_only:

@@ -92,6 +92,13 @@ OPTIONS = {
         f"(default {SplitConfig.held_out}).",
     ),
     "split_seed": _option(int | None, "--split-seed", help="agent-rl: seed of the task split's hash (default 0)."),
+    "report_to": _option(
+        str,
+        "--report-to",
+        default="none",
+        help="Where each step's metrics go besides RUN/metrics.jsonl: none, or tensorboard (scalars under RUN/tb/; "
+        "needs the tensorboard package). View with `tensorboard --logdir RUN/tb`.",
+    ),
     "held_out_family": _option(
         list[str] | None, "--held-out-family", help="agent-rl: a task family held out whole (repeatable)."
     ),

@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from tests.builders import make_trajectory
 from tests.collectors.fakes import FakeEnvironment
+from tests.training.test_metrics_log import assert_same_as_jsonl
 from trajforge.agents import rl
 from trajforge.agents.config import AgentRLConfig, agent_rl_config
 from trajforge.collectors.tasks import load_suite
@@ -91,7 +92,7 @@ def test_a_step_updates_the_policy_writes_metrics_and_a_rerun_resumes(tmp_path, 
     config = AgentRLConfig(
         suites=(_suite(tmp_path, 2),), output=str(tmp_path / "run"), init=str(tiny_agent), group_size=4,
         tasks_per_step=2, max_turns=2, max_new_tokens=16, lr=1e-2, max_steps=1, save_every=1,
-        split=SplitConfig(held_out=0.0),
+        split=SplitConfig(held_out=0.0), report_to="tensorboard",
     )  # fmt: skip
     last = rl.run_agent_rl(config)
     assert last["step"] == 1 and last["episodes"] == 8 and last["success"] == 0.5
@@ -108,6 +109,7 @@ def test_a_step_updates_the_policy_writes_metrics_and_a_rerun_resumes(tmp_path, 
     again = rl.run_agent_rl(replace(config, max_steps=2, kl_coef=0.1))  # resumes at checkpoint-1: one more step
     steps = [json.loads(line)["step"] for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
     assert again["step"] == 2 and steps == [1, 2] and again["kl"] > 0  # the KL to the starting model, now moved
+    assert_same_as_jsonl(tmp_path / "run")  # success, degenerate groups, outcomes/...: both runs' event files
     assert rl.run_agent_rl(replace(config, max_steps=2)) == {"step": 2}  # nothing left to do
 
 

@@ -1,5 +1,6 @@
 import json
 
+from PIL import Image
 from typer.testing import CliRunner
 
 from tests.builders import make_trajectory
@@ -81,6 +82,8 @@ def test_eval_command_compares_with_untrained_and_exports(tmp_path, corpus_dir, 
     assert all(0 <= r["pooled"]["overall"] <= 100 and r["samples"] > 0 for r in reports)
     assert all(r["judge"] == "embedded" and "not comparable" in r["note"] for r in reports)
     assert all(0 <= r["format_compliance"] <= 1 for r in reports)
+    with Image.open(tmp_path / "eval.png") as chart:  # the table as a chart beside its JSON
+        assert chart.format == "PNG" and chart.size[0] > 600
     lines = [
         json.loads(x) for f in sorted((tmp_path / "bench").glob("*_test.jsonl")) for x in f.read_text().splitlines()
     ]

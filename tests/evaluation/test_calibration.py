@@ -1,5 +1,6 @@
 import json
 
+from PIL import Image
 from typer.testing import CliRunner
 
 from tests.evaluation.judge_server import judge_server
@@ -28,6 +29,8 @@ def test_judge_check_on_a_corpus(tmp_path, corpus_dir):
     assert sum(p["correct"] for p in pairs) == table["overall"]["correct"]
     assert {p["kind"] for p in pairs} >= {"empty", "outcome_flipped", "other_trajectory", "verbose_paraphrase"}
     assert all(p["real_mean"] == 5.0 and p["real"] != p["adversary"] for p in pairs)
+    with Image.open(tmp_path / "c.png") as chart:  # the table as a chart beside its JSON
+        assert chart.format == "PNG" and chart.size[0] > 600
 
 
 def test_judge_check_of_an_endpoint_judge(tmp_path, corpus_dir):

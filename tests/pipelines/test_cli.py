@@ -26,6 +26,7 @@ COMMANDS = [
     "judge-check",
     "report",
     "train",
+    "plot",
     "serve",
     "inspect",
     "import",

@@ -32,7 +32,12 @@ def test_report_opens_in_chromium(tmp_path):
     )
     (raw / "segment-bad.jsonl").write_text('{"schema_version": "7"}\n')
     build_corpus([str(raw)], tmp_path / "corpus", BuildConfig(policy="information"), workers=1)
-    result = CliRunner().invoke(app, ["report", str(tmp_path / "corpus"), "--samples", "2"])
+    run = (
+        tmp_path / "runs" / "cpt"
+    )  # a run's metrics as `trajforge train` logs them (tests/pipelines/commands/test_plot.py)
+    run.mkdir(parents=True)
+    (run / "metrics.jsonl").write_text("".join(f'{{"step": {s}, "loss": {5 - s}}}\n' for s in (1, 2, 3)))
+    result = CliRunner().invoke(app, ["report", str(tmp_path / "corpus"), "--samples", "2", "--runs", str(run)])
     assert result.exit_code == 0, result.output
     page_path = tmp_path / "corpus" / "report.html"
 
@@ -51,6 +56,8 @@ def test_report_opens_in_chromium(tmp_path):
         assert page.locator("mark.loss").count() > 0
         assert "schema_version: unknown version" in page.locator("table").nth(2).inner_text()
         assert "counts reconcile" in page.locator("body > p").first.inner_text()
+        assert page.locator("#training + .chart svg").count() == 1  # the runs' curves, inline
+        assert page.locator("#training ~ table").first.locator("tbody tr").all_inner_texts()[0].startswith("cpt\t")
         page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
         browser.close()
     assert (tmp_path / "report.png").stat().st_size > 10_000
@@ -59,3 +66,11 @@ def test_report_opens_in_chromium(tmp_path):
 def test_report_needs_a_built_corpus(tmp_path):
     result = CliRunner().invoke(app, ["report", str(tmp_path)])
     assert result.exit_code == 2 and "run build-corpus first" in result.output
+
+
+def test_report_of_runs_without_metrics_names_the_file(tmp_path, corpus_dir):
+    result = CliRunner().invoke(
+        app, ["report", str(corpus_dir), "-o", str(tmp_path / "r.html"), "--runs", str(tmp_path)]
+    )
+    assert result.exit_code == 2 and f"{tmp_path / 'metrics.jsonl'}: no such file" in result.output.replace("\n", "")
+    assert not (tmp_path / "r.html").exists()

@@ -99,8 +99,8 @@ def test_the_conversation_layout():
     messages = agent_messages("Count.", json.dumps(ACTION_SPACE), list(zip(ACTIONS, OBSERVATIONS, strict=True)))
     assert [m["role"] for m in messages] == ["system", "user"] + ["assistant", "user"] * 3
     system = messages[0]["content"]
-    assert "# Task\nCount." in system and "```bash\nCOMMAND\n```" in system and '"name": "kv_get"' in system
-    assert messages[1]["content"] == NO_INITIAL_STATE
+    assert "```bash\nCOMMAND\n```" in system and '"name": "kv_get"' in system and "Count." not in system
+    assert messages[1]["content"] == f"{NO_INITIAL_STATE}\n\n# Task\nCount."  # the task next to the first action
     assert [m["content"] for m in messages[2::2]] == [write_action(a) for a in ACTIONS]
     assert [m["content"] for m in messages[3::2]] == OBSERVATIONS
     # what a model writes in the prompt's own layout reads back as the action (the codec's grammar)

@@ -8,6 +8,7 @@ import torch
 from safetensors.torch import load_file
 from typer.testing import CliRunner
 
+from tests.training.test_metrics_log import assert_same_as_jsonl
 from trajforge.pipelines.cli import app
 from trajforge.training import rl
 from trajforge.training.gspo import sequence_logprobs
@@ -72,9 +73,12 @@ def test_cli_runs_rl_with_the_hybrid_reward(tmp_path, policy, rl_data):
             "0.1",
             "--lr",
             "1e-3",
+            "--report-to",
+            "tensorboard",
         ],
     )
     assert result.exit_code == 0, result.output
+    assert_same_as_jsonl(tmp_path)  # reward, format compliance, degenerate groups, ... as TensorBoard scalars too
     info = json.loads((tmp_path / "checkpoint-1" / "checkpoint.json").read_text())
     assert info["stage"] == "rl" and info["rl"]["kl_coef"] == 0.1
     assert info["rl"]["lr"] == 1e-3  # an explicit --lr is used as given, also when it is the CPT default
