@@ -89,6 +89,8 @@ def run_episodes(plan: EpisodePlan, log: Log, warn: Log, progress) -> dict:
         runs["controlled"] = collect(controlled, log, warn, progress)
         figures["controllability"] = _per_group(suites, _records(runs["controlled"].run_dir), controllability)
     figures["runs"] = {name: collected.run_dir for name, collected in runs.items()}
+    figures["errors"] = {name: c.result.infra_errors + c.result.task_errors for name, c in runs.items()}
+    figures["errors"] = {name: n for name, n in figures["errors"].items() if n}
     return figures
 
 

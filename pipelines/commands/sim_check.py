@@ -14,7 +14,7 @@ from rich.text import Text
 from trajforge.agents.evaluation import checkpoint_agent, endpoint_agent, policy_agent
 from trajforge.agents.sim_check import SimCheckConfig, below_thresholds, check_simulator, world_model_of
 from trajforge.collectors.config import CollectConfig
-from trajforge.pipelines.commands import EXIT_OK, EXIT_USAGE
+from trajforge.pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
 from trajforge.pipelines.commands import collect as collect_options
 from trajforge.pipelines.commands.build_corpus import HeldOut, HeldOutFamily, SplitSeed
 from trajforge.pipelines.commands.judge_options import with_judge_options
@@ -76,10 +76,10 @@ def sim_check_command(
 ) -> None:
     """Measure a world model (-c CHECKPOINT or --simulate URL=MODEL) against the real environment on HELD-OUT
     tasks (build-corpus's split: the same --held-out, --split-seed, --held-out-family), per domain and family:
-    single step on held-out corpus turns (exact match, error-flag agreement, the judge's scores; beside two
-    model-free baselines on the same turns: copy previous, retrieval), success agreement (the agent's episodes,
-    simulated and real), WM2Real (simulated actions replayed for real: per-turn agreement, real share of simulated
-    successes) and controllability (episodes under --control: instructed faults produced, other turns clean)."""
+    single step on held-out corpus turns (exact match, error-flag agreement, judge scores; beside the model-free
+    baselines copy previous and retrieval), success agreement (the agent's episodes simulated and real), WM2Real
+    (simulated actions replayed for real: per-turn agreement, real share of simulated successes), controllability
+    (under --control: instructed faults produced, other turns clean). Exit 1: an episode's infra or task error."""
     agent = _agent(policy, agent_checkpoint, agent_endpoint)
     split = SplitConfig(held_out, DEFAULTS.split.sft_rl_share, split_seed, tuple(held_out_family))
     config = SimCheckConfig(corpus=corpus, limit=limit, plain=plain, run=run, agent=agent, split=split,
@@ -93,7 +93,7 @@ def sim_check_command(
         raise typer.Exit(EXIT_USAGE) from exc
     show(result)
     report.write_text(json.dumps(result, indent=2))
-    raise typer.Exit(EXIT_OK)
+    raise typer.Exit(EXIT_REJECTED if result.get("episodes", {}).get("errors") else EXIT_OK)
 
 
 def _agent(policy: str, checkpoint: Path | None, endpoint: str | None):
