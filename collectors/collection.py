@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from trajforge.collectors.config import CollectConfig
 from trajforge.collectors.environments import KindSpec, Settings, build_environment
 from trajforge.collectors.environments.simulated import SimulatedSpec
+from trajforge.collectors.grounding import ground_suites
 from trajforge.collectors.policies import POLICIES
 from trajforge.collectors.runner import RunResult, parse_shard, plan_episodes, run_collection
 from trajforge.collectors.tasks import Suite, SuiteError, load_faults, load_suite
@@ -60,18 +61,35 @@ def task_name(suite: Suite, task) -> str:
 
 
 def simulated(real: KindSpec, config: CollectConfig) -> SimulatedSpec:
-    """A world model standing in for `real`, offering the action space of real's kind."""
-    url, _, model = (config.simulate or "").partition("=")
-    if not url or not model:
-        raise ValueError("--simulate takes URL=MODEL, e.g. http://127.0.0.1:8000/v1=checkpoint-60")
+    """A world model standing in for `real`, offering the action space of real's kind: `--simulate URL=MODEL` (an
+    endpoint) or `--simulate CHECKPOINT` (a folder, or smollm2, run in this process)."""
+    target = config.simulate or ""
+    if target.startswith(("http://", "https://")):
+        url, _, model = target.partition("=")
+        if not model:
+            raise ValueError("--simulate takes URL=MODEL or a checkpoint, e.g. http://127.0.0.1:8000/v1=checkpoint-60")
+        world_model = {"url": url, "model": model, "key_env": config.simulate_key_env}
+    else:
+        world_model = {"checkpoint": target}
     return SimulatedSpec(
-        url=url,
-        model=model,
-        key_env=config.simulate_key_env,
+        **world_model,
         instruction=config.simulation_instruction,
+        prompt=config.simulate_prompt,
         action_space=real.simulated_action_space(),
         stands_for=real.kind,
+        real=real.model_dump(mode="json", exclude_defaults=True) | {"kind": real.kind},
     )
+
+
+def load_world_models(suites: list[Suite]) -> None:
+    """Load each simulated suite's world model before the first episode: a checkpoint that cannot be loaded is a
+    ValueError naming it, not an infra_error in every episode."""
+    for suite in suites:
+        if isinstance(suite.environment, SimulatedSpec):
+            try:
+                suite.environment.world_model()
+            except (OSError, ValueError) as exc:
+                raise ValueError(f"--simulate {suite.environment.checkpoint}: {exc}") from exc
 
 
 def run_config(config: CollectConfig, suites: list[Suite], policy_args: dict, warn: Log) -> dict:
@@ -88,6 +106,7 @@ def run_config(config: CollectConfig, suites: list[Suite], policy_args: dict, wa
         "shard": config.shard,
         "faults": {s.name: s.faults for s in suites if s.faults},
         "simulate": config.simulate,
+        **({"simulate_prompt": config.simulate_prompt} if config.simulate_prompt != "auto" else {}),
     }
     for kind in sorted({type(s.environment) for s in suites}, key=lambda k: k.__name__):
         notes, warnings = kind.run_notes({s.name: s.environment for s in suites if type(s.environment) is kind})
@@ -122,6 +141,12 @@ def start_docker(image: str | None, log: Log):
     return client, {"image": image, "image_digest": image_digest(client, image)}
 
 
+def real_settings(config: CollectConfig, run_id: str, log: Log) -> Settings:
+    """The settings of the real environments a simulated run records starting states from (Docker started)."""
+    client, docker_config = start_docker(config.image, log)
+    return Settings(run_id, docker_config["image"], config.command_timeout, client)
+
+
 def prepare_environments(suites: list[Suite], settings: Settings, warn: Log) -> bool:
     """What each suite's environment needs before its first episode; False if one failed (its episodes will end
     as infra_error, saying why; the others run)."""
@@ -147,6 +172,9 @@ def collect(config: CollectConfig, log: Log, warn: Log, progress=lambda items, d
     run_id = config.run_id or default_run_id(config, recorded)
     settings = Settings(run_id=run_id, image=image, command_timeout=config.command_timeout, docker_client=client)
     prepare_environments(suites, settings, warn)
+    if config.simulate:
+        suites = ground_suites(suites, lambda: real_settings(config, run_id, log), log)
+        load_world_models(suites)
 
     def make_env(spec):
         return build_environment(spec.environment, settings, spec.faults, spec.seed)

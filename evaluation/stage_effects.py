@@ -99,7 +99,5 @@ def reading(reports: Sequence, stages: Sequence[str | None], trend: Mapping[str,
                 verdict = "below SFT but within noise"
             else:
                 verdict = "BELOW SFT beyond noise"
-            lines.append(
-                f"RL held-out overall {rl_mean:.1f} vs SFT {sft_mean:.1f} (noise +/- {noise:.1f}): {verdict}."
-            )
+            lines.append(f"RL held-out overall {rl_mean:.1f} vs SFT {sft_mean:.1f} (noise +/- {noise:.1f}): {verdict}.")
     return lines

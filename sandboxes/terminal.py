@@ -25,6 +25,7 @@ from trajforge.sandboxes.base import (
 from trajforge.sandboxes.containers import Limits, start_container
 from trajforge.sandboxes.image import REPOSITORY
 from trajforge.sandboxes.shell import DEFAULT_MAX_OUTPUT, PersistentShell, ShellDied, ShellResult, ansi_c_quote
+from trajforge.sandboxes.starting_state import WORKDIR, StartingState
 from trajforge.schemas.records import Action, Observation
 
 SHELL_TOOL = {
@@ -220,6 +221,20 @@ class DockerTerminal(Sandbox):
 
     def _limit(self, kind: str, detail: str, observation: Observation | None) -> None:
         raise ResourceLimitExceeded(f"resource limit: {kind} ({detail})", observation)
+
+    def starting_state(self, task: Task) -> StartingState:
+        """The files in /work (the task's, and whatever its setup left), read through a tar of it: not through the
+        shell, whose state the first turn gets untouched."""
+        try:
+            result = self.container.exec_run(
+                ["tar", "--ignore-failed-read", "-C", WORKDIR, "-cf", "-", "."], user="1000:1000", demux=True
+            )
+        except docker.errors.DockerException as exc:
+            raise InfraError(f"could not read the starting state of /work: {exc}") from exc
+        archive, errors = result.output
+        if result.exit_code != 0:
+            raise InfraError(f"could not read the starting state of /work: {(errors or b'').decode(errors='replace')}")
+        return StartingState.of_tar(archive or b"")
 
     def check(self, task: Task) -> bool | None:
         if not isinstance(task.check, ShellCheck):

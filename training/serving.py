@@ -122,8 +122,7 @@ def build_app(model: LocalModel, model_name: str, api_key: str | None = None) ->
             not isinstance(messages, list)
             or not messages
             or not all(
-                isinstance(m, dict) and m.get("role") in ROLES and isinstance(m.get("content"), str)
-                for m in messages
+                isinstance(m, dict) and m.get("role") in ROLES and isinstance(m.get("content"), str) for m in messages
             )
         ):
             return _error("messages: a non-empty list of {role: system|user|assistant, content: string}")

@@ -59,8 +59,11 @@ FLUSH_EVERY = typer.Option(
 FAULTS = typer.Option(None, help="Inject faults into every environment: a bundled config (unreliable) or a YAML path.")
 SIMULATE = typer.Option(
     None,
-    help="URL=MODEL: run every episode against a world model at an OpenAI-compatible endpoint "
-    "(e.g. `trajforge serve`) instead of the real environment; trajectories are marked simulated.",
+    help="Run every episode against a world model instead of the real environment: URL=MODEL (an "
+    "OpenAI-compatible endpoint, e.g. `trajforge serve`, vLLM) or CHECKPOINT (a trajforge or Hugging Face "
+    "folder, or smollm2, run here; concurrent episodes share batches). Each task's real starting state is "
+    "recorded once (cached) and given to the world model; its check runs in the world model. Trajectories are "
+    "marked simulated.",
 )
 SIMULATE_KEY_ENV = typer.Option(
     DEFAULTS.simulate_key_env, "--simulate-key-env", help=key_env_help("the --simulate world model's")
@@ -68,6 +71,13 @@ SIMULATE_KEY_ENV = typer.Option(
 SIMULATION_INSTRUCTION = typer.Option(
     DEFAULTS.simulation_instruction,
     help="With --simulate: how the world model should behave (e.g. 'fail one call in five with a 503').",
+)
+SimulatePrompt = Enum("SimulatePrompt", {name: name for name in ("auto", "plain", "template")}, type=str)
+SIMULATE_PROMPT = typer.Option(
+    SimulatePrompt(DEFAULTS.simulate_prompt),
+    help="With --simulate: how the world model was trained to be asked. plain: the system prompt as CPT renders it "
+    "(a CPT checkpoint); template: a world-model template asking for <predicted_observation> (SFT, RL); auto: plain "
+    "for a CPT checkpoint, template otherwise (an endpoint does not say what it serves).",
 )
 VERIFY_GENERATED = typer.Option(
     DEFAULTS.verify_generated,
@@ -99,13 +109,16 @@ OPTIONS = {  # {parameter: (type, option)}, in the order of --help; `_config` ma
     "simulate": (str | None, SIMULATE),
     "simulate_key_env": (str, SIMULATE_KEY_ENV),
     "simulation_instruction": (str, SIMULATION_INSTRUCTION),
+    "simulate_prompt": (SimulatePrompt, SIMULATE_PROMPT),
     "verify_generated": (bool, VERIFY_GENERATED),
 }
 
 
 def _config(options: dict) -> CollectConfig:
-    """The config from the command's options, which carry its field names (but `suite`, `task`, `policy`)."""
+    """The config from the command's options, which carry its field names (but `suite`, `task`, `policy`), enums
+    as their values."""
     suites, tasks, policy = tuple(options.pop("suite")), tuple(options.pop("task")), options.pop("policy").value
+    options["simulate_prompt"] = options["simulate_prompt"].value
     return CollectConfig(suites=suites, tasks=tasks, policy=policy, **options)
 
 
