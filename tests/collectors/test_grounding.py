@@ -7,26 +7,20 @@ import json
 
 import pytest
 
+from tests.builders import ScriptedWorldModel, tagged
 from trajforge.collectors.collection import plan_suites
 from trajforge.collectors.config import CollectConfig
 from trajforge.collectors.environments import Settings
 from trajforge.collectors.episode import run_episode
 from trajforge.collectors.grounding import cache_folder, ground_suites
 from trajforge.collectors.policies.scripted import ScriptedPolicy
-from trajforge.sandboxes.simulated import SimulatedEnvironment, WorldModel
+from trajforge.sandboxes.simulated import SimulatedEnvironment
 
 SIMULATE = "http://127.0.0.1:9/v1=world-model"
 
 
-class EchoWorldModel(WorldModel):
-    name = "echo"
-
-    def __init__(self):
-        self.asked = []
-
-    def answer(self, messages, seed):
-        self.asked.append(messages)
-        return "<predicted_observation>exit code: 0</predicted_observation>"
+def echo_world_model() -> ScriptedWorldModel:
+    return ScriptedWorldModel(tagged("exit code: 0"))
 
 
 def no_sandbox() -> Settings:
@@ -42,7 +36,7 @@ def grounded(suite: str, task: str, make_settings=no_sandbox, log=print):
 def test_a_simulated_count_lines_tells_the_world_model_that_notes_txt_exists_and_what_it_holds():
     suite = grounded("terminal", "count-lines")
     (task,) = suite.tasks
-    world_model = EchoWorldModel()
+    world_model = echo_world_model()
     trajectory = run_episode(SimulatedEnvironment(world_model), ScriptedPolicy(), task, "k", "run", seed=0)
     system = world_model.asked[0][0]["content"]
     assert "--- notes.txt (30 bytes)\nmilk\neggs\nbread\ncoffee\napples\n" in system
@@ -63,7 +57,7 @@ def test_what_setup_leaves_is_recorded_once_from_a_real_sandbox_and_matches_a_re
     logged = []
     suite = grounded("terminal", "largest-file", lambda: settings, logged.append)
     (task,) = suite.tasks
-    rendered = SimulatedEnvironment(EchoWorldModel()).reset(task).content
+    rendered = SimulatedEnvironment(echo_world_model()).reset(task).content
     assert "--- a.bin (10 bytes of binary data)" in rendered and "--- b.bin (100 bytes of binary data)" in rendered
     assert len(list(state_cache.glob("*.json"))) == 1 and "recording the starting state of largest-file" in logged[0]
     # Cached: the second time needs no sandbox.
@@ -81,7 +75,7 @@ def test_an_mcp_tasks_tools_and_seed_data_are_recorded_from_its_real_server(stat
     monkeypatch.setattr(mcp, "isolation_of", lambda settings: mcp_isolation)
     settings = Settings(run_id="pytest", command_timeout=10)
     (task,) = grounded("mcp-kvstore-gen", "kvstore-a24993c1403c", lambda: settings).tasks
-    env = SimulatedEnvironment(EchoWorldModel())
+    env = SimulatedEnvironment(echo_world_model())
     initial = env.reset(task).content
     assert initial.startswith("Connected to MCP server kvstore") and {"get", "set"} <= {t["name"] for t in env.tools}
     setup = initial.split("Before the first turn, the task's setup made these calls:\n", 1)[1]

@@ -4,6 +4,7 @@ import json
 import threading
 from dataclasses import replace
 
+from tests.builders import ScriptedWorldModel, tagged
 from tests.chat_server import chat_server
 from trajforge.collectors.episode import run_episode
 from trajforge.collectors.policies.scripted import ScriptedPolicy
@@ -13,7 +14,7 @@ from trajforge.endpoints import Endpoint
 from trajforge.evaluation.turns import corpus_turn
 from trajforge.sandboxes.base import PageCheck, ShellCheck, Task, ToolCheck
 from trajforge.sandboxes.faults import FaultInjector
-from trajforge.sandboxes.simulated import ATTEMPTS, EndpointWorldModel, SimulatedEnvironment, WorldModel
+from trajforge.sandboxes.simulated import ATTEMPTS, EndpointWorldModel, SimulatedEnvironment
 from trajforge.sandboxes.starting_state import StartingState
 from trajforge.schemas.records import SYSTEM_PROMPT_PARTS, Action
 
@@ -59,23 +60,6 @@ class KeepingWriter(RunWriter):
     def add(self, trajectory):
         self.added.append(trajectory)
         super().add(trajectory)
-
-
-class ScriptedWorldModel(WorldModel):
-    """Answers from a list, in order (the last one again once they run out), keeping every conversation asked."""
-
-    name = "scripted-world-model"
-
-    def __init__(self, *answers: str, prompt: str = "template"):
-        self.answers, self.prompt, self.asked = list(answers), prompt, []
-
-    def answer(self, messages, seed):
-        self.asked.append(messages)
-        return self.answers[min(len(self.asked) - 1, len(self.answers) - 1)]
-
-
-def tagged(text: str) -> str:
-    return f"<think>the file has five lines</think><predicted_observation>\n{text}\n</predicted_observation>"
 
 
 COUNT_LINES = Task(
