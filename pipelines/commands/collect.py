@@ -159,4 +159,10 @@ def _print_summary(collected) -> int:
             domain = key.split(".", 1)[1]
             table.add_row(domain, str(value), str(counts.get(f"turns.{domain}", 0)))
     console.print(table)
+    if result.ran and result.infra_errors == result.ran:
+        console.print(
+            f"[red]every episode run ({result.ran}) ended as infra_error[/]: the environment (or the world model) "
+            "never let one finish; each trajectory's outcome.error says why",
+            soft_wrap=True,
+        )
     return EXIT_REJECTED if result.infra_errors or result.task_errors else EXIT_OK
