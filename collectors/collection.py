@@ -81,6 +81,21 @@ def simulated(real: KindSpec, config: CollectConfig) -> SimulatedSpec:
     )
 
 
+def in_world_model(suites: list[Suite], config: CollectConfig, run_id: str, log: Log) -> list[Suite]:
+    """The suites simulated by the world model `config.simulate` names, grounded and loaded (ground_simulated): how
+    another runner of episodes (agent RL) puts its suites in a world model, as `collect --simulate` does."""
+    suites = [dataclasses.replace(s, environment=simulated(s.environment, config)) for s in suites]
+    return ground_simulated(suites, config, run_id, log)
+
+
+def ground_simulated(suites: list[Suite], config: CollectConfig, run_id: str, log: Log) -> list[Suite]:
+    """Simulated suites with each task's real starting state (recorded from the real environment where needed:
+    Docker started then), their world models loaded."""
+    suites = ground_suites(suites, lambda: real_settings(config, run_id, log), log)
+    load_world_models(suites)
+    return suites
+
+
 def load_world_models(suites: list[Suite]) -> None:
     """Load each simulated suite's world model before the first episode: a checkpoint that cannot be loaded is a
     ValueError naming it, not an infra_error in every episode."""
@@ -173,8 +188,7 @@ def collect(config: CollectConfig, log: Log, warn: Log, progress=lambda items, d
     settings = Settings(run_id=run_id, image=image, command_timeout=config.command_timeout, docker_client=client)
     prepare_environments(suites, settings, warn)
     if config.simulate:
-        suites = ground_suites(suites, lambda: real_settings(config, run_id, log), log)
-        load_world_models(suites)
+        suites = ground_simulated(suites, config, run_id, log)
 
     def make_env(spec):
         return build_environment(spec.environment, settings, spec.faults, spec.seed)
