@@ -71,6 +71,15 @@ def simulated(real: KindSpec, config: CollectConfig) -> SimulatedSpec:
         world_model = {"url": url, "model": model, "key_env": config.simulate_key_env}
     else:
         world_model = {"checkpoint": target}
+    if config.simulate_judge:
+        judge_url, _, judge_model = config.simulate_judge.partition("=")
+        if not judge_url.startswith(("http://", "https://")) or not judge_model:
+            raise ValueError(f"--simulate-judge takes URL=MODEL, got {config.simulate_judge!r}")
+        world_model |= {
+            "judge_url": judge_url,
+            "judge_model": judge_model,
+            "judge_key_env": config.simulate_judge_key_env,
+        }
     return SimulatedSpec(
         **world_model,
         instruction=config.simulation_instruction,
@@ -122,6 +131,7 @@ def run_config(config: CollectConfig, suites: list[Suite], policy_args: dict, wa
         "faults": {s.name: s.faults for s in suites if s.faults},
         "simulate": config.simulate,
         **({"simulate_prompt": config.simulate_prompt} if config.simulate_prompt != "auto" else {}),
+        **({"simulate_judge": config.simulate_judge} if config.simulate_judge else {}),
     }
     for kind in sorted({type(s.environment) for s in suites}, key=lambda k: k.__name__):
         notes, warnings = kind.run_notes({s.name: s.environment for s in suites if type(s.environment) is kind})

@@ -30,5 +30,7 @@ class CollectConfig:
     simulate: str | None = None  # URL=MODEL of a world model standing in for every environment
     simulate_key_env: str = "TRAJFORGE_SIMULATE_API_KEY"  # the variable holding that world model's API key
     simulation_instruction: str = ""
+    simulate_judge: str | None = None  # URL=MODEL of an endpoint judging completion of tasks without a check
+    simulate_judge_key_env: str = "TRAJFORGE_SIMULATE_JUDGE_API_KEY"
     simulate_prompt: str = "auto"  # how the world model is asked: auto, plain (a CPT model) or template (SFT, RL)
     verify_generated: bool = False  # first run every generated task's scripted solution; refuse the run if one fails

@@ -12,7 +12,8 @@ only the prediction the one extractor reads out of the answer (evaluation/extrac
 
 The task's own check runs in the world model too (`check`): a shell check is one more simulated command whose
 predicted exit code decides, a tool check one more simulated tool call whose predicted result is tested, a page
-check is tested on the predicted page; `check_details` says how it was decided."""
+check is tested on the predicted page; a task with no check may be judged by an endpoint judge of completion
+(sandboxes/completion_judge.py). `check_details` says how it was decided."""
 
 import json
 import re
@@ -22,8 +23,10 @@ from trajforge.endpoints import ChatClient, Endpoint, EndpointError
 from trajforge.evaluation.extraction import Prediction, extract_prediction
 from trajforge.evaluation.turns import corpus_turn
 from trajforge.sandboxes.base import InfraError, PageCheck, Sandbox, ShellCheck, Task, ToolCheck
+from trajforge.sandboxes.completion_judge import CompletionJudge
 from trajforge.sandboxes.starting_state import StartingState
 from trajforge.schemas.records import Action, Observation
+from trajforge.schemas.turn_text import action_text
 
 Prompt = Literal["plain", "template"]
 ATTEMPTS = 3  # answers asked for one observation before the world model is declared unable to give one
@@ -72,8 +75,9 @@ class SimulatedEnvironment(Sandbox):
         world_model: WorldModel,
         instruction: str = "",
         action_space: list[dict] | None = None,
+        judge: CompletionJudge | None = None,
     ):
-        self.world_model = world_model
+        self.world_model, self.judge = world_model, judge
         self.name = f"simulated:{world_model.name}"
         self.instruction = instruction
         self.tools = action_space or []
@@ -152,6 +156,10 @@ class SimulatedEnvironment(Sandbox):
             url = page.split("\n", 1)[0].removeprefix("URL: ") if page.startswith("URL: ") else ""
             self._details = _decided("the predicted page", page, url=url)
             return check.url_contains in url and check.contains in page
+        if check is None and self.judge is not None:
+            turns = [(action_text(t["action"]), t["observation"]["content"]) for t in self._row["turns"]]
+            passed, self._details = self.judge.judge(task, turns)
+            return passed
         return None
 
     def check_details(self) -> dict:

@@ -37,6 +37,10 @@ class SimulatedSpec(KindSpec):
     # how the world model was trained to be asked: a world-model template (SFT, RL), or the plain system prompt
     # (CPT); `auto`: plain for a CPT checkpoint, a template otherwise
     prompt: Literal["auto", "plain", "template"] = "auto"
+    # an endpoint judge of completion, for the tasks with no check of their own
+    judge_url: str | None = None
+    judge_model: str | None = None
+    judge_key_env: str | None = None
     # A world model has no state to set up: what a suite holds for its real kind is accepted, and its setup is
     # recorded once from the real environment; its check runs in the world model.
     setup_types = (str, Action)
@@ -63,6 +67,11 @@ class SimulatedSpec(KindSpec):
         )
 
     def build(self, settings: Settings) -> Sandbox:
+        from trajforge.endpoints import Endpoint
+        from trajforge.sandboxes.completion_judge import CompletionJudge
         from trajforge.sandboxes.simulated import SimulatedEnvironment
 
-        return SimulatedEnvironment(self.world_model(), self.instruction, self.action_space)
+        judge = None
+        if self.judge_url and self.judge_model:
+            judge = CompletionJudge(Endpoint(self.judge_url, self.judge_model, self.judge_key_env))
+        return SimulatedEnvironment(self.world_model(), self.instruction, self.action_space, judge)

@@ -79,6 +79,14 @@ SIMULATE_PROMPT = typer.Option(
     "(a CPT checkpoint); template: a world-model template asking for <predicted_observation> (SFT, RL); auto: plain "
     "for a CPT checkpoint, template otherwise (an endpoint does not say what it serves).",
 )
+SIMULATE_JUDGE = typer.Option(
+    None,
+    help="With --simulate: URL=MODEL of an OpenAI-compatible judge that decides, for tasks without a check of their "
+    "own, whether a simulated episode completed the task (given the task, its scripted solution and the episode).",
+)
+SIMULATE_JUDGE_KEY_ENV = typer.Option(
+    DEFAULTS.simulate_judge_key_env, "--simulate-judge-key-env", help=key_env_help("the --simulate-judge endpoint's")
+)
 VERIFY_GENERATED = typer.Option(
     DEFAULTS.verify_generated,
     help="Before collecting, run every generated task's scripted solution in its real environment; if one fails "
@@ -110,6 +118,8 @@ OPTIONS = {  # {parameter: (type, option)}, in the order of --help; `_config` ma
     "simulate_key_env": (str, SIMULATE_KEY_ENV),
     "simulation_instruction": (str, SIMULATION_INSTRUCTION),
     "simulate_prompt": (SimulatePrompt, SIMULATE_PROMPT),
+    "simulate_judge": (str | None, SIMULATE_JUDGE),
+    "simulate_judge_key_env": (str, SIMULATE_JUDGE_KEY_ENV),
     "verify_generated": (bool, VERIFY_GENERATED),
 }
 
