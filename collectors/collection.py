@@ -100,7 +100,7 @@ def in_world_model(suites: list[Suite], config: CollectConfig, run_id: str, log:
 def ground_simulated(suites: list[Suite], config: CollectConfig, run_id: str, log: Log) -> list[Suite]:
     """Simulated suites with each task's real starting state (recorded from the real environment where needed:
     Docker started then), their world models loaded."""
-    suites = ground_suites(suites, lambda: real_settings(config, run_id, log), log)
+    suites = ground_suites(suites, lambda: real_settings(config, run_id, log), log, config.concurrency)
     load_world_models(suites)
     return suites
 
@@ -197,8 +197,7 @@ def collect(config: CollectConfig, log: Log, warn: Log, progress=lambda items, d
     run_id = config.run_id or default_run_id(config, recorded)
     settings = Settings(run_id=run_id, image=image, command_timeout=config.command_timeout, docker_client=client)
     prepare_environments(suites, settings, warn)
-    if config.simulate:
-        suites = ground_simulated(suites, config, run_id, log)
+    suites = ground_simulated(suites, config, run_id, log)  # simulated suites only
 
     def make_env(spec):
         return build_environment(spec.environment, settings, spec.faults, spec.seed)

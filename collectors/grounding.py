@@ -11,6 +11,7 @@ import dataclasses
 import json
 import os
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from trajforge.collectors.environments import KindSpec, Settings, parse_environment
@@ -28,45 +29,64 @@ def cache_folder() -> Path:
 
 
 def ground_suites(
-    suites: list[Suite], make_settings: Callable[[], Settings], log: Callable[[str], None]
+    suites: list[Suite], make_settings: Callable[[], Settings], log: Callable[[str], None], workers: int = 4
 ) -> list[Suite]:
     """The suites, each simulated one's tasks carrying their real starting state; `make_settings` (the real
-    environments' settings: Docker, image) is called only if some state must be recorded. ValueError names a task
-    whose state could not be recorded."""
+    environments' settings: Docker, image) is called once, and only if some state must be recorded (`workers` real
+    environments at a time). ValueError names a task whose state could not be recorded."""
     settings: list[Settings] = []
-
-    def real_settings() -> Settings:
-        if not settings:
-            settings.append(make_settings())
-        return settings[0]
-
     grounded = []
     for suite in suites:
         spec = suite.environment
-        if isinstance(spec, SimulatedSpec) and spec.real:
-            real = parse_environment(spec.real, where=f"{suite.name}: environment")
-            tasks = tuple(_grounded(task, real, real_settings, log) for task in suite.tasks)
-            suite = dataclasses.replace(suite, tasks=tasks)
-        grounded.append(suite)
+        if not (isinstance(spec, SimulatedSpec) and spec.real):
+            grounded.append(suite)
+            continue
+        real = parse_environment(spec.real, where=f"{suite.name}: environment")
+        if missing := [task for task in suite.tasks if needs_recording(task, real)]:
+            settings = settings or [make_settings()]
+            _record(suite.name, missing, real, settings[0], log, workers)
+        tasks = tuple(_grounded(task, starting_state_of(task, real)) for task in suite.tasks)
+        grounded.append(dataclasses.replace(suite, tasks=tasks))
     return grounded
 
 
-def _grounded(task: Task, real: KindSpec, settings: Callable[[], Settings], log) -> Task:
-    state = starting_state_of(task, real, settings, log)
+def _grounded(task: Task, state: StartingState) -> Task:
     return dataclasses.replace(task, config={**task.config, "starting_state": state.as_dict()})
 
 
-def starting_state_of(task: Task, real: KindSpec, settings: Callable[[], Settings], log) -> StartingState:
-    """The task's starting state: from its files (a terminal task without setup), from the cache, or recorded."""
+def needs_recording(task: Task, real: KindSpec) -> bool:
+    """Whether the task's starting state is known only from a real environment, and not cached yet."""
+    return not (real.kind == "terminal" and not task.setup) and not _cached(task, real).is_file()
+
+
+def starting_state_of(task: Task, real: KindSpec) -> StartingState:
+    """The task's starting state: from its files (a terminal task without setup), else as recorded (cached)."""
     if real.kind == "terminal" and not task.setup:
         return StartingState.of_files(task.files)
-    path = cache_folder() / f"{state_key(task, real)}.json"
-    if path.is_file():
-        return StartingState.from_dict(json.loads(path.read_text(encoding="utf-8")))
-    state = record_starting_state(task, real, settings(), log)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_bytes_atomic(path, json.dumps(state.as_dict(), ensure_ascii=False).encode("utf-8"))
-    return state
+    return StartingState.from_dict(json.loads(_cached(task, real).read_text(encoding="utf-8")))
+
+
+def _cached(task: Task, real: KindSpec) -> Path:
+    return cache_folder() / f"{state_key(task, real)}.json"
+
+
+def _record(suite: str, tasks: list[Task], real: KindSpec, settings: Settings, log, workers: int) -> None:
+    """Record and cache the starting states of `tasks`, `workers` real environments at a time."""
+    log(
+        f"{suite}: recording the starting state of {len(tasks)} task(s) from a real {real.kind} environment "
+        f"(once: cached in {cache_folder()})"
+    )
+    if problem := real.prepare(settings, log):
+        raise ValueError(f"{suite}: cannot record the tasks' starting states: {problem}")
+
+    def record(task: Task) -> None:
+        path = _cached(task, real)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        state = record_starting_state(task, real, settings)
+        write_bytes_atomic(path, json.dumps(state.as_dict(), ensure_ascii=False).encode("utf-8"))
+
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        list(pool.map(record, tasks))
 
 
 def state_key(task: Task, real: KindSpec) -> str:
@@ -82,11 +102,8 @@ def state_key(task: Task, real: KindSpec) -> str:
     )
 
 
-def record_starting_state(task: Task, real: KindSpec, settings: Settings, log) -> StartingState:
+def record_starting_state(task: Task, real: KindSpec, settings: Settings) -> StartingState:
     """One real episode's reset of `task`, and the state it starts with."""
-    log(f"recording the starting state of {task.id} from a real {real.kind} environment (once: it is cached)")
-    if problem := real.prepare(settings, log):
-        raise ValueError(f"task {task.id}: cannot record its starting state: {problem}")
     env = real.build(settings)
     try:
         initial = env.reset(task)

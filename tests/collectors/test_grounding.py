@@ -59,7 +59,10 @@ def test_what_setup_leaves_is_recorded_once_from_a_real_sandbox_and_matches_a_re
     (task,) = suite.tasks
     rendered = SimulatedEnvironment(echo_world_model()).reset(task).content
     assert "--- a.bin (10 bytes of binary data)" in rendered and "--- b.bin (100 bytes of binary data)" in rendered
-    assert len(list(state_cache.glob("*.json"))) == 1 and "recording the starting state of largest-file" in logged[0]
+    assert (
+        len(list(state_cache.glob("*.json"))) == 1
+        and "terminal: recording the starting state of 1 task(s)" in logged[0]
+    )
     # Cached: the second time needs no sandbox.
     assert grounded("terminal", "largest-file").tasks[0].config["starting_state"] == task.config["starting_state"]
     # The real episode of the same task records the same initial_state: training and simulation share the prompt.
