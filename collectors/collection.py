@@ -113,7 +113,8 @@ def load_world_models(suites: list[Suite]) -> None:
             try:
                 suite.environment.world_model()
             except (OSError, ValueError) as exc:
-                raise ValueError(f"--simulate {suite.environment.checkpoint}: {exc}") from exc
+                spec = suite.environment
+                raise ValueError(f"--simulate {spec.checkpoint or spec.url}: {exc}") from exc
 
 
 def run_config(config: CollectConfig, suites: list[Suite], policy_args: dict, warn: Log) -> dict:
