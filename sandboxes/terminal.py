@@ -34,6 +34,13 @@ SHELL_TOOL = {
     "The observation is the output (stdout and stderr), the exit code and the working directory.",
     "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]},
 }
+
+
+def action_space() -> list[dict]:
+    """The terminal's tools: a shell command, or keystrokes into a tmux pane."""
+    return [SHELL_TOOL, keystrokes.TOOL]
+
+
 # Builtins only: it must run even when the sandbox cannot fork. cgroup v1 paths first, then v2.
 PROBE = (
     "for __f in /sys/fs/cgroup/pids/pids.current /sys/fs/cgroup/pids.current; do "
@@ -125,7 +132,7 @@ class DockerTerminal(Sandbox):
             self.container = None
 
     def action_space(self) -> list[dict]:
-        return [SHELL_TOOL, keystrokes.TOOL]
+        return action_space()
 
     def describe(self) -> dict:
         digest = None

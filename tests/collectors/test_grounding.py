@@ -69,6 +69,10 @@ def test_what_setup_leaves_is_recorded_once_from_a_real_sandbox_and_matches_a_re
     real_task = dataclasses.replace(task, config={})
     real = run_episode(terminal, ScriptedPolicy(), real_task, "k", "run", seed=0)
     assert real.initial_state == rendered and real.outcome.status == "success"
+    env = suite.environment.build(Settings())  # as collect builds it, its endpoint's answers stood in for
+    env.world_model = echo_world_model()
+    simulated = run_episode(env, ScriptedPolicy(), task, "k", "run", seed=0)
+    assert simulated.action_space == real.action_space and simulated.initial_state == real.initial_state
     assert "real environment" in real.outcome.verifier
 
 
