@@ -82,8 +82,10 @@ def test_an_mcp_tasks_tools_and_seed_data_are_recorded_from_its_real_server(stat
     monkeypatch.setattr(mcp, "isolation_of", lambda settings: mcp_isolation)
     settings = Settings(run_id="pytest", command_timeout=10)
     (task,) = grounded("mcp-kvstore-gen", "kvstore-a24993c1403c", lambda: settings).tasks
+    real = run_episode(mcp.MCPSpec(server="kvstore").build(settings), ScriptedPolicy(), task, "k", "run", seed=0)
     env = SimulatedEnvironment(echo_world_model())
     initial = env.reset(task).content
+    assert initial == real.initial_state  # the seed data a real episode records, the same words
     assert initial.startswith("Connected to MCP server kvstore") and {"get", "set"} <= {t["name"] for t in env.tools}
     setup = initial.split("Before the first turn, the task's setup made these calls:\n", 1)[1]
     assert setup.startswith("set ") and "rust-oyster/tier" in setup.split("\n")[0]
@@ -93,3 +95,9 @@ def test_an_mcp_tasks_tools_and_seed_data_are_recorded_from_its_real_server(stat
     assert trajectory.outcome.status == "failure"  # the echo's answer is no tool result holding '"deleted": true'
     assert json.loads(trajectory.outcome.verifier)["decided_by"].endswith("a simulated tool call: its predicted result")
     assert json.loads(trajectory.action_space) == env.tools
+
+
+def test_a_web_tasks_start_page_is_recorded_from_a_real_browser(state_cache):
+    (task,) = grounded("web-shop", "buy-mug", lambda: Settings(command_timeout=10)).tasks
+    page = SimulatedEnvironment(echo_world_model()).reset(task).content
+    assert page.startswith("URL: http://shop.local/") and "[ref=e20]" in page  # the ref its first action clicks
