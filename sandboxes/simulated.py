@@ -80,7 +80,8 @@ class SimulatedEnvironment(Sandbox):
         self.world_model, self.judge = world_model, judge
         self.name = f"simulated:{world_model.name}"
         self.instruction = instruction
-        self.tools = action_space or []
+        self.offered = action_space or []  # the action space of the kind it stands for, unless a recording says
+        self.tools = self.offered
         self.messages: list[dict] = []  # the conversation the world model was last asked
         self._row: dict = {}
         self._state: StartingState | None = None
@@ -91,8 +92,7 @@ class SimulatedEnvironment(Sandbox):
         self.close()
         self._instruction = " ".join(x for x in (task.config.get("simulation_instruction", ""), self.instruction) if x)
         self._state = _starting_state(task)
-        if self._state is not None and self._state.action_space:
-            self.tools = self._state.action_space
+        self.tools = self._state.action_space if self._state is not None and self._state.action_space else self.offered
         initial = self._state.render() if self._state is not None else task.config.get("initial_state", "")
         self._row = {
             "trajectory_id": f"simulated:{task.id}",
