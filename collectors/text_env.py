@@ -45,15 +45,14 @@ class TextEnvironment:
             action = answer_action(text, self.tools)
         except UnparseableAnswer as exc:
             return self._end("", {"status": exc.status, "error": exc.reason})
-        if action is None:
-            outcome = checked_outcome(self.sandbox, self.task) or {"status": "unknown"}
-            return self._end("", outcome)
-        if self.turns >= self.max_turns:
+        if action is not None and self.turns >= self.max_turns:
             return self._end("", {"status": "timeout", "error": f"still acting after {self.max_turns} turns"})
-        self.turns += 1
         try:
+            if action is None:  # the final answer: the task's check decides
+                return self._end("", checked_outcome(self.sandbox, self.task) or {"status": "unknown"})
+            self.turns += 1
             observation = self.sandbox.step(action)
-        except EpisodeEnded as ended:
+        except EpisodeEnded as ended:  # the environment (or the world model, or its judge) could not go on
             content = ended.observation.content if ended.observation is not None else ""
             return self._end(content, {"status": ended.status, "error": ended.reason})
         return observation.content, 0.0, False, {"status": "running", "turn": self.turns, "action": action}

@@ -45,6 +45,14 @@ def test_unreadable_text_and_the_turn_limit_end_the_episode_with_no_reward():
     assert env.step(WC)[1:3] == (0.0, True) and env.done
 
 
+def test_a_world_model_that_gives_no_observation_for_the_check_ends_the_episode_as_infra_error():
+    env = TextEnvironment(SimulatedEnvironment(ScriptedWorldModel(tagged("5"), "<think>the check")))
+    env.reset(count_lines())
+    env.step(WC)
+    _, reward, done, info = env.step("Done.")
+    assert (reward, done, info["status"]) == (0.0, True, "infra_error") and "no parseable observation" in info["error"]
+
+
 def test_the_same_api_over_a_real_docker_terminal(terminal):
     env = TextEnvironment(terminal)
     task = count_lines()
