@@ -65,6 +65,16 @@ def episode_environments(suites: list[Suite], config: AgentRLConfig, run_id: str
     return lambda spec: build_environment(spec.environment, settings, spec.faults, spec.seed)
 
 
+def refuse_broken_environments(step: int, rollouts: list[Rollout]) -> None:
+    """A ValueError when every episode of a step ended as infra_error: no environment (or world model) let one
+    finish, so no step can teach anything; the run stops, saying why, rather than updating on nothing."""
+    if rollouts and all(r.trajectory.outcome.status == "infra_error" for r in rollouts):
+        raise ValueError(
+            f"agent-rl step {step}: every episode ({len(rollouts)}) ended as infra_error, so the run stops; "
+            f"the first said: {rollouts[0].trajectory.outcome.error}"
+        )
+
+
 def simulation_config(config: AgentRLConfig) -> CollectConfig:
     """What `collect --simulate` would be given to put these suites in the same world model."""
     return CollectConfig(
@@ -181,6 +191,7 @@ class AgentRL:
         """Roll out, update, and the step's metrics (`step` is the number of steps done before it)."""
         started = time.perf_counter()
         groups, rollout_seconds = self.rollouts(step)
+        refuse_broken_environments(step + 1, [r for g in groups for r in g])
         pad = self.actor.tokenizer.pad_token_id if self.actor.tokenizer.pad_token_id is not None else 0
         batches, _ = training_groups(self.actor.model, groups, pad, self.reference)
         stats = [s for batch in batches for s in update_policy(self.actor.model, self.optimizer, batch, self.config)]
