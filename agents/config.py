@@ -10,7 +10,8 @@ AGENT_RL = "agent-rl"
 
 @dataclass(frozen=True)
 class AgentRLConfig:
-    """Multi-turn GSPO over whole episodes in real environments, from a checkpoint that can act (`init`)."""
+    """Multi-turn GSPO over whole episodes in real environments (or, with `simulate`, in a world model), from a
+    checkpoint that can act (`init`)."""
 
     suites: tuple[str, ...] = ("terminal",)  # bundled suite names or .yaml paths: their training-split tasks
     output: str = "runs/agent-rl"
@@ -35,6 +36,9 @@ class AgentRLConfig:
     split: SplitConfig = field(default_factory=SplitConfig)  # which tasks are held out: never trained on
     degenerate_warning: float = 0.9
     report_to: str = "none"  # where metrics.jsonl's lines also go: none or tensorboard (training/metrics_log.py)
+    simulate: str | None = None  # episodes in a world model instead: a checkpoint, or URL=MODEL (collect --simulate)
+    simulate_prompt: str = "auto"
+    simulate_key_env: str = "TRAJFORGE_SIMULATE_API_KEY"
 
     def as_dict(self) -> dict:
         return asdict(self)

@@ -11,6 +11,9 @@ loss are training/rl.py's and training/gspo.py's; the optimizer, checkpoints, re
 training/optimization.py's, as in every stage. An episode that the infrastructure or a broken task ended says
 nothing about the policy and is left out of its group.
 
+With `simulate` (a checkpoint, or URL=MODEL) every episode runs in that world model instead, as `collect --simulate`
+runs them: each task grounded in its real starting state, its reward the task's check run in the world model.
+
 Each step's metrics line says whether RL can learn: the success rate and the share of degenerate groups (every
 episode of a task with the same reward: no gradient)."""
 
@@ -24,7 +27,8 @@ import torch
 from trajforge.agents.checkpoint_policy import Actor, acting_folder
 from trajforge.agents.config import AgentRLConfig
 from trajforge.agents.rollouts import Rollout, plan_groups, run_rollouts
-from trajforge.collectors.collection import prepare_environments, start_docker
+from trajforge.collectors.collection import in_world_model, prepare_environments, start_docker
+from trajforge.collectors.config import CollectConfig
 from trajforge.collectors.environments import Settings, build_environment
 from trajforge.collectors.policies.base import is_unparseable
 from trajforge.collectors.tasks import Suite, load_suite, task_split
@@ -59,6 +63,27 @@ def episode_environments(suites: list[Suite], config: AgentRLConfig, run_id: str
     settings = Settings(run_id=run_id, image=image, command_timeout=config.command_timeout, docker_client=client)
     prepare_environments(suites, settings, warn)
     return lambda spec: build_environment(spec.environment, settings, spec.faults, spec.seed, spec.control)
+
+
+def refuse_broken_environments(step: int, rollouts: list[Rollout]) -> None:
+    """A ValueError when every episode of a step ended as infra_error: no environment (or world model) let one
+    finish, so no step can teach anything; the run stops, saying why, rather than updating on nothing."""
+    if rollouts and all(r.trajectory.outcome.status == "infra_error" for r in rollouts):
+        raise ValueError(
+            f"agent-rl step {step}: every episode ({len(rollouts)}) ended as infra_error, so the run stops; "
+            f"the first said: {rollouts[0].trajectory.outcome.error}"
+        )
+
+
+def simulation_config(config: AgentRLConfig) -> CollectConfig:
+    """What `collect --simulate` would be given to put these suites in the same world model."""
+    return CollectConfig(
+        simulate=config.simulate,
+        simulate_prompt=config.simulate_prompt,
+        simulate_key_env=config.simulate_key_env,
+        image=config.image,
+        command_timeout=config.command_timeout,
+    )
 
 
 def group_batch(rollouts: list[Rollout], pad_id: int, device) -> tuple[torch.Tensor, torch.Tensor]:
@@ -131,12 +156,14 @@ class AgentRL:
         if config.init is None:
             raise ValueError("--stage agent-rl needs --init: a checkpoint that can act (e.g. after agent-sft)")
         self.config, self.folder = config, acting_folder(config.init)
+        self.output = Path(config.output)
         suites = [load_suite(s) for s in config.suites]
+        if config.simulate:
+            suites = in_world_model(suites, simulation_config(config), f"agent-rl-{self.output.name}", log)
         self.tasks = trainable_tasks(suites, config.split)
         self.actor = Actor.load(self.folder, temperature=config.temperature)
         self.reference = copy.deepcopy(self.actor.model).eval() if config.kl_coef else None  # the starting model
         self.optimizer = Optimizer(self.actor.model, config.lr, 0, config.max_steps, 0.0, config.clip, lr_floor=1.0)
-        self.output = Path(config.output)
         self.output.mkdir(parents=True, exist_ok=True)
         self.make_env = episode_environments(suites, config, f"agent-rl-{self.output.name}", log, warn)
 
@@ -164,6 +191,7 @@ class AgentRL:
         """Roll out, update, and the step's metrics (`step` is the number of steps done before it)."""
         started = time.perf_counter()
         groups, rollout_seconds = self.rollouts(step)
+        refuse_broken_environments(step + 1, [r for g in groups for r in g])
         pad = self.actor.tokenizer.pad_token_id if self.actor.tokenizer.pad_token_id is not None else 0
         batches, _ = training_groups(self.actor.model, groups, pad, self.reference)
         stats = [s for batch in batches for s in update_policy(self.actor.model, self.optimizer, batch, self.config)]

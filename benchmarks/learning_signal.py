@@ -68,12 +68,33 @@ def main() -> None:
     shape += ["--lr", str(args.lr)] if args.lr is not None else []
     common = ["--max-steps", str(steps), "--eval-every", str(steps), "--save-every", str(steps), *shape]
     seconds = {}
-    seconds["cpt"] = trajforge("train", "--stage", "cpt", "--data", str(data / "corpus"), "-o", str(out / "cpt"),
-                               *init, *common)
-    seconds["cpt --no-mask"] = trajforge("train", "--stage", "cpt", "--data", str(data / "corpus"), "--no-mask",
-                                         "-o", str(out / "cpt-nomask"), *init, *common)
-    seconds["sft"] = trajforge("train", "--stage", "sft", "--data", str(data / "sft"), "-o", str(out / "sft"),
-                               "--init", str(out / f"cpt/checkpoint-{steps}"), *common)
+    seconds["cpt"] = trajforge(
+        "train", "--stage", "cpt", "--data", str(data / "corpus"), "-o", str(out / "cpt"), *init, *common
+    )
+    seconds["cpt --no-mask"] = trajforge(
+        "train",
+        "--stage",
+        "cpt",
+        "--data",
+        str(data / "corpus"),
+        "--no-mask",
+        "-o",
+        str(out / "cpt-nomask"),
+        *init,
+        *common,
+    )
+    seconds["sft"] = trajforge(
+        "train",
+        "--stage",
+        "sft",
+        "--data",
+        str(data / "sft"),
+        "-o",
+        str(out / "sft"),
+        "--init",
+        str(out / f"cpt/checkpoint-{steps}"),
+        *common,
+    )
     seconds["rl"] = trajforge(
         "train", "--stage", "rl", "--data", str(data / "rl"), "-o", str(out / "rl"),
         "--init", str(out / f"sft/checkpoint-{steps}"), "--max-steps", str(rl_steps), "--save-every", str(rl_steps),

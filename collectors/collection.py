@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from trajforge.collectors.config import CollectConfig
 from trajforge.collectors.environments import KindSpec, Settings, build_environment
 from trajforge.collectors.environments.simulated import SimulatedSpec
+from trajforge.collectors.grounding import ground_suites
 from trajforge.collectors.policies import POLICIES
 from trajforge.collectors.runner import RunResult, parse_shard, plan_episodes, run_collection
 from trajforge.collectors.tasks import Suite, SuiteError, load_faults, load_suite
@@ -64,18 +65,60 @@ def task_name(suite: Suite, task) -> str:
 
 
 def simulated(real: KindSpec, config: CollectConfig) -> SimulatedSpec:
-    """A world model standing in for `real`, offering the action space of real's kind."""
-    url, _, model = (config.simulate or "").partition("=")
-    if not url or not model:
-        raise ValueError("--simulate takes URL=MODEL, e.g. http://127.0.0.1:8000/v1=checkpoint-60")
+    """A world model standing in for `real`, offering the action space of real's kind: `--simulate URL=MODEL` (an
+    endpoint) or `--simulate CHECKPOINT` (a folder, or smollm2, run in this process)."""
+    target = config.simulate or ""
+    if target.startswith(("http://", "https://")):
+        url, _, model = target.partition("=")
+        if not model:
+            raise ValueError("--simulate takes URL=MODEL or a checkpoint, e.g. http://127.0.0.1:8000/v1=checkpoint-60")
+        world_model = {"url": url, "model": model, "key_env": config.simulate_key_env}
+    else:
+        world_model = {"checkpoint": target}
+    if config.simulate_judge:
+        judge_url, _, judge_model = config.simulate_judge.partition("=")
+        if not judge_url.startswith(("http://", "https://")) or not judge_model:
+            raise ValueError(f"--simulate-judge takes URL=MODEL, got {config.simulate_judge!r}")
+        world_model |= {
+            "judge_url": judge_url,
+            "judge_model": judge_model,
+            "judge_key_env": config.simulate_judge_key_env,
+        }
     return SimulatedSpec(
-        url=url,
-        model=model,
-        key_env=config.simulate_key_env,
+        **world_model,
         instruction=config.simulation_instruction,
+        prompt=config.simulate_prompt,
         action_space=real.simulated_action_space(),
         stands_for=real.kind,
+        real=real.model_dump(mode="json", exclude_defaults=True) | {"kind": real.kind},
     )
+
+
+def in_world_model(suites: list[Suite], config: CollectConfig, run_id: str, log: Log) -> list[Suite]:
+    """The suites simulated by the world model `config.simulate` names, grounded and loaded (ground_simulated): how
+    another runner of episodes (agent RL) puts its suites in a world model, as `collect --simulate` does."""
+    suites = [dataclasses.replace(s, environment=simulated(s.environment, config)) for s in suites]
+    return ground_simulated(suites, config, run_id, log)
+
+
+def ground_simulated(suites: list[Suite], config: CollectConfig, run_id: str, log: Log) -> list[Suite]:
+    """Simulated suites with each task's real starting state (recorded from the real environment where needed:
+    Docker started then), their world models loaded."""
+    suites = ground_suites(suites, lambda: real_settings(config, run_id, log), log, config.concurrency)
+    load_world_models(suites)
+    return suites
+
+
+def load_world_models(suites: list[Suite]) -> None:
+    """Load each simulated suite's world model before the first episode: a checkpoint that cannot be loaded is a
+    ValueError naming it, not an infra_error in every episode."""
+    for suite in suites:
+        if isinstance(suite.environment, SimulatedSpec):
+            try:
+                suite.environment.world_model()
+            except (OSError, ValueError) as exc:
+                spec = suite.environment
+                raise ValueError(f"--simulate {spec.checkpoint or spec.url}: {exc}") from exc
 
 
 def run_config(config: CollectConfig, suites: list[Suite], policy_args: dict, warn: Log) -> dict:
@@ -92,6 +135,8 @@ def run_config(config: CollectConfig, suites: list[Suite], policy_args: dict, wa
         "shard": config.shard,
         "faults": {s.name: s.faults for s in suites if s.faults},
         "simulate": config.simulate,
+        **({"simulate_prompt": config.simulate_prompt} if config.simulate_prompt != "auto" else {}),
+        **({"simulate_judge": config.simulate_judge} if config.simulate_judge else {}),
     }
     if config.control:  # only when given: the default run ids of runs without it stay what they were
         recorded["control"] = next((s.control for s in suites if s.control), None)
@@ -128,6 +173,12 @@ def start_docker(image: str | None, log: Log):
     return client, {"image": image, "image_digest": image_digest(client, image)}
 
 
+def real_settings(config: CollectConfig, run_id: str, log: Log) -> Settings:
+    """The settings of the real environments a simulated run records starting states from (Docker started)."""
+    client, docker_config = start_docker(config.image, log)
+    return Settings(run_id, docker_config["image"], config.command_timeout, client)
+
+
 def prepare_environments(suites: list[Suite], settings: Settings, warn: Log) -> bool:
     """What each suite's environment needs before its first episode; False if one failed (its episodes will end
     as infra_error, saying why; the others run)."""
@@ -160,6 +211,7 @@ def collect(
     run_id = config.run_id or default_run_id(config, recorded)
     settings = Settings(run_id=run_id, image=image, command_timeout=config.command_timeout, docker_client=client)
     prepare_environments(suites, settings, warn)
+    suites = ground_simulated(suites, config, run_id, log)  # simulated suites only
 
     def make_env(spec):
         return build_environment(spec.environment, settings, spec.faults, spec.seed, spec.control)

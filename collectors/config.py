@@ -31,4 +31,7 @@ class CollectConfig:
     simulate_key_env: str = "TRAJFORGE_SIMULATE_API_KEY"  # the variable holding that world model's API key
     simulation_instruction: str = ""
     control: str | None = None  # with simulate: a control preset or YAML file, sampled per episode
+    simulate_judge: str | None = None  # URL=MODEL of an endpoint judging completion of tasks without a check
+    simulate_judge_key_env: str = "TRAJFORGE_SIMULATE_JUDGE_API_KEY"
+    simulate_prompt: str = "auto"  # how the world model is asked: auto, plain (a CPT model) or template (SFT, RL)
     verify_generated: bool = False  # first run every generated task's scripted solution; refuse the run if one fails

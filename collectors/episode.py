@@ -19,15 +19,13 @@ def run_episode(
     outcome: dict = {"status": "unknown"}
     initial, action_space, environment = None, [], {"name": env.name}
     try:
-        initial = env.reset(task)
+        initial = starting_observation(env, task, env.reset(task))
         action_space = env.action_space()
         environment = env.describe()
         policy.start(task, action_space, initial, seed)
         outcome = _act(env, policy, turns, max_turns) or outcome
         if outcome["status"] == "unknown":
-            passed = env.check(task)
-            if passed is not None:
-                outcome = {"status": "success" if passed else "failure", "reward": 1.0 if passed else 0.0}
+            outcome = checked_outcome(env, task) or outcome
     except EpisodeEnded as ended:
         outcome = {"status": ended.status, "error": ended.reason}
     return new_trajectory(
@@ -49,6 +47,24 @@ def run_episode(
             | env.episode_metadata()
         ),
     )
+
+
+def starting_observation(env: Sandbox, task: Task, initial: Observation) -> Observation:
+    """The first observation of an episode `env` was just reset into, as its policy sees it and its trajectory's
+    `initial_state` records it: the rendering of the environment's starting state (sandboxes/starting_state.py),
+    the same for a real episode and a simulated one of the same task; the reset's own observation where the
+    environment has no starting state to describe."""
+    state = env.starting_state(task)
+    return initial if state is None else initial.model_copy(update={"content": state.render()})
+
+
+def checked_outcome(env: Sandbox, task: Task) -> dict | None:
+    """The outcome the task's check decides, recording how it decided (`verifier`); None when it has no check."""
+    passed = env.check(task)
+    if passed is None:
+        return None
+    verifier = json.dumps(env.check_details(), ensure_ascii=False)
+    return {"status": "success" if passed else "failure", "reward": 1.0 if passed else 0.0, "verifier": verifier}
 
 
 def _act(env: Sandbox, policy: Policy, turns: list[dict], max_turns: int) -> dict | None:

@@ -3,11 +3,14 @@
 import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
 from trajforge.schemas.records import Action, Observation
+
+if TYPE_CHECKING:
+    from trajforge.sandboxes.starting_state import StartingState
 
 
 class ShellCheck(BaseModel):
@@ -112,6 +115,15 @@ class Sandbox(ABC):
 
     def check(self, task: Task) -> bool | None:
         """Whether the task succeeded; None when the task has no check."""
+        return None
+
+    def check_details(self) -> dict:
+        """How the last `check` decided (the trajectory's `outcome.verifier`)."""
+        return {"decided_by": "the task's check, in the real environment"}
+
+    def starting_state(self, task: Task) -> "StartingState | None":
+        """What the episode `reset` just started holds, as a world model must be told it (its rendering is the
+        trajectory's `initial_state`); None: the first observation says it all."""
         return None
 
     def describe(self) -> dict:

@@ -14,6 +14,7 @@ import shutil
 from urllib.parse import urljoin, urlparse
 
 from trajforge.sandboxes.base import InfraError, PageCheck, Sandbox, Task, json_arguments
+from trajforge.sandboxes.starting_state import StartingState
 from trajforge.sandboxes.webapps import RunningApp, start_app
 from trajforge.schemas.records import Action, Observation
 
@@ -96,7 +97,12 @@ class BrowserEnvironment(Sandbox):
         except (PlaywrightError, RuntimeError) as exc:
             self.close()
             raise InfraError(f"could not start the browser on {self.app_name}: {exc}") from exc
-        return self._observe(before=None)
+        self._start = self._observe(before=None)
+        return self._start
+
+    def starting_state(self, task: Task) -> StartingState:
+        """The start page, as the first observation shows it."""
+        return StartingState(observation=self._start.content)
 
     @property
     def origins(self) -> set[str]:  # what the browser may load: the app's real origin, and any extra ones

@@ -83,6 +83,12 @@ class FaultInjector(Sandbox):
     def check(self, task: Task) -> bool | None:
         return self.env.check(task)
 
+    def check_details(self) -> dict:
+        return self.env.check_details()
+
+    def starting_state(self, task: Task):
+        return self.env.starting_state(task)
+
     def close(self) -> None:
         self.env.close()
 

@@ -22,7 +22,9 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from trajforge.sandboxes.base import InfraError, Sandbox, Task, TaskSetupError, ToolCheck, json_arguments
+from trajforge.sandboxes.starting_state import StartingState
 from trajforge.schemas.records import Action, Observation
+from trajforge.schemas.turn_text import action_text
 
 WORKDIR = "{workdir}"  # in a server's args and env: the episode's fresh work folder
 ISOLATIONS = ("container", "host")
@@ -95,6 +97,8 @@ class MCPEnvironment(Sandbox):
         self._tools: list[dict] = []
         self._log = None
         self._workdir: str | None = None
+        self._greeting = ""
+        self._setup_results: list[tuple[str, str]] = []
 
     # -- lifecycle ---------------------------------------------------------------------------------------
     def reset(self, task: Task) -> Observation:
@@ -105,17 +109,24 @@ class MCPEnvironment(Sandbox):
         except InfraError:
             self.close()
             raise
+        self._setup_results = []
         for setup in task.setup:
             if isinstance(setup, Action):
                 observation = self.step(setup)
                 if observation.is_error:
                     raise TaskSetupError(f"task setup call {setup.name} failed: {observation.content[:500]}")
+                self._setup_results.append((action_text(setup.model_dump()), observation.content))
             else:
                 raise TaskSetupError(f"an MCP task's setup is tool calls, got {setup!r}")
         info = self._client.server_info
         names = ", ".join(t["name"] for t in self._tools)
         version = f" {info.version}" if info and info.version else ""
-        return Observation(content=f"Connected to MCP server {self.server.name}{version}. Tools: {names}")
+        self._greeting = f"Connected to MCP server {self.server.name}{version}. Tools: {names}"
+        return Observation(content=self._greeting)
+
+    def starting_state(self, task: Task) -> StartingState:
+        """The server's greeting and tools, and its seed data: the setup's calls and what they returned."""
+        return StartingState(observation=self._greeting, setup=list(self._setup_results), action_space=self._tools)
 
     def _connect(self) -> None:
         args, cwd, env = list(self.server.args), self.server.cwd, dict(self.server.env)

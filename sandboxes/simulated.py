@@ -1,15 +1,70 @@
-"""A world model as an environment (the paper's Sim RL): any OpenAI-compatible endpoint serving a world model
-(`trajforge serve CHECKPOINT`, vLLM, ...) answers each action with a predicted observation, steered by a
-natural-language simulation instruction (inject errors, paginate, fail partially). Episodes run through the
-same collectors and come out as normal raw trajectories, marked as simulated."""
+"""A world model as an environment (the paper's Sim RL): a world model answers each action with a predicted
+observation, steered by a natural-language simulation instruction (inject errors, paginate, fail partially).
+Episodes run through the same collectors and come out as normal raw trajectories, marked as simulated.
+
+The world model is anything that answers chat messages (`WorldModel`): an OpenAI-compatible endpoint
+(`EndpointWorldModel`: `trajforge serve CHECKPOINT`, vLLM, ...) or a checkpoint loaded in this process
+(agents/world_model.py, which batches the answers of concurrent episodes). It is asked as a corpus turn is
+(evaluation/turns.py's `corpus_turn`, the layout training, eval and AgentWorldBench share): the system prompt of
+the episode's parts (task, action space, the task's real starting state, simulation instruction), then per earlier
+turn the action as the user's message and the observation as the assistant's, then the new action. The agent sees
+only the prediction the one extractor reads out of the answer (evaluation/extraction.py).
+
+The task's own check runs in the world model too (`check`): a shell check is one more simulated command whose
+predicted exit code decides, a tool check one more simulated tool call whose predicted result is tested, a page
+check is tested on the predicted page; a task with no check may be judged by an endpoint judge of completion
+(sandboxes/completion_judge.py). `check_details` says how it was decided."""
 
 import json
+import re
+from typing import Literal
 
 from trajforge.endpoints import ChatClient, Endpoint, EndpointError
-from trajforge.evaluation.extraction import extract_prediction
-from trajforge.sandboxes.base import InfraError, Sandbox, Task
+from trajforge.evaluation.extraction import Prediction, extract_prediction
+from trajforge.evaluation.turns import corpus_turn
+from trajforge.sandboxes.base import InfraError, PageCheck, Sandbox, ShellCheck, Task, ToolCheck
+from trajforge.sandboxes.completion_judge import CompletionJudge
+from trajforge.sandboxes.starting_state import StartingState
 from trajforge.schemas.records import Action, Observation
-from trajforge.schemas.system_prompt import render_system_prompt
+from trajforge.schemas.turn_text import action_text
+
+Prompt = Literal["plain", "template"]
+ATTEMPTS = 3  # answers asked for one observation before the world model is declared unable to give one
+EXIT_LINE = re.compile(r"exit code: (\d+)\s*\Z")
+SIMULATED = json.dumps({"simulated": True})
+
+
+class WorldModel:
+    """Answers a world-model conversation (chat messages); `join`/`leave` bracket an episode (a batching world
+    model counts the episodes that will ask)."""
+
+    name = "world-model"
+    prompt: Prompt = "template"  # how it was trained to be asked: a world-model template, or the plain system prompt
+
+    def answer(self, messages: list[dict], seed: int) -> str:
+        raise NotImplementedError
+
+    def join(self) -> None:
+        pass
+
+    def leave(self) -> None:
+        pass
+
+
+class EndpointWorldModel(WorldModel):
+    """A world model served at an OpenAI-compatible endpoint (its client retries timeouts and 5xx answers)."""
+
+    def __init__(
+        self, endpoint: Endpoint, max_tokens: int = 512, temperature: float = 0.0, prompt: Prompt = "template"
+    ):
+        self.client, self.name, self.prompt = ChatClient(endpoint), endpoint.model, prompt
+        self.max_tokens, self.temperature = max_tokens, temperature
+
+    def answer(self, messages: list[dict], seed: int) -> str:
+        try:
+            return self.client.texts(messages, self.max_tokens, self.temperature, seed=seed)[0]
+        except EndpointError as exc:
+            raise InfraError(f"the world model gave no observation: {exc}") from exc
 
 
 class SimulatedEnvironment(Sandbox):
@@ -17,44 +72,101 @@ class SimulatedEnvironment(Sandbox):
 
     def __init__(
         self,
-        endpoint: Endpoint,
+        world_model: WorldModel,
         instruction: str = "",
         action_space: list[dict] | None = None,
-        max_tokens: int = 512,
-        temperature: float = 0.0,
+        judge: CompletionJudge | None = None,
     ):
-        self.client = ChatClient(endpoint)
-        self.name = f"simulated:{endpoint.model}"
+        self.world_model, self.judge = world_model, judge
+        self.name = f"simulated:{world_model.name}"
         self.instruction = instruction
-        self.tools = action_space or []
-        self.max_tokens, self.temperature = max_tokens, temperature
-        self.messages: list[dict] = []
+        self.offered = action_space or []  # the action space of the kind it stands for, unless a recording says
+        self.tools = self.offered
+        self.messages: list[dict] = []  # the conversation the world model was last asked
+        self._row: dict = {}
+        self._state: StartingState | None = None
+        self._joined = False
+        self._details: dict = {}
 
     def reset(self, task: Task) -> Observation:
-        instruction = " ".join(x for x in (task.config.get("simulation_instruction", ""), self.instruction) if x)
-        system = render_system_prompt(
-            {
-                "task_description": task.instruction,
-                "action_space": json.dumps(self.tools),
-                "initial_state": task.config.get("initial_state", ""),
-                "simulation_instruction": instruction,
-            }
-        )
-        self.messages = [{"role": "system", "content": system}]
-        self._instruction = instruction
-        return Observation(content=task.config.get("initial_state", ""), metadata=json.dumps({"simulated": True}))
+        self.close()
+        self._instruction = " ".join(x for x in (task.config.get("simulation_instruction", ""), self.instruction) if x)
+        self._state = _starting_state(task)
+        self.tools = self._state.action_space if self._state is not None and self._state.action_space else self.offered
+        initial = self._state.render() if self._state is not None else task.config.get("initial_state", "")
+        self._row = {
+            "trajectory_id": f"simulated:{task.id}",
+            "domain": task.domain,
+            "task_description": task.instruction,
+            "action_space": json.dumps(self.tools, ensure_ascii=False),
+            "initial_state": initial,
+            "demonstrations": "",
+            "simulation_instruction": self._instruction,
+            "turns": [],
+        }
+        self.world_model.join()
+        self._joined = True
+        return Observation(content=initial, metadata=SIMULATED)
 
     def step(self, action: Action) -> Observation:
-        content = f"{action.name} {action.content}" if action.name else action.content
-        self.messages.append({"role": "user", "content": content})
-        try:
-            answer = self.client.texts(self.messages, self.max_tokens, self.temperature, seed=len(self.messages))[0]
-        except EndpointError as exc:
-            raise InfraError(f"the world model gave no observation: {exc}") from exc
-        predicted = extract_prediction(answer).text
-        self.messages.append({"role": "assistant", "content": predicted})
+        predicted = self._predict(action)
+        self._row["turns"].append({"action": action.model_dump(), "observation": {"content": predicted}})
         fmt = "json" if _is_json(predicted) else "aria" if predicted.startswith("URL: ") else "text"
-        return Observation(content=predicted, format=fmt, metadata=json.dumps({"simulated": True}))
+        return Observation(content=predicted, format=fmt, metadata=SIMULATED)
+
+    def _predict(self, action: Action) -> str:
+        """The observation the world model predicts for `action` after the turns so far; an answer with no
+        observation in it is asked again (another seed), and after ATTEMPTS the episode ends as infra_error."""
+        turns = self._row["turns"]
+        row = {**self._row, "turns": [*turns, {"action": action.model_dump(), "observation": {"content": ""}}]}
+        turn = corpus_turn(row, len(turns), plain=self.world_model.prompt == "plain")
+        self.messages = [{"role": role, "content": content} for role, content in turn.messages]
+        for attempt in range(ATTEMPTS):
+            prediction = extract_prediction(
+                self.world_model.answer(self.messages, seed=len(turns) * ATTEMPTS + attempt)
+            )
+            if self._parseable(prediction):
+                return prediction.text
+        raise InfraError(f"the world model gave no parseable observation in {ATTEMPTS} answers to {action.content!r}")
+
+    def _parseable(self, prediction: Prediction) -> bool:
+        """Whether an answer holds an observation: a plain-prompted world model answers with the observation itself
+        (empty output included); a template-prompted one tags it, so an untagged answer left empty once its
+        reasoning is dropped holds none."""
+        return self.world_model.prompt == "plain" or prediction.tagged or not prediction.empty
+
+    # -- the task's check, simulated -----------------------------------------------------------------------
+    def check(self, task: Task) -> bool | None:
+        check = task.check
+        if isinstance(check, ShellCheck):
+            predicted = self._predict(Action(kind="shell", content=exit_code_command(check.command)))
+            match = EXIT_LINE.search(predicted)
+            code = int(match.group(1)) if match else None
+            self._details = _decided("a simulated shell check: its predicted exit code", predicted, exit_code=code)
+            return code == 0
+        if isinstance(check, ToolCheck):
+            call = Action(kind="tool_call", name=check.tool, content=json.dumps(check.arguments, ensure_ascii=False))
+            predicted = self._predict(call)
+            is_error, text = tool_result(predicted)
+            self._details = _decided("a simulated tool call: its predicted result", predicted, is_error=is_error)
+            return not is_error and check.contains in text
+        if isinstance(check, PageCheck):
+            turns = self._row["turns"]
+            page = turns[-1]["observation"]["content"] if turns else self._row["initial_state"]
+            url = page.split("\n", 1)[0].removeprefix("URL: ") if page.startswith("URL: ") else ""
+            self._details = _decided("the predicted page", page, url=url)
+            return check.url_contains in url and check.contains in page
+        if check is None and self.judge is not None:
+            turns = [(action_text(t["action"]), t["observation"]["content"]) for t in self._row["turns"]]
+            passed, self._details = self.judge.judge(task, turns)
+            return passed
+        return None
+
+    def check_details(self) -> dict:
+        return self._details
+
+    def starting_state(self, task: Task) -> StartingState | None:
+        return self._state
 
     def simulation_instruction(self) -> str:
         return getattr(self, "_instruction", self.instruction)
@@ -66,7 +178,42 @@ class SimulatedEnvironment(Sandbox):
         return {"name": self.name, "backend": "world-model"}
 
     def close(self) -> None:
+        if self._joined:
+            self._joined = False
+            self.world_model.leave()
         self.messages = []
+
+
+def exit_code_command(command: str) -> str:
+    """A check command as one more shell action, made to print its exit code last (`exit code: N`)."""
+    body = f"(\n{command}\n)" if "\n" in command else f"( {command} )"
+    return f'{body}; echo "exit code: $?"'
+
+
+def tool_result(predicted: str) -> tuple[bool, str]:
+    """(is an error, the text) of a predicted MCP tool result: the JSON a server's result is recorded as
+    (`content` parts, `structuredContent`, `isError`), or plain text when the prediction is not that JSON."""
+    try:
+        data = json.loads(predicted)
+    except ValueError:
+        return False, predicted
+    if not isinstance(data, dict):
+        return False, predicted
+    parts = data.get("content") if isinstance(data.get("content"), list) else []
+    texts = [str(p.get("text", "")) for p in parts if isinstance(p, dict)]
+    if "structuredContent" in data:
+        texts.append(json.dumps(data["structuredContent"], ensure_ascii=False))
+    return bool(data.get("isError")), "\n".join(texts)
+
+
+def _starting_state(task: Task) -> StartingState | None:
+    """The task's real starting state, as collectors ground a simulated task (`config.starting_state`)."""
+    data = task.config.get("starting_state")
+    return StartingState.from_dict(data) if isinstance(data, dict) else None
+
+
+def _decided(how: str, predicted: str, **found) -> dict:
+    return {"decided_by": f"the task's check in the world model: {how}", "predicted": predicted[-2000:], **found}
 
 
 def _is_json(text: str) -> bool:

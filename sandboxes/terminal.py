@@ -25,6 +25,7 @@ from trajforge.sandboxes.base import (
 from trajforge.sandboxes.containers import Limits, start_container
 from trajforge.sandboxes.image import REPOSITORY
 from trajforge.sandboxes.shell import DEFAULT_MAX_OUTPUT, PersistentShell, ShellDied, ShellResult, ansi_c_quote
+from trajforge.sandboxes.starting_state import WORKDIR, StartingState
 from trajforge.schemas.records import Action, Observation
 
 SHELL_TOOL = {
@@ -33,6 +34,13 @@ SHELL_TOOL = {
     "The observation is the output (stdout and stderr), the exit code and the working directory.",
     "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]},
 }
+
+
+def action_space() -> list[dict]:
+    """The terminal's tools: a shell command, or keystrokes into a tmux pane."""
+    return [SHELL_TOOL, keystrokes.TOOL]
+
+
 # Builtins only: it must run even when the sandbox cannot fork. cgroup v1 paths first, then v2.
 PROBE = (
     "for __f in /sys/fs/cgroup/pids/pids.current /sys/fs/cgroup/pids.current; do "
@@ -124,7 +132,7 @@ class DockerTerminal(Sandbox):
             self.container = None
 
     def action_space(self) -> list[dict]:
-        return [SHELL_TOOL, keystrokes.TOOL]
+        return action_space()
 
     def describe(self) -> dict:
         digest = None
@@ -220,6 +228,20 @@ class DockerTerminal(Sandbox):
 
     def _limit(self, kind: str, detail: str, observation: Observation | None) -> None:
         raise ResourceLimitExceeded(f"resource limit: {kind} ({detail})", observation)
+
+    def starting_state(self, task: Task) -> StartingState:
+        """The files in /work (the task's, and whatever its setup left), read through a tar of it: not through the
+        shell, whose state the first turn gets untouched."""
+        try:
+            result = self.container.exec_run(
+                ["tar", "--ignore-failed-read", "-C", WORKDIR, "-cf", "-", "."], user="1000:1000", demux=True
+            )
+        except docker.errors.DockerException as exc:
+            raise InfraError(f"could not read the starting state of /work: {exc}") from exc
+        archive, errors = result.output
+        if result.exit_code != 0:
+            raise InfraError(f"could not read the starting state of /work: {(errors or b'').decode(errors='replace')}")
+        return StartingState.of_tar(archive or b"")
 
     def check(self, task: Task) -> bool | None:
         if not isinstance(task.check, ShellCheck):

@@ -237,6 +237,33 @@ MUTANTS = [
         '("loss", "held-out")',
         ("tests/pipelines/test_run_curves.py::test_masked_and_unmasked_runs_share_the_loss_panel_and_rl_gets_its_own",),
     ),
+    Mutant(
+        "simulated shell check: any predicted exit code passes",
+        "sandboxes/simulated.py",
+        "return code == 0",
+        "return code is not None",
+        ("tests/sandboxes/test_simulated.py::test_a_predicted_nonzero_or_missing_exit_code_fails_the_shell_check",),
+    ),
+    Mutant(
+        "simulated environment: an answer with no observation in it is taken as one",
+        "sandboxes/simulated.py",
+        'return self.world_model.prompt == "plain" or prediction.tagged or not prediction.empty',
+        "return True",
+        (
+            "tests/sandboxes/test_simulated.py::"
+            "test_a_world_model_that_never_gives_an_observation_ends_every_episode_as_infra_error",
+        ),
+    ),
+    Mutant(
+        "real episodes record the reset's observation, not the starting state a simulation is given",
+        "collectors/episode.py",
+        'return initial if state is None else initial.model_copy(update={"content": state.render()})',
+        "return initial",
+        (
+            "tests/collectors/test_grounding.py::"
+            "test_what_setup_leaves_is_recorded_once_from_a_real_sandbox_and_matches_a_real_episode",
+        ),
+    ),
 ]
 
 

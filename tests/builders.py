@@ -4,6 +4,7 @@ stay in conftest.py."""
 import json
 from pathlib import Path
 
+from trajforge.sandboxes.simulated import WorldModel
 from trajforge.schemas.records import Trajectory, new_trajectory
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "schemas" / "examples"
@@ -51,3 +52,20 @@ def report_turns(tail: str, n: int = 16) -> list[dict]:
 def record_dict(record: Trajectory) -> dict:
     """The record as it appears in a raw segment."""
     return json.loads(record.model_dump_json(exclude_none=True))
+
+
+class ScriptedWorldModel(WorldModel):
+    """Answers from a list, in order (the last one again once they run out), keeping every conversation asked."""
+
+    name = "scripted-world-model"
+
+    def __init__(self, *answers: str, prompt: str = "template"):
+        self.answers, self.prompt, self.asked = list(answers), prompt, []
+
+    def answer(self, messages, seed):
+        self.asked.append(messages)
+        return self.answers[min(len(self.asked) - 1, len(self.answers) - 1)]
+
+
+def tagged(text: str) -> str:
+    return f"<think>the file has five lines</think><predicted_observation>\n{text}\n</predicted_observation>"

@@ -28,6 +28,7 @@ class TerminalSpec(KindSpec):
         return True
 
     def simulated_action_space(self) -> list[dict]:
-        from trajforge.sandboxes.terminal import SHELL_TOOL
+        """The real terminal's own: the world model's prompt names the tools a real trajectory records."""
+        from trajforge.sandboxes.terminal import action_space
 
-        return [SHELL_TOOL]
+        return action_space()

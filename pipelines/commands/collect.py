@@ -60,8 +60,11 @@ FLUSH_EVERY = typer.Option(
 FAULTS = typer.Option(None, help="Inject faults into every environment: a bundled config (unreliable) or a YAML path.")
 SIMULATE = typer.Option(
     None,
-    help="URL=MODEL: run every episode against a world model at an OpenAI-compatible endpoint "
-    "(e.g. `trajforge serve`) instead of the real environment; trajectories are marked simulated.",
+    help="Run every episode against a world model instead of the real environment: URL=MODEL (an "
+    "OpenAI-compatible endpoint, e.g. `trajforge serve`, vLLM) or CHECKPOINT (a trajforge or Hugging Face "
+    "folder, or smollm2, run here; concurrent episodes share batches). Each task's real starting state is "
+    "recorded once (cached) and given to the world model; its check runs in the world model. Trajectories are "
+    "marked simulated.",
 )
 SIMULATE_KEY_ENV = typer.Option(
     DEFAULTS.simulate_key_env, "--simulate-key-env", help=key_env_help("the --simulate world model's")
@@ -75,6 +78,21 @@ CONTROL = typer.Option(
     help=f"With --simulate: per-episode control of the world model, a preset ({', '.join(CONTROL_PRESETS)}) or a YAML "
     "distribution; each episode samples which faults to show where, says so in its simulation_instruction and "
     "records it in its metadata (`control`).",
+)
+SimulatePrompt = Enum("SimulatePrompt", {name: name for name in ("auto", "plain", "template")}, type=str)
+SIMULATE_PROMPT = typer.Option(
+    SimulatePrompt(DEFAULTS.simulate_prompt),
+    help="With --simulate: how the world model was trained to be asked. plain: the system prompt as CPT renders it "
+    "(a CPT checkpoint); template: a world-model template asking for <predicted_observation> (SFT, RL); auto: plain "
+    "for a CPT checkpoint, template otherwise (an endpoint does not say what it serves).",
+)
+SIMULATE_JUDGE = typer.Option(
+    None,
+    help="With --simulate: URL=MODEL of an OpenAI-compatible judge that decides, for tasks without a check of their "
+    "own, whether a simulated episode completed the task (given the task, its scripted solution and the episode).",
+)
+SIMULATE_JUDGE_KEY_ENV = typer.Option(
+    DEFAULTS.simulate_judge_key_env, "--simulate-judge-key-env", help=key_env_help("the --simulate-judge endpoint's")
 )
 VERIFY_GENERATED = typer.Option(
     DEFAULTS.verify_generated,
@@ -107,13 +125,18 @@ OPTIONS = {  # {parameter: (type, option)}, in the order of --help; `_config` ma
     "simulate_key_env": (str, SIMULATE_KEY_ENV),
     "simulation_instruction": (str, SIMULATION_INSTRUCTION),
     "control": (str | None, CONTROL),
+    "simulate_prompt": (SimulatePrompt, SIMULATE_PROMPT),
+    "simulate_judge": (str | None, SIMULATE_JUDGE),
+    "simulate_judge_key_env": (str, SIMULATE_JUDGE_KEY_ENV),
     "verify_generated": (bool, VERIFY_GENERATED),
 }
 
 
 def _config(options: dict) -> CollectConfig:
-    """The config from the command's options, which carry its field names (but `suite`, `task`, `policy`)."""
+    """The config from the command's options, which carry its field names (but `suite`, `task`, `policy`), enums
+    as their values."""
     suites, tasks, policy = tuple(options.pop("suite")), tuple(options.pop("task")), options.pop("policy").value
+    options["simulate_prompt"] = options["simulate_prompt"].value
     return CollectConfig(suites=suites, tasks=tasks, policy=policy, **options)
 
 
@@ -154,4 +177,10 @@ def _print_summary(collected) -> int:
             domain = key.split(".", 1)[1]
             table.add_row(domain, str(value), str(counts.get(f"turns.{domain}", 0)))
     console.print(table)
+    if result.ran and result.infra_errors == result.ran:
+        console.print(
+            f"[red]every episode run ({result.ran}) ended as infra_error[/]: the environment (or the world model) "
+            "never let one finish; each trajectory's outcome.error says why",
+            soft_wrap=True,
+        )
     return EXIT_REJECTED if result.infra_errors or result.task_errors else EXIT_OK

@@ -102,6 +102,15 @@ OPTIONS = {
     "held_out_family": _option(
         list[str] | None, "--held-out-family", help="agent-rl: a task family held out whole (repeatable)."
     ),
+    "simulate": _option(
+        str | None,
+        "--simulate",
+        help="agent-rl: run every episode in a world model instead of the real environment: a checkpoint (or "
+        "smollm2) or URL=MODEL, as `collect --simulate` does; rewards are the tasks' checks run in the world model.",
+    ),
+    "simulate_prompt": _option(
+        str | None, "--simulate-prompt", help="agent-rl with --simulate: auto, plain or template (see collect)."
+    ),
 }
 
 

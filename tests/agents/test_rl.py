@@ -124,3 +124,45 @@ def test_cli_runs_an_agent_rl_step_in_docker(tmp_path, tiny_agent, sandbox_image
     assert metrics["episodes"] == 2 and set(metrics["outcomes"]) <= {"failure", "agent_error", "timeout"}
     assert metrics["degenerate_groups"] == 1.0 and "warning" in metrics  # an untrained model never succeeds
     assert "train agent-rl" in result.output and (tmp_path / "r" / "checkpoint-1").is_dir()
+
+
+def test_a_step_in_a_world_model_rewards_each_episode_by_the_check_run_there(
+    tmp_path, tiny_agent, tiny_checkpoint, scripted_actor, monkeypatch
+):
+    from types import SimpleNamespace
+
+    actor = scripted_actor(["```bash\necho 1 > answer.txt\n```", "Done."])
+    monkeypatch.setattr(rl, "Actor", SimpleNamespace(load=lambda folder, **settings: actor))
+    config = AgentRLConfig(
+        suites=(_suite(tmp_path, 2),), output=str(tmp_path / "run"), init=str(tiny_agent), group_size=2,
+        tasks_per_step=1, max_turns=2, max_new_tokens=16, max_steps=1, save_every=1, split=SplitConfig(held_out=0.0),
+        simulate=str(tiny_checkpoint), simulate_prompt="plain",  # the tiny world model is a CPT model
+    )  # fmt: skip
+    last = rl.run_agent_rl(config)
+    assert last["episodes"] == 2 and set(last["outcomes"]) <= {"success", "failure"}
+    segments = (tmp_path / "run" / "episodes" / "step-00001").glob("segment-*.jsonl")
+    episodes = [json.loads(line) for segment in segments for line in segment.read_text().splitlines()]
+    assert {e["source"]["kind"] for e in episodes} == {"simulated"} and all(len(e["turns"]) == 1 for e in episodes)
+    assert all("world model" in json.loads(e["outcome"]["verifier"])["decided_by"] for e in episodes)
+    assert all(e["initial_state"] == "The working directory /work is empty." for e in episodes)
+
+
+def test_a_world_model_that_never_answers_stops_the_run_at_its_first_step(
+    tmp_path, tiny_agent, scripted_actor, monkeypatch
+):
+    from types import SimpleNamespace
+
+    from tests.chat_server import chat_server
+
+    actor = scripted_actor(["```bash\necho 1 > answer.txt\n```"])
+    monkeypatch.setattr(rl, "Actor", SimpleNamespace(load=lambda folder, **settings: actor))
+    reasoning_only = json.dumps({"choices": [{"message": {"role": "assistant", "content": "<think>hmm"}}]}).encode()
+    with chat_server(lambda request: (200, reasoning_only)) as (url, _):
+        config = AgentRLConfig(
+            suites=(_suite(tmp_path, 1),), output=str(tmp_path / "run"), init=str(tiny_agent), group_size=2,
+            tasks_per_step=1, max_turns=2, max_new_tokens=16, max_steps=3, split=SplitConfig(held_out=0.0),
+            simulate=f"{url}=wm",
+        )  # fmt: skip
+        with pytest.raises(ValueError, match=r"step 1: every episode \(2\) ended as infra_error.*no parseable"):
+            rl.run_agent_rl(config)
+    assert not (tmp_path / "run" / "metrics.jsonl").exists() and not list((tmp_path / "run").glob("checkpoint-*"))

@@ -17,7 +17,7 @@ def test_a_simulated_suite_offers_the_action_space_of_the_kind_it_stands_for():
     for suite in plan_suites(config):
         assert isinstance(suite.environment, SimulatedSpec) and suite.environment.model == "world-model"
         spaces[suite.environment.stands_for] = [tool["name"] for tool in suite.environment.action_space]
-    assert spaces["terminal"] == ["shell"]
+    assert spaces["terminal"] == ["shell", "keystrokes"]  # the real terminal's, as its trajectories record it
     assert spaces["mcp"] == []  # its tools are whatever the server lists: no shell tool forced on it
     assert {"click", "fill", "goto"} <= set(spaces["browser"]) and "shell" not in spaces["browser"]
     with pytest.raises(ValueError, match="URL=MODEL"):

@@ -22,8 +22,26 @@ def test_cpt_steps_on_smollm2_with_its_own_chat_template(tmp_path, corpus_dir, m
     base_loss = float(re.search(r"held-out next-observation loss ([\d.]+)", base.output).group(1))
 
     def cpt_steps(output: str, *extra: str):
-        args = ["train", "--data", str(corpus_dir), "--init", "smollm2", "-o", output, "--max-steps", "4",
-                "--context-length", "96", "--batch-size", "1", "--warmup-steps", "1", "--eval-every", "4", *extra]
+        args = [
+            "train",
+            "--data",
+            str(corpus_dir),
+            "--init",
+            "smollm2",
+            "-o",
+            output,
+            "--max-steps",
+            "4",
+            "--context-length",
+            "96",
+            "--batch-size",
+            "1",
+            "--warmup-steps",
+            "1",
+            "--eval-every",
+            "4",
+            *extra,
+        ]
         return CliRunner().invoke(app, args)
 
     # The same four batches at learning rate 0: the base model's own loss on each step's batch.

@@ -4,6 +4,7 @@ import json
 
 from typer.testing import CliRunner
 
+from tests.chat_server import chat_server
 from trajforge.pipelines.cli import app
 
 SUITE = """
@@ -60,3 +61,15 @@ def test_a_control_file_naming_an_unknown_fault_kind_stops_the_run_before_any_ep
     unknown_preset = CliRunner().invoke(app, [*args[:-4], "--control", "flaky", "--output", str(tmp_path / "raw")])
     assert unknown_preset.exit_code == 2
     assert "unknown control preset 'flaky'; known: unreliable" in unknown_preset.output
+
+
+def test_a_world_model_that_never_answers_with_an_observation_ends_the_run_with_every_episode_counted(tmp_path):
+    reasoning_only = json.dumps({"choices": [{"message": {"role": "assistant", "content": "<think>maybe"}}]})
+    with chat_server(lambda request: (200, reasoning_only.encode())) as (url, requests):
+        args = ["collect", "--suite", "terminal", "--task", "count-lines", "-o", str(tmp_path), "--run-id", "r",
+                "--simulate", f"{url}=wm", "--repeats", "2", "--retries", "1"]  # fmt: skip
+        result = CliRunner().invoke(app, args)
+    assert result.exit_code == 1 and "every episode run (2) ended as infra_error" in result.output
+    assert len(requests) == 2 * 2 * 3  # two episodes, each tried twice, its first turn asked three times
+    manifest = json.loads((tmp_path / "r" / "_manifest.json").read_text())
+    assert manifest["counts"]["outcome.infra_error"] == 2 and manifest["counts"]["written"] == 2

@@ -78,7 +78,7 @@ def collect(tmp_path: Path, run: str, *flags: str):
 
 
 def test_collect_simulate_sends_the_key(url, tmp_path):
-    simulate = ["--simulate", f"{url}=tiny"]
+    simulate = ["--simulate", f"{url}=tiny", "--simulate-prompt", "plain"]  # the tiny model is a CPT model
     result, (trajectory,) = collect(tmp_path, "keyed", *simulate, "--simulate-key-env", VARIABLE)
     assert result.exit_code == 0, result.output
     assert trajectory["source"]["kind"] == "simulated" and len(trajectory["turns"]) == 1
@@ -90,7 +90,7 @@ def test_collect_simulate_sends_the_key(url, tmp_path):
 
 def test_collect_llm_policy_sends_the_key(url, tmp_path):
     llm = ["--policy", "llm", "--llm-url", url, "--llm-model", "tiny", "--simulate", f"{url}=tiny",
-           "--simulate-key-env", VARIABLE]  # fmt: skip
+           "--simulate-prompt", "plain", "--simulate-key-env", VARIABLE]  # fmt: skip
     result, (trajectory,) = collect(tmp_path, "keyed", *llm, "--llm-key-env", VARIABLE)
     assert result.exit_code == 0, result.output
     assert trajectory["outcome"]["status"] != "agent_error", trajectory["outcome"]

@@ -1,0 +1,91 @@
+"""The text environment RL frameworks wrap: reset(task) -> observation, step(text) -> (observation, reward, done,
+info), over a simulated environment and a real Docker terminal alike; and the verl-style wrapper that
+docs/simulation.md shows, run as the page prints it."""
+
+import asyncio
+import re
+from pathlib import Path
+
+from tests.builders import ScriptedWorldModel, tagged
+from trajforge.collectors.collection import plan_suites
+from trajforge.collectors.config import CollectConfig
+from trajforge.collectors.grounding import ground_suites
+from trajforge.collectors.text_env import TextEnvironment
+from trajforge.sandboxes.simulated import SimulatedEnvironment
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "simulation.md"
+WC = "```bash\nwc -l < notes.txt > answer.txt\n```"
+
+
+def count_lines():
+    config = CollectConfig(suites=("terminal",), tasks=("count-lines",), simulate="http://127.0.0.1:9/v1=wm")
+    (suite,) = ground_suites(plan_suites(config), lambda: None, print)
+    return suite.tasks[0]
+
+
+def test_a_simulated_episode_through_text_rewarded_by_the_check_in_the_world_model():
+    world_model = ScriptedWorldModel(tagged(""), tagged("exit code: 0"))
+    env = TextEnvironment(SimulatedEnvironment(world_model))
+    first = env.reset(count_lines())
+    assert "--- notes.txt (30 bytes)\nmilk" in first
+    assert env.step(WC)[1:3] == (0.0, False)
+    assert world_model.asked[0][-1]["content"] == "wc -l < notes.txt > answer.txt"
+    observation, reward, done, info = env.step("The answer is in answer.txt.")
+    assert (reward, done, info["status"]) == (1.0, True, "success")
+    assert info["check"]["exit_code"] == 0 and "world model" in info["check"]["decided_by"]
+
+
+def test_unreadable_text_and_the_turn_limit_end_the_episode_with_no_reward():
+    env = TextEnvironment(SimulatedEnvironment(ScriptedWorldModel(tagged("5"))), max_turns=1)
+    env.reset(count_lines())
+    _, reward, done, info = env.step("```bash\nwc -l notes.txt")  # a block never closed
+    assert (reward, done, info["status"]) == (0.0, True, "agent_error") and "unparseable" in info["error"]
+    env.reset(count_lines())
+    assert env.step(WC)[2] is False
+    assert env.step(WC)[1:3] == (0.0, True) and env.done
+
+
+def test_a_world_model_that_gives_no_observation_for_the_check_ends_the_episode_as_infra_error():
+    env = TextEnvironment(SimulatedEnvironment(ScriptedWorldModel(tagged("5"), "<think>the check")))
+    env.reset(count_lines())
+    env.step(WC)
+    _, reward, done, info = env.step("Done.")
+    assert (reward, done, info["status"]) == (0.0, True, "infra_error") and "no parseable observation" in info["error"]
+
+
+def test_the_same_api_over_a_real_docker_terminal(terminal):
+    env = TextEnvironment(terminal)
+    task = count_lines()
+    assert env.reset(task) == SimulatedEnvironment(ScriptedWorldModel("")).reset(task).content  # the same start
+    assert env.step(WC)[:3] == ("", 0.0, False)
+    _, reward, done, info = env.step("Done.")
+    assert (reward, done, info["status"]) == (1.0, True, "success") and "real environment" in info["check"][
+        "decided_by"
+    ]
+
+
+def test_the_wrapper_the_docs_show_runs_an_episode():
+    (code,) = re.findall(r"```python\n(.*?)```", DOCS.read_text(), flags=re.S)
+    namespace: dict = {}
+    exec(code, namespace)  # noqa: S102 - the page's own example, run as printed
+    world_model = ScriptedWorldModel(tagged(""), tagged("exit code: 1"))
+    task = count_lines()
+    interaction = namespace["TrajforgeInteraction"](
+        lambda: TextEnvironment(SimulatedEnvironment(world_model)), {task.id: task}
+    )
+
+    async def episode():
+        await interaction.start_interaction("sample-0", task.id)
+        first = interaction.episodes["sample-0"]["first"]
+        done, _, _, _ = await interaction.generate_response("sample-0", [{"role": "assistant", "content": WC}])
+        assert not done and "notes.txt" in first
+        done, _, reward, info = await interaction.generate_response(
+            "sample-0", [{"role": "assistant", "content": "ok"}]
+        )
+        score = await interaction.calculate_score("sample-0")
+        await interaction.finalize_interaction("sample-0")
+        return done, reward, score, info
+
+    done, reward, score, info = asyncio.run(episode())
+    assert done and reward == score == 0.0 and info["status"] == "failure"  # the predicted exit code was 1
+    assert interaction.episodes == {}
