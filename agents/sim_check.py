@@ -43,7 +43,7 @@ class SimCheckError(ValueError):
 class WorldModel:
     name: str
     chat: ChatModel  # answers single held-out turns
-    simulate: str  # URL=MODEL its episodes are simulated at
+    simulate: str  # what its episodes are simulated with: URL=MODEL, or the checkpoint folder
     identity: str = ""  # what tells it from another of the same name (its folder, its endpoint)
 
 
@@ -64,8 +64,8 @@ class SimCheckConfig:
 
 @contextlib.contextmanager
 def world_model_of(checkpoint: Path | None = None, endpoint: str | None = None, key_env: str | None = None):
-    """The world model of `-c CHECKPOINT` (its weights answer single turns, and serve its episodes on loopback
-    while the block runs) or of `--simulate URL=MODEL`."""
+    """The world model of `-c CHECKPOINT` (its weights answer single turns and, loaded in-process, its episodes) or
+    of `--simulate URL=MODEL`."""
     if (checkpoint is None) == (endpoint is None):
         raise SimCheckError("give the world model to check: -c CHECKPOINT or --simulate URL=MODEL (one of them)")
     if endpoint is not None:
@@ -78,13 +78,12 @@ def world_model_of(checkpoint: Path | None = None, endpoint: str | None = None, 
         yield WorldModel(model, EndpointModel(Endpoint(url, model, key_env, timeout=300.0)), endpoint, endpoint)
         return
     from trajforge.training.chat_models import CheckpointModel
-    from trajforge.training.serving import serve_in_background
 
     if not (Path(checkpoint) / "config.json").exists():
         raise SimCheckError(f"-c {checkpoint}: not a checkpoint folder (no config.json)")
     chat = CheckpointModel(Path(checkpoint))
-    with serve_in_background(chat.local, chat.name) as url:
-        yield WorldModel(chat.name, chat, f"{url}={chat.name}", str(Path(checkpoint).resolve()))
+    folder = str(Path(checkpoint).resolve())
+    yield WorldModel(chat.name, chat, folder, folder)  # its episodes simulated in-process (agents/world_model.py)
 
 
 def run_prefix(config: SimCheckConfig, world: WorldModel) -> str:
@@ -106,7 +105,8 @@ def check_simulator(config: SimCheckConfig, world: WorldModel, log: Log, warn: L
     result["single_step"] = single_step(config, world.chat, progress, warn)
     if config.episodes:
         plan = EpisodePlan(config.run, config.agent, world.simulate, run_prefix(config, world), config.split,
-                           config.control, config.simulated_success)  # fmt: skip
+                           config.control, config.simulated_success,
+                           prompt="plain" if config.plain else "template")  # fmt: skip
         result["episodes"] = run_episodes(plan, log, warn, progress)
     return result
 

@@ -36,11 +36,12 @@ def outcome_success(trajectory: Trajectory) -> bool | None:
 class EpisodePlan:
     run: CollectConfig  # the suites, output, repeats, concurrency ... of every run; `tasks` narrows the held-out ones
     agent: Agent
-    simulate: str  # URL=MODEL of the world model
+    simulate: str  # URL=MODEL of the world model, or its checkpoint folder
     run_prefix: str  # the runs are <prefix>-real, -sim, -replay, -controlled under run.output
     split: SplitConfig = SplitConfig()
     control: str | None = "errors"
     simulated_success: Callable[[Trajectory], bool | None] = outcome_success
+    prompt: str = "template"  # how the world model is asked (collect --simulate-prompt): plain or template
 
 
 def held_out_tasks(plan: EpisodePlan) -> list[Suite]:
@@ -67,11 +68,10 @@ def run_episodes(plan: EpisodePlan, log: Log, warn: Log, progress) -> dict:
         return {"tasks": 0, "note": "no held-out task in the suites: no episode figures"}
     names = tuple(task_name(s, t) for s in suites for t in s.tasks)
     base = dataclasses.replace(plan.run, tasks=names, policy=plan.agent.policy, **plan.agent.settings)
+    simulated = dataclasses.replace(base, simulate=plan.simulate, simulate_prompt=plan.prompt)
     runs = {
         "real": collect(dataclasses.replace(base, run_id=f"{plan.run_prefix}-real"), log, warn, progress),
-        "sim": collect(
-            dataclasses.replace(base, run_id=f"{plan.run_prefix}-sim", simulate=plan.simulate), log, warn, progress
-        ),
+        "sim": collect(dataclasses.replace(simulated, run_id=f"{plan.run_prefix}-sim"), log, warn, progress),
     }
     real, sim = _records(runs["real"].run_dir), _records(runs["sim"].run_dir)
     replay_run = dataclasses.replace(plan.run, tasks=(), policy="scripted", run_id=f"{plan.run_prefix}-replay")
@@ -83,9 +83,7 @@ def run_episodes(plan: EpisodePlan, log: Log, warn: Log, progress) -> dict:
         "wm2real": _wm2real(suites, sim, replayed, plan),
     }
     if plan.control:
-        controlled = dataclasses.replace(
-            base, run_id=f"{plan.run_prefix}-controlled", simulate=plan.simulate, control=plan.control
-        )
+        controlled = dataclasses.replace(simulated, run_id=f"{plan.run_prefix}-controlled", control=plan.control)
         runs["controlled"] = collect(controlled, log, warn, progress)
         figures["controllability"] = _per_group(suites, _records(runs["controlled"].run_dir), controllability)
     figures["runs"] = {name: collected.run_dir for name, collected in runs.items()}

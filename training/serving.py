@@ -1,13 +1,11 @@
 """Serving a checkpoint as an OpenAI-compatible endpoint (`/v1/chat/completions`, `/v1/models`), so the LLM-agent
 policy, the judge, the simulated environment and any external OpenAI client can use a trained world model."""
 
-import contextlib
 import hmac
 import ipaddress
 import threading
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import torch
@@ -171,25 +169,3 @@ def build_app(model: LocalModel, model_name: str, api_key: str | None = None) ->
     routes = [Route("/v1/models", models), Route("/v1/chat/completions", completions, methods=["POST"])]
     return Starlette(routes=routes, middleware=[Middleware(BearerAuth, api_key=api_key)] if api_key else [])
 
-
-@contextlib.contextmanager
-def serve_in_background(model: LocalModel, model_name: str) -> Iterator[str]:
-    """`model` behind this server on a free loopback port, in a thread, while the block runs: its base URL."""
-    import socket
-
-    import uvicorn
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    app = build_app(model, model_name)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error", lifespan="off"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started and thread.is_alive():
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=5)

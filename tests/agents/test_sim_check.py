@@ -32,7 +32,8 @@ def world_model(obedient: bool):
             text = ""
         else:
             text = "ls: cannot access 'project': No such file or directory"
-        return 200, json.dumps({"choices": [{"message": {"role": "assistant", "content": text}}]}).encode()
+        tagged = f"<predicted_observation>{text}</predicted_observation>"  # as a template-prompted world model answers
+        return 200, json.dumps({"choices": [{"message": {"role": "assistant", "content": tagged}}]}).encode()
 
     return chat_server(answer)
 
@@ -84,9 +85,11 @@ def test_a_world_model_that_ignores_its_instructions_scores_none(tmp_path, corpu
         result = check_simulator(config(tmp_path, corpus_dir, control), world, lambda t: None, lambda t: None)
     episodes = result["episodes"]
     assert episodes["controllability"]["all"]["produced_share"] == 0.0
-    # the simulator decides no success today: every pair is counted, none decided
+    # the task's check ran in the world model, which answered it with an error: a simulated failure where the real
+    # episode succeeded
     success = episodes["success"]["all"]
-    assert success["decided"] == 0 and success["matrix"]["real success"]["simulated undecided"] == 1
+    assert success["decided"] == 1 and success["matrix"]["real success"]["simulated failure"] == 1
+    assert success["agreement"] == 0.0
 
 
 def test_bad_world_models_are_refused_before_anything_runs(tmp_path):
