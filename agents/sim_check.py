@@ -6,9 +6,8 @@ environment, per domain and task family, on held-out tasks:
 - success agreement, WM2Real and controllability, from episodes (agents/sim_episodes.py).
 
 The world model is anything that answers a conversation (`evaluation.models.ChatModel`) for the single turns,
-plus the URL=MODEL of an OpenAI-compatible endpoint that serves it for the episodes: an endpoint as given, or a
-checkpoint served on a loopback port for the length of the check (`world_model_of`). A simulator that runs a
-checkpoint in-process plugs in as another `simulate` value once collect takes one."""
+plus what collect's `--simulate` takes for the episodes (`world_model_of`): an endpoint's URL=MODEL as given, or
+a checkpoint's folder, loaded in-process (agents/world_model.py)."""
 
 import contextlib
 import json

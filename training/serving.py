@@ -168,4 +168,3 @@ def build_app(model: LocalModel, model_name: str, api_key: str | None = None) ->
 
     routes = [Route("/v1/models", models), Route("/v1/chat/completions", completions, methods=["POST"])]
     return Starlette(routes=routes, middleware=[Middleware(BearerAuth, api_key=api_key)] if api_key else [])
-
