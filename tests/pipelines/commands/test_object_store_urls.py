@@ -105,7 +105,8 @@ def test_collect_build_inspect_report_and_eval_on_s3(s3, tmp_path, tiny_checkpoi
     )
     assert failed.returncode == 2, failed.stdout + failed.stderr
     assert "shard-damaged.arrow" in failed.stdout + failed.stderr and "Traceback" not in failed.stderr
-    assert sorted(p.name for p in work.iterdir()) == ["cache", "eval.json"]  # the job files stayed in the store
+    # the job files stayed in the store: here only the cache and eval's own output (its JSON, the chart beside it)
+    assert sorted(p.name for p in work.iterdir()) == ["cache", "eval.json", "eval.png"]
 
 
 def test_an_unreachable_store_is_one_line_and_exit_2(tmp_path):
