@@ -103,8 +103,12 @@ def simulated_suites(suites: list[Suite], config: AgentRLConfig, run_id: str, lo
     return [dataclasses.replace(s, control=control) for s in suites]
 
 
+PREFLIGHT_TRAJECTORIES = 20  # a quick look before training; `trajforge sim-check` measures every figure
+
+
 def preflight(config: AgentRLConfig, log, warn) -> dict | None:
-    """The world model's single-step figures before an RL run in it (None for a real run, or without a corpus)."""
+    """The world model's single-step figures before an RL run in it, on the held-out turns of at most
+    PREFLIGHT_TRAJECTORIES held-out trajectories (None for a real run, or without a corpus)."""
     if not config.simulate:
         return None
     from trajforge.agents.sim_check import Thresholds
@@ -113,7 +117,8 @@ def preflight(config: AgentRLConfig, log, warn) -> dict | None:
     thresholds = Thresholds(exact_match=config.min_exact_match)
     report = Path(config.output) / "world-model-check.json"
     return world_model_figures(config.simulate, config.sim_check_corpus, thresholds, log, warn,
-                               config.simulate_key_env, config.simulate_prompt, report=report)  # fmt: skip
+                               config.simulate_key_env, config.simulate_prompt, PREFLIGHT_TRAJECTORIES,
+                               report)  # fmt: skip
 
 
 def group_batch(rollouts: list[Rollout], pad_id: int, device) -> tuple[torch.Tensor, torch.Tensor]:
