@@ -274,8 +274,18 @@ def targets(rows: dict[str, dict], fid: dict) -> list[dict]:
         {"target": f"success agreement >= {AGREEMENT:.0%}", "figure": fid["success_agreement"], "unit": "share",
          "met": _at_least(fid["success_agreement"], AGREEMENT)},
         {"target": "the world model beats both baselines on factuality and exact match", "figure": None,
-         "unit": "", "met": all(beats) if fid["baselines"] else None},
+         "unit": "", "met": all(beats) if fid["baselines"] else None, "detail": _against_baselines(fid, beats)},
     ]  # fmt: skip
+
+
+def _against_baselines(fid: dict, beats: list[bool]) -> str:
+    """Which of the two figures the world model wins, against the best baseline of each."""
+    said = []
+    for key, won, shown in (("exact_match", beats[0], pct), ("factuality", beats[1], _num)):
+        best = max((b[key] for b in fid["baselines"].values() if b[key] is not None), default=None)
+        said.append(f"{key.replace('_', ' ')} {shown(fid[key])} {'beats' if won else 'does not beat'} the best "
+                    f"baseline's {shown(best)}")  # fmt: skip
+    return "; ".join(said)
 
 
 def _figure(t: dict) -> str:
@@ -290,7 +300,7 @@ def reading(found: list[dict]) -> str:
     lines = [f"{met} of {len(found)} targets met."]
     for t in found:
         verdict = {True: "met", False: "NOT met", None: "cannot tell from this run"}[t["met"]]
-        figure = f" ({_figure(t)})" if _figure(t) else ""
+        figure = f" ({_figure(t) or t.get('detail')})" if _figure(t) or t.get("detail") else ""
         if t.get("separated") is False and t["met"]:
             figure += ", but the 95% intervals overlap: the gain is within noise"
         if "real_gain_points" in t and t["figure"] is None:

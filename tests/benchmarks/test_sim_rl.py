@@ -47,7 +47,9 @@ def test_a_run_that_meets_every_target_says_so():
     assert by_target(found)["RL in the simulator raises real success over agent SFT by"]["figure"] == pytest.approx(25)
     share = by_target(found)["RL in the simulator gains"]["figure"]
     assert share == pytest.approx(25 / 30)  # controlled sim RL's gain over real RL's
-    assert sim_rl.reading(found).startswith(f"{len(found)} of {len(found)} targets met.")
+    said = sim_rl.reading(found)
+    assert said.startswith(f"{len(found)} of {len(found)} targets met.")
+    assert "exact match 85% beats the best baseline's 50%; factuality 60.0 beats the best baseline's 30.0" in said
 
 
 def test_missed_targets_are_said_plainly_with_their_figures():
@@ -58,6 +60,7 @@ def test_missed_targets_are_said_plainly_with_their_figures():
     text = sim_rl.reading(found)
     assert text.startswith(f"0 of {len(found)} targets met.") and text.count("NOT met") == len(found)
     assert "(+5 points)" in text and "(30%)" in text and "(50%)" in text
+    assert "exact match 50% does not beat the best baseline's 50%; factuality 25.0 does not beat" in text
 
 
 def test_a_gain_within_the_intervals_and_a_real_rl_that_gained_nothing_are_told_apart():
