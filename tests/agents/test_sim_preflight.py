@@ -70,3 +70,28 @@ def test_bad_control_is_refused_before_anything_runs(tmp_path):
     config = AgentRLConfig(simulate="http://127.0.0.1:1/v1=wm", control=str(bad))
     with pytest.raises(ControlError, match=r"control.yaml: faults.teleport: unknown fault kind"):
         rl.simulated_suites(suites, config, "test", print)
+
+
+@pytest.mark.slow
+def test_an_rl_run_in_a_checkpoint_world_model_prints_its_figures_before_it_trains(
+    tmp_path, tiny_agent, tiny_checkpoint, corpus_dir, scripted_actor, monkeypatch
+):
+    from types import SimpleNamespace
+
+    from trajforge.schemas.splits import SplitConfig
+
+    actor = scripted_actor(["```bash\ntouch answer.txt\n```", "Done."])
+    monkeypatch.setattr(rl, "Actor", SimpleNamespace(load=lambda folder, **settings: actor))
+    config = AgentRLConfig(
+        suites=(_suite(tmp_path),), output=str(tmp_path / "run"), init=str(tiny_agent), group_size=2,
+        tasks_per_step=1, max_turns=2, max_new_tokens=16, max_steps=1, save_every=1, split=SplitConfig(held_out=0.0),
+        simulate=str(tiny_checkpoint), simulate_prompt="plain", control="errors", sim_check_corpus=str(corpus_dir),
+        min_exact_match=1.0,
+    )  # fmt: skip
+    logged, warned = [], []
+    last = rl.run_agent_rl(config, log=logged.append, warn=warned.append)
+    assert last["episodes"] == 2
+    assert any(line.startswith("world model ") and "exact match" in line for line in logged)
+    assert any("single-step exact match" in line and "below 100%" in line for line in warned)
+    check = json.loads((tmp_path / "run" / "world-model-check.json").read_text())
+    assert check["thresholds"]["exact_match"] == 1.0 and check["below_thresholds"]
