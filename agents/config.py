@@ -39,6 +39,9 @@ class AgentRLConfig:
     simulate: str | None = None  # episodes in a world model instead: a checkpoint, or URL=MODEL (collect --simulate)
     simulate_prompt: str = "auto"
     simulate_key_env: str = "TRAJFORGE_SIMULATE_API_KEY"
+    control: str | None = None  # with simulate: a control preset or YAML, a spec sampled per episode (collect's)
+    sim_check_corpus: str | None = None  # with simulate: the world model's single-step figures on its held-out turns
+    min_exact_match: float = 0.8  # below it (single-step exact match) the run warns before it trains
 
     def as_dict(self) -> dict:
         return asdict(self)

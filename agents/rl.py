@@ -12,12 +12,15 @@ training/optimization.py's, as in every stage. An episode that the infrastructur
 nothing about the policy and is left out of its group.
 
 With `simulate` (a checkpoint, or URL=MODEL) every episode runs in that world model instead, as `collect --simulate`
-runs them: each task grounded in its real starting state, its reward the task's check run in the world model.
+runs them: each task grounded in its real starting state, its reward the task's check run in the world model; with
+`control`, each episode under a control spec sampled from that distribution. Before training, the world model's
+single-step figures on `sim_check_corpus` are printed, with a warning for each below its threshold.
 
 Each step's metrics line says whether RL can learn: the success rate and the share of degenerate groups (every
 episode of a task with the same reward: no gradient)."""
 
 import copy
+import dataclasses
 import time
 from collections import Counter
 from pathlib import Path
@@ -33,6 +36,7 @@ from trajforge.collectors.environments import Settings, build_environment
 from trajforge.collectors.policies.base import is_unparseable
 from trajforge.collectors.tasks import Suite, load_suite, task_split
 from trajforge.sandboxes.base import Task
+from trajforge.sandboxes.control import load_control
 from trajforge.schemas.splits import SplitConfig, readable_by
 from trajforge.training.gspo import sequence_logprobs
 from trajforge.training.metrics_log import MetricsLog
@@ -84,6 +88,37 @@ def simulation_config(config: AgentRLConfig) -> CollectConfig:
         image=config.image,
         command_timeout=config.command_timeout,
     )
+
+
+def simulated_suites(suites: list[Suite], config: AgentRLConfig, run_id: str, log) -> list[Suite]:
+    """The suites in the world model `config.simulate` names, each carrying `config.control` (episodes sample their
+    spec from it); the suites as they are without `simulate`. ValueError for control without a world model."""
+    if config.control and not config.simulate:
+        raise ValueError("--control steers a world model: give --simulate too (agent-rl in a real environment "
+                         "trains on its faults only through a suite's `faults`)")  # fmt: skip
+    if not config.simulate:
+        return suites
+    control = load_control(config.control).model_dump(exclude_none=True) if config.control else None
+    suites = in_world_model(suites, simulation_config(config), run_id, log)
+    return [dataclasses.replace(s, control=control) for s in suites]
+
+
+PREFLIGHT_TRAJECTORIES = 20  # a quick look before training; `trajforge sim-check` measures every figure
+
+
+def preflight(config: AgentRLConfig, log, warn) -> dict | None:
+    """The world model's single-step figures before an RL run in it, on the held-out turns of at most
+    PREFLIGHT_TRAJECTORIES held-out trajectories (None for a real run, or without a corpus)."""
+    if not config.simulate:
+        return None
+    from trajforge.agents.sim_check import Thresholds
+    from trajforge.agents.sim_preflight import world_model_figures
+
+    thresholds = Thresholds(exact_match=config.min_exact_match)
+    report = Path(config.output) / "world-model-check.json"
+    return world_model_figures(config.simulate, config.sim_check_corpus, thresholds, log, warn,
+                               config.simulate_key_env, config.simulate_prompt, PREFLIGHT_TRAJECTORIES,
+                               report)  # fmt: skip
 
 
 def group_batch(rollouts: list[Rollout], pad_id: int, device) -> tuple[torch.Tensor, torch.Tensor]:
@@ -157,9 +192,7 @@ class AgentRL:
             raise ValueError("--stage agent-rl needs --init: a checkpoint that can act (e.g. after agent-sft)")
         self.config, self.folder = config, acting_folder(config.init)
         self.output = Path(config.output)
-        suites = [load_suite(s) for s in config.suites]
-        if config.simulate:
-            suites = in_world_model(suites, simulation_config(config), f"agent-rl-{self.output.name}", log)
+        suites = simulated_suites([load_suite(s) for s in config.suites], config, f"agent-rl-{self.output.name}", log)
         self.tasks = trainable_tasks(suites, config.split)
         self.actor = Actor.load(self.folder, temperature=config.temperature)
         self.reference = copy.deepcopy(self.actor.model).eval() if config.kl_coef else None  # the starting model
@@ -220,6 +253,8 @@ def run_agent_rl(config: AgentRLConfig, progress=None, log=print, warn=print) ->
     """Train; the last step's metrics (only `step` when the run folder was already at max_steps)."""
     run = AgentRL(config, log, warn)
     step = run.optimizer.resume(run.output)
+    if step < config.max_steps:
+        preflight(config, log, warn)
     last: dict = {"step": step}
     with MetricsLog(run.output, config.report_to) as metrics:
         while step < config.max_steps:

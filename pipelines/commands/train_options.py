@@ -111,6 +111,28 @@ OPTIONS = {
     "simulate_prompt": _option(
         str | None, "--simulate-prompt", help="agent-rl with --simulate: auto, plain or template (see collect)."
     ),
+    "control": _option(
+        str | None,
+        "--control",
+        help="agent-rl with --simulate: a control preset (unreliable, errors, lists) or YAML distribution; each "
+        "episode samples the faults the world model is told to show (see collect --control).",
+    ),
+    "sim_check_corpus": _option(
+        str | None,
+        "--sim-check-corpus",
+        help="agent-rl with --simulate: a build-corpus folder; before training, the world model's single-step "
+        "figures on its held-out turns (sim-check's, beside the copy and retrieval baselines) are printed and "
+        "written to OUTPUT/world-model-check.json (default: not measured, a note says so).",
+    ),
+    "min_exact_match": _option(
+        float | None,
+        "--min-exact-match",
+        min=0.0,
+        max=1.0,
+        help=f"agent-rl with --sim-check-corpus: warn below this single-step exact match "
+        f"(default {AgentRLConfig.min_exact_match}); a world model that loses to a baseline on factuality is "
+        "warned about too.",
+    ),
 }
 
 

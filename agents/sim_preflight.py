@@ -1,0 +1,72 @@
+"""Before `train --stage agent-rl --simulate` trains: the world model's single-step figures on a corpus's held-out
+turns (sim-check's, beside the two model-free baselines), printed, with a warning for each figure below what a
+world model worth training in reaches (`below_thresholds`). Without a corpus there is nothing to measure on: a note
+says so and training goes on."""
+
+import dataclasses
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from trajforge.agents.sim_check import SimCheckConfig, Thresholds, below_thresholds, check_simulator, world_model_of
+from trajforge.agents.world_model import prompt_of
+
+Log = Callable[[str], None]
+
+
+def world_model_figures(
+    simulate: str, corpus: str | None, thresholds: Thresholds, log: Log, warn: Log, key_env: str | None = None,
+    prompt: str = "auto", limit: int | None = None, report: Path | None = None,
+) -> dict | None:  # fmt: skip
+    """sim-check's single-step result for the world model `simulate` (a checkpoint, smollm2 or URL=MODEL), its
+    warnings under "below_thresholds"; None (and a note) without a corpus. Written to `report` when given. The
+    turns are asked as the simulator will ask them (`prompt`: auto, plain or template, as --simulate-prompt)."""
+    if corpus is None:
+        log(f"world model {simulate}: no --sim-check-corpus given, so its fidelity is not measured before training")
+        return None
+    endpoint = simulate.startswith(("http://", "https://"))
+    target = simulate if endpoint else _folder(simulate)
+    plain = (prompt if endpoint else prompt_of(target, prompt)) != "template"
+    config = SimCheckConfig(corpus=corpus, limit=limit, plain=plain, episodes=False)
+    with _world_model(target, key_env) as world:
+        result = check_simulator(config, world, log, warn)
+    result["below_thresholds"] = below_thresholds(result, thresholds)
+    result["thresholds"] = dataclasses.asdict(thresholds)
+    for line in summary_lines(result):
+        log(line)
+    for line in result["below_thresholds"]:
+        warn(f"warning: the world model's {line}: an agent may learn little in it")
+    if report is not None:
+        report.parent.mkdir(parents=True, exist_ok=True)
+        report.write_text(json.dumps(result, indent=2) + "\n")
+    return result
+
+
+def _folder(checkpoint: str) -> str:
+    from trajforge.training.model import resolve_init
+
+    return resolve_init(checkpoint)
+
+
+def _world_model(target: str, key_env: str | None):
+    if target.startswith(("http://", "https://")):
+        return world_model_of(endpoint=target, key_env=key_env)
+    return world_model_of(checkpoint=Path(target))
+
+
+def summary_lines(result: dict) -> list[str]:
+    """One line per model over all held-out turns: the world model first, then the baselines."""
+    step = result["single_step"].get("all", {})
+    lines = []
+    for name, f in step.items():
+        label = f"world model {name}" if name == result["world_model"] else f"  baseline {name}"
+        factuality = f"{f['judge_factuality']:.1f}" if f.get("judge_factuality") is not None else "-"
+        lines.append(
+            f"{label}: exact match {_percent(f.get('exact_match'))}, error flag "
+            f"{_percent(f.get('error_flag_agreement'))}, factuality {factuality} on {f['turns']} held-out turns"
+        )
+    return lines
+
+
+def _percent(value: float | None) -> str:
+    return f"{value:.1%}" if value is not None else "-"

@@ -1,0 +1,371 @@
+"""Sim RL, and what it buys, in one table: agents trained by RL in the REAL environment and inside a world model
+(uncontrolled, and under sampled control specs), each measured in the REAL environment (Docker, the MCP server) on
+HELD-OUT tasks of a generated family, clean and under real injected faults, with 95% Wilson intervals; under the
+table the simulator's fidelity figures (`trajforge sim-check`) and a plain-words reading against issue 22's targets.
+
+    .venv/bin/python benchmarks/sim_rl.py                                # the tiny default (make sim-demo)
+    .venv/bin/python benchmarks/sim_rl.py --family kvstore               # the MCP kvstore family instead
+    .venv/bin/python benchmarks/sim_rl.py --init smollm2 --sft-steps 4 --rl-steps 1   # CPU: a taste
+    .venv/bin/python benchmarks/sim_rl.py --init smollm2 --tasks 2000 --cpt-steps 300 --wm-sft-steps 200 \\
+        --sft-steps 300 --rl-steps 30 --batch-size 8 --context-length 1024   # one GPU
+
+It drives the real `trajforge` commands, each in this interpreter's environment:
+1. a suite of `--tasks` generated tasks of `--family` (written to OUTPUT/suite.yaml), collected three ways: the
+   scripted policy, the explorer, and the scripted policy under `--faults unreliable` (whose trajectories say
+   what was injected where); the task split (10% held out by the task id) decides which tasks no stage reads;
+2. build-corpus over them and the world model: `train --stage cpt` (then `--stage sft` when `--wm-sft-steps`);
+3. agent SFT on the successful scripted trajectories of training tasks;
+4. from that agent, the same agent-RL steps (the same episodes) three times: in the real environment; in the world
+   model (`--simulate WORLD`); in the world model under control specs sampled per episode (`--control`);
+5. `agent-eval` of every row, and of the scripted policy (model-free reference), on the held-out tasks, clean and
+   under `--faults unreliable`;
+6. `sim-check` of the world model on the same held-out tasks and corpus (single step beside both baselines,
+   success agreement, WM2Real, controllability under `--control`).
+
+OUTPUT/sim-rl.json holds the rows, the fidelity figures, each target with whether it is met, the reading and the
+wall times. A world model trained on a few hundred episodes is small: the reading says plainly what it misses.
+"""
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from learning_signal import trajforge  # this folder is on sys.path when run as a script
+
+SCRIPTED = "scripted (model-free reference)"
+SFT = "agent SFT"
+REAL_RL = "RL in the real environment"
+SIM_RL = "RL in the simulator, uncontrolled"
+CONTROLLED_RL = "RL in the simulator, controlled"
+FAMILIES = {  # --family: (generator, suite domain, its environment line)
+    "terminal": ("terminal-text", "terminal", ""),
+    "kvstore": ("kvstore", "mcp", "environment: {kind: mcp, server: kvstore}\n"),
+}
+GAIN_POINTS, SHARE_OF_REAL, CONTROL_POINTS = 10.0, 0.8, 10.0
+EXACT, AGREEMENT, PRODUCED = 0.8, 0.85, 0.9
+
+
+def write_suite(path: Path, family: str, tasks: int, seed: int) -> Path:
+    generator, domain, environment = FAMILIES[family]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        f"# written by benchmarks/sim_rl.py\nsuite: sim-rl-{family}\ndomain: {domain}\n{environment}"
+        f"generated:\n  - {{family: {generator}, count: {tasks}, seed: {seed}}}\n"
+    )
+    return path
+
+
+def arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--init", default="tiny", help="tiny (trained from scratch), smollm2, or a model folder: "
+                        "the starting weights of the world model and of the agent")  # fmt: skip
+    parser.add_argument("--family", choices=sorted(FAMILIES), default="terminal", help="the generated task family")
+    parser.add_argument("--output", default="runs/sim-rl")
+    parser.add_argument("--tasks", type=int, default=120, help="generated tasks (10%% are held out)")
+    parser.add_argument("--task-seed", type=int, default=0)
+    parser.add_argument("--cpt-steps", type=int, default=60, help="world-model CPT steps")
+    parser.add_argument("--wm-sft-steps", type=int, default=0, help="world-model SFT steps after CPT (0: none)")
+    parser.add_argument("--sft-steps", type=int, default=100, help="agent-SFT steps")
+    parser.add_argument("--rl-steps", type=int, default=3, help="agent-RL steps, the same for every RL row")
+    parser.add_argument("--control", default="unreliable", help="the controlled row's control preset or YAML")
+    parser.add_argument("--lr", type=float, help="CPT/SFT peak learning rate (default: train's, by model)")
+    parser.add_argument("--rl-lr", type=float, default=1e-4)
+    parser.add_argument("--batch-size", type=int, default=4)
+    parser.add_argument("--context-length", type=int, default=512)
+    parser.add_argument("--group-size", type=int, default=4, help="agent-rl episodes per task")
+    parser.add_argument("--tasks-per-step", type=int, default=4)
+    parser.add_argument("--max-turns", type=int, default=4, help="turns per episode (agent-rl, agent-eval)")
+    parser.add_argument("--eval-repeats", type=int, default=1, help="agent-eval episodes per held-out task")
+    parser.add_argument("--sim-check-limit", type=int, default=40, help="held-out trajectories for single step")
+    parser.add_argument("--max-tokens", type=int, default=256, help="sim-check's longest single-step answer")
+    parser.add_argument("--concurrency", type=int, default=4, help="episodes at once")
+    return parser.parse_args(argv)
+
+
+def shape(args) -> list[str]:
+    """The training flags every CPT/SFT run shares."""
+    flags = ["--context-length", str(args.context_length), "--batch-size", str(args.batch_size)]
+    return flags + (["--lr", str(args.lr)] if args.lr is not None else [])
+
+
+def steps_flags(steps: int) -> list[str]:
+    return ["--max-steps", str(steps), "--eval-every", str(steps), "--save-every", str(steps)]
+
+
+def trajforge_allowing_errors(*args: str) -> float:
+    """A command whose exit code 1 means that some episodes ended with an infrastructure or task error (counted in
+    its JSON, not the agent's failures): said, and the benchmark goes on; any other failure stops it."""
+    started = time.perf_counter()
+    print("+ trajforge " + " ".join(args), flush=True)
+    code = subprocess.run([sys.executable, "-m", "trajforge", *args]).returncode
+    if code == 1:
+        print(f"  (trajforge {args[0]}: some episodes ended with an infrastructure or task error; see its JSON)")
+    elif code:
+        raise subprocess.CalledProcessError(code, ["trajforge", *args])
+    return time.perf_counter() - started
+
+
+def collect(args, out: Path, seconds: dict) -> Path:
+    """Scripted, explorer and fault-injected episodes of every generated task, into OUTPUT/raw/<run-id>."""
+    suite = write_suite(out / "suite.yaml", args.family, args.tasks, args.task_seed)
+    runs = {"scripted": ["--policy", "scripted"], "explorer": ["--policy", "explorer"],
+            "faults": ["--policy", "scripted", "--faults", "unreliable"]}  # fmt: skip
+    for run_id, flags in runs.items():
+        seconds[f"collect {run_id}"] = trajforge_allowing_errors(
+            "collect", "--suite", str(suite), *flags, "--output", str(out / "raw"), "--run-id", run_id,
+            "--concurrency", str(args.concurrency),
+        )  # fmt: skip
+    return suite
+
+
+def world_model(args, out: Path, seconds: dict) -> Path:
+    """The corpus of every collected episode, and the world model trained on it: CPT, then SFT when asked."""
+    corpus = ["--input", str(out / "raw"), "--output", str(out / "corpus"), "--min-turns", "0", "--no-near-dedup"]
+    seconds["build-corpus"] = trajforge("build-corpus", *corpus)
+    init = [] if args.init == "tiny" else ["--init", args.init]
+    cpt = ["--stage", "cpt", "--data", str(out / "corpus"), "-o", str(out / "world"), *init, *shape(args)]
+    seconds["world model cpt"] = trajforge("train", *cpt, *steps_flags(args.cpt_steps))
+    world = out / "world" / f"checkpoint-{args.cpt_steps}"
+    if not args.wm_sft_steps:
+        return world
+    seconds["curate-sft"] = trajforge("curate-sft", "--input", str(out / "corpus"), "--output", str(out / "wm-sft"))
+    seconds["world model sft"] = trajforge("train", "--stage", "sft", "--data", str(out / "wm-sft"), "-o",
+                                           str(out / "world-sft"), "--init", str(world), *shape(args),
+                                           *steps_flags(args.wm_sft_steps))  # fmt: skip
+    return out / "world-sft" / f"checkpoint-{args.wm_sft_steps}"
+
+
+def agent_sft(args, out: Path, seconds: dict) -> Path:
+    start = ["--tokenizer", str(out / "world" / "tokenizer")] if args.init == "tiny" else ["--init", args.init]
+    seconds[SFT] = trajforge("train", "--stage", "agent-sft", "--data", str(out / "raw" / "scripted"), "-o",
+                             str(out / "agent-sft"), *start, *shape(args), *steps_flags(args.sft_steps))  # fmt: skip
+    return out / "agent-sft" / f"checkpoint-{args.sft_steps}"
+
+
+def rl_rows(args, out: Path, sft: Path, world: Path, seconds: dict) -> dict[str, Path]:
+    """The three RL rows from the same agent with the same steps and episodes; their checkpoints by row."""
+    simulate = ["--simulate", str(world)]
+    runs = {
+        REAL_RL: ("rl-real", []),
+        SIM_RL: ("rl-sim", [*simulate, "--sim-check-corpus", str(out / "corpus")]),  # the figures printed first
+        CONTROLLED_RL: ("rl-controlled", [*simulate, "--control", args.control]),
+    }
+    rows = {}
+    for row, (name, flags) in runs.items():
+        seconds[row] = trajforge(
+            "train", "--stage", "agent-rl", "--suite", str(out / "suite.yaml"), "--init", str(sft),
+            "-o", str(out / name), *flags, "--max-steps", str(args.rl_steps), "--save-every", str(args.rl_steps),
+            "--lr", str(args.rl_lr), "--group-size", str(args.group_size), "--tasks-per-step",
+            str(args.tasks_per_step), "--max-turns", str(args.max_turns),
+        )  # fmt: skip
+        rows[row] = out / name / f"checkpoint-{args.rl_steps}"
+    return rows
+
+
+def evaluate(args, out: Path, agents: dict[str, Path], faults: bool, seconds: dict) -> list[dict]:
+    """agent-eval of the scripted policy and every checkpoint on the held-out tasks, in the real environment."""
+    name = "eval-faults" if faults else "eval-clean"
+    report = out / f"{name}.json"
+    seconds[name] = trajforge_allowing_errors(
+        "agent-eval", "--policy", "scripted", *(x for c in agents.values() for x in ("-c", str(c))),
+        "--suite", str(out / "suite.yaml"), "--max-turns", str(args.max_turns), "--repeats", str(args.eval_repeats),
+        "--output", str(out / name), "--concurrency", str(args.concurrency), "--json", str(report),
+        *(["--faults", "unreliable"] if faults else []),
+    )  # fmt: skip
+    return json.loads(report.read_text())["agents"]
+
+
+def sim_check(args, out: Path, world: Path, seconds: dict) -> dict:
+    report = out / "sim-check.json"
+    seconds["sim-check"] = trajforge_allowing_errors(
+        "sim-check", "-c", str(world), "--corpus", str(out / "corpus"), "--suite", str(out / "suite.yaml"),
+        "--control", args.control, "--limit", str(args.sim_check_limit), "--max-tokens", str(args.max_tokens),
+        "--max-turns", str(args.max_turns), "--concurrency", str(args.concurrency), "-o", str(out / "sim-check"),
+        "--json", str(report), *(["--no-plain"] if args.wm_sft_steps else []),  # an SFT world model: its template
+    )  # fmt: skip
+    return json.loads(report.read_text())
+
+
+def _score(overall: dict) -> dict:
+    low, high = overall.get("interval") or (None, None)
+    return {"episodes": overall["scored"], "successes": overall["successes"],
+            "success_rate": overall["success_rate"], "interval": [low, high]}  # fmt: skip
+
+
+def table(names: list[str], clean: list[dict], faulty: list[dict]) -> list[dict]:
+    """One row per agent: its success (and 95% interval) on the held-out tasks, clean and under real faults."""
+    rows = []
+    for name, a, b in zip(names, clean, faulty, strict=True):
+        rows.append({"row": name, "agent": a["agent"], "model_free": a["model_free"], "clean": _score(a["overall"]),
+                     "faults": _score(b["overall"]), "mean_turns": a["overall"]["mean_turns"],
+                     "unparseable_rate": a["overall"]["unparseable_rate"]})  # fmt: skip
+    return rows
+
+
+def fidelity(result: dict) -> dict:
+    """sim-check's figures over all held-out turns and episodes, as the reading uses them."""
+    step = result["single_step"].get("all", {})
+    world = step.get(result["world_model"], {})
+    baselines = {n: f for n, f in step.items() if n != result["world_model"]}
+    episodes = result.get("episodes", {})
+
+    def over_all(part: str, key: str):
+        return episodes.get(part, {}).get("all", {}).get(key)
+
+    return {
+        "world_model": result["world_model"],
+        "turns": world.get("turns"),
+        "exact_match": world.get("exact_match"),
+        "factuality": world.get("judge_factuality"),
+        "baselines": {
+            n: {"exact_match": f.get("exact_match"), "factuality": f.get("judge_factuality")}
+            for n, f in baselines.items()
+        },  # fmt: skip
+        "success_agreement": over_all("success", "agreement"),
+        "wm2real_exact_match": over_all("wm2real", "exact_match"),
+        "sim_successes_real": over_all("wm2real", "real_share_of_simulated_successes"),
+        "faults_produced": over_all("controllability", "produced_share"),
+        "clean_turns": over_all("controllability", "clean_share"),
+    }
+
+
+def _rate(rows: dict, name: str, part: str) -> float | None:
+    return rows[name][part]["success_rate"] if name in rows else None
+
+
+def _points(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else 100 * (a - b)
+
+
+def _separated(rows: dict, better: str, worse: str, part: str) -> bool:
+    """Whether `better`'s 95% interval lies wholly above `worse`'s."""
+    low, high = rows[better][part]["interval"][0], rows[worse][part]["interval"][1]
+    return low is not None and high is not None and low > high
+
+
+def _at_least(value: float | None, target: float) -> bool | None:
+    return None if value is None else value >= target
+
+
+def targets(rows: dict[str, dict], fid: dict) -> list[dict]:
+    """Each of issue 22's targets: its figure and whether it is met (None: this run cannot tell)."""
+    sim_gain = _points(_rate(rows, CONTROLLED_RL, "clean"), _rate(rows, SFT, "clean"))
+    real_gain = _points(_rate(rows, REAL_RL, "clean"), _rate(rows, SFT, "clean"))
+    share = sim_gain / real_gain if sim_gain is not None and real_gain and real_gain > 0 else None
+    control = _points(_rate(rows, CONTROLLED_RL, "faults"), _rate(rows, SIM_RL, "faults"))
+    beats = [fid[k] is not None and all(b[k] is not None and fid[k] > b[k] for b in fid["baselines"].values())
+             for k in ("exact_match", "factuality")]  # fmt: skip
+    return [
+        {"target": f"RL in the simulator raises real success over agent SFT by >= {GAIN_POINTS:.0f} points",
+         "figure": sim_gain, "unit": "points", "met": _at_least(sim_gain, GAIN_POINTS),
+         "separated": _separated(rows, CONTROLLED_RL, SFT, "clean")},
+        {"target": f"RL in the simulator gains >= {SHARE_OF_REAL:.0%} of what RL in the real environment gains",
+         "figure": share, "unit": "share", "met": _at_least(share, SHARE_OF_REAL), "real_gain_points": real_gain},
+        {"target": f"under real faults, controlled beats uncontrolled by >= {CONTROL_POINTS:.0f} points",
+         "figure": control, "unit": "points", "met": _at_least(control, CONTROL_POINTS),
+         "separated": _separated(rows, CONTROLLED_RL, SIM_RL, "faults")},
+        {"target": f"controllability: >= {PRODUCED:.0%} of instructed faults produced", "figure":
+         fid["faults_produced"], "unit": "share", "met": _at_least(fid["faults_produced"], PRODUCED)},
+        {"target": f"single-step exact match >= {EXACT:.0%}", "figure": fid["exact_match"], "unit": "share",
+         "met": _at_least(fid["exact_match"], EXACT)},
+        {"target": f"success agreement >= {AGREEMENT:.0%}", "figure": fid["success_agreement"], "unit": "share",
+         "met": _at_least(fid["success_agreement"], AGREEMENT)},
+        {"target": "the world model beats both baselines on factuality and exact match", "figure": None,
+         "unit": "", "met": all(beats) if fid["baselines"] else None, "detail": _against_baselines(fid, beats)},
+    ]  # fmt: skip
+
+
+def _against_baselines(fid: dict, beats: list[bool]) -> str:
+    """Which of the two figures the world model wins, against the best baseline of each."""
+    said = []
+    for key, won, shown in (("exact_match", beats[0], pct), ("factuality", beats[1], _num)):
+        best = max((b[key] for b in fid["baselines"].values() if b[key] is not None), default=None)
+        said.append(f"{key.replace('_', ' ')} {shown(fid[key])} {'beats' if won else 'does not beat'} the best "
+                    f"baseline's {shown(best)}")  # fmt: skip
+    return "; ".join(said)
+
+
+def _figure(t: dict) -> str:
+    if t["figure"] is None:
+        return ""
+    return f"{t['figure']:+.0f} points" if t["unit"] == "points" else f"{100 * t['figure']:.0f}%"
+
+
+def reading(found: list[dict]) -> str:
+    """The targets in plain words: how many are met, then each with its figure."""
+    met = sum(t["met"] is True for t in found)
+    lines = [f"{met} of {len(found)} targets met."]
+    for t in found:
+        verdict = {True: "met", False: "NOT met", None: "cannot tell from this run"}[t["met"]]
+        figure = f" ({_figure(t) or t.get('detail')})" if _figure(t) or t.get("detail") else ""
+        if t.get("separated") is False and t["met"]:
+            figure += ", but the 95% intervals overlap: the gain is within noise"
+        if "real_gain_points" in t and t["figure"] is None:
+            figure += " (RL in the real environment gained nothing here, so there is no share to take)"
+        lines.append(f"- {t['target']}: {verdict}{figure}")
+    return "\n".join(lines)
+
+
+def pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.0f}%"
+
+
+def _cell(score: dict) -> str:
+    low, high = score["interval"]
+    interval = f"[{pct(low)}, {pct(high)}]" if low is not None else "[-]"
+    return f"{pct(score['success_rate']):>4} {interval:<11} {score['successes']}/{score['episodes']}"
+
+
+def print_table(rows: list[dict], fid: dict) -> None:
+    print(f"\n{'agent (held-out tasks, real environment)':<42} {'clean: success [95%]':<25} "
+          f"{'--faults unreliable':<25}")  # fmt: skip
+    for r in rows:
+        print(f"{r['row']:<42} {_cell(r['clean']):<25} {_cell(r['faults']):<25}")
+    bases = ", ".join(f"{n}: exact {pct(b['exact_match'])}, factuality {_num(b['factuality'])}"
+                      for n, b in fid["baselines"].items())  # fmt: skip
+    print(f"\nsimulator {fid['world_model']} (sim-check, held-out): single step on {fid['turns']} turns: exact "
+          f"{pct(fid['exact_match'])}, factuality {_num(fid['factuality'])} ({bases}); success agreement "
+          f"{pct(fid['success_agreement'])}; WM2Real exact {pct(fid['wm2real_exact_match'])}, simulated successes "
+          f"real {pct(fid['sim_successes_real'])}; instructed faults produced {pct(fid['faults_produced'])}, "
+          f"clean turns {pct(fid['clean_turns'])}")  # fmt: skip
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = arguments(argv)
+    out, seconds, started = Path(args.output), {}, time.perf_counter()
+    collect(args, out, seconds)
+    world = world_model(args, out, seconds)
+    sft = agent_sft(args, out, seconds)
+    agents = {SFT: sft, **rl_rows(args, out, sft, world, seconds)}
+    names = [SCRIPTED, *agents]
+    rows = table(names, evaluate(args, out, agents, False, seconds), evaluate(args, out, agents, True, seconds))
+    checked = sim_check(args, out, world, seconds)
+    fid = fidelity(checked)
+    found = targets({r["row"]: r for r in rows}, fid)
+    print(f"\nsim RL, --init {args.init}, family {args.family}: {args.tasks} generated tasks, "
+          f"{rows[0]['clean']['episodes']} held-out episodes per row; {args.cpt_steps} world-model CPT steps"
+          f"{f' + {args.wm_sft_steps} SFT' if args.wm_sft_steps else ''}, {args.sft_steps} agent-SFT steps, "
+          f"{args.rl_steps} agent-RL steps x {args.tasks_per_step} tasks x {args.group_size} episodes per RL row "
+          f"(controlled: --control {args.control})")  # fmt: skip
+    print_table(rows, fid)
+    said = reading(found)
+    print(f"\n{said}")
+    total = time.perf_counter() - started
+    print(f"wall time: {total:.0f} s (" + ", ".join(f"{k} {v:.0f}" for k, v in seconds.items()) + ")")
+    preflight = out / "rl-sim" / "world-model-check.json"
+    result = {"args": vars(args), "rows": rows, "fidelity": fid, "targets": found, "reading": said,
+              "sim_check": checked, "preflight": json.loads(preflight.read_text()) if preflight.exists() else None,
+              "seconds": seconds, "wall_s": total}  # fmt: skip
+    (out / "sim-rl.json").write_text(json.dumps(result, indent=2) + "\n")
+    print(f"-> {out / 'sim-rl.json'}")
+
+
+if __name__ == "__main__":
+    main()

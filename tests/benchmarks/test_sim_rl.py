@@ -1,0 +1,100 @@
+"""benchmarks/sim_rl.py's table, fidelity figures and reading against issue 22's targets, on synthetic agent-eval
+and sim-check results (the benchmark itself drives real Docker; `make sim-demo` runs it)."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from trajforge.evaluation.intervals import wilson_interval
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import sim_rl  # noqa: E402 - the benchmarks folder is a script folder, not a package
+
+NAMES = [sim_rl.SCRIPTED, sim_rl.SFT, sim_rl.REAL_RL, sim_rl.SIM_RL, sim_rl.CONTROLLED_RL]
+
+
+def report(name: str, successes: int, episodes: int = 100) -> dict:
+    interval = list(wilson_interval(successes, episodes))
+    overall = {"scored": episodes, "successes": successes, "success_rate": successes / episodes,
+               "interval": interval, "mean_turns": 2.0, "unparseable_rate": 0.0}  # fmt: skip
+    return {"agent": name, "model_free": name == sim_rl.SCRIPTED, "overall": overall}
+
+
+def rows(clean: list[int], faulty: list[int]) -> dict[str, dict]:
+    table = sim_rl.table(NAMES, [report(n, s) for n, s in zip(NAMES, clean, strict=True)],
+                         [report(n, s) for n, s in zip(NAMES, faulty, strict=True)])  # fmt: skip
+    return {r["row"]: r for r in table}
+
+
+def checked(exact: float, factuality: float, agreement: float, produced: float) -> dict:
+    step = {"wm": {"turns": 50, "exact_match": exact, "judge_factuality": factuality},
+            "copy previous (model-free)": {"turns": 50, "exact_match": 0.4, "judge_factuality": 20.0},
+            "retrieval (model-free)": {"turns": 50, "exact_match": 0.5, "judge_factuality": 30.0}}  # fmt: skip
+    episodes = {"success": {"all": {"agreement": agreement}}, "wm2real": {"all": {"exact_match": 0.7}},
+                "controllability": {"all": {"produced_share": produced, "clean_share": 0.95}}}  # fmt: skip
+    return {"world_model": "wm", "single_step": {"terminal/terminal-text": step, "all": step}, "episodes": episodes}
+
+
+def by_target(found: list[dict]) -> dict[str, dict]:
+    return {t["target"].split(":")[0].split(" >=")[0]: t for t in found}
+
+
+def test_a_run_that_meets_every_target_says_so():
+    table = rows(clean=[100, 40, 70, 60, 65], faulty=[90, 20, 40, 25, 50])
+    found = sim_rl.targets(table, sim_rl.fidelity(checked(0.85, 60.0, 0.9, 0.95)))
+    assert all(t["met"] is True for t in found)
+    assert by_target(found)["RL in the simulator raises real success over agent SFT by"]["figure"] == pytest.approx(25)
+    share = by_target(found)["RL in the simulator gains"]["figure"]
+    assert share == pytest.approx(25 / 30)  # controlled sim RL's gain over real RL's
+    said = sim_rl.reading(found)
+    assert said.startswith(f"{len(found)} of {len(found)} targets met.")
+    assert "exact match 85% beats the best baseline's 50%; factuality 60.0 beats the best baseline's 30.0" in said
+
+
+def test_missed_targets_are_said_plainly_with_their_figures():
+    table = rows(clean=[100, 40, 70, 60, 45], faulty=[90, 20, 40, 30, 32])
+    found = sim_rl.targets(table, sim_rl.fidelity(checked(0.5, 25.0, 0.6, 0.3)))
+    met = {t["target"]: t["met"] for t in found}
+    assert not any(met.values())  # +5 points, 1/6 of real's gain, +2 under faults, 30%, 50%, 60%, loses to retrieval
+    text = sim_rl.reading(found)
+    assert text.startswith(f"0 of {len(found)} targets met.") and text.count("NOT met") == len(found)
+    assert "(+5 points)" in text and "(30%)" in text and "(50%)" in text
+    assert "exact match 50% does not beat the best baseline's 50%; factuality 25.0 does not beat" in text
+
+
+def test_a_gain_within_the_intervals_and_a_real_rl_that_gained_nothing_are_told_apart():
+    table = rows(clean=[100, 40, 40, 52, 52], faulty=[90, 20, 20, 20, 31])
+    found = by_target(sim_rl.targets(table, sim_rl.fidelity(checked(0.85, 60.0, 0.9, 0.95))))
+    gain = found["RL in the simulator raises real success over agent SFT by"]
+    assert gain["met"] is True and gain["separated"] is False
+    assert found["RL in the simulator gains"]["met"] is None  # no real gain: no share to take
+    text = sim_rl.reading(list(found.values()))
+    assert "the 95% intervals overlap" in text and "cannot tell from this run" in text
+
+
+def test_the_table_keeps_both_conditions_and_prints_them(capsys):
+    table = rows(clean=[100, 40, 70, 60, 65], faulty=[90, 20, 40, 25, 50])
+    assert table[sim_rl.CONTROLLED_RL]["faults"]["successes"] == 50 and table[sim_rl.SCRIPTED]["model_free"]
+    assert table[sim_rl.SFT]["clean"]["interval"] == list(wilson_interval(40, 100))
+    fid = sim_rl.fidelity(checked(0.85, 60.0, 0.9, 0.95))
+    sim_rl.print_table(list(table.values()), fid)
+    printed = capsys.readouterr().out
+    assert f"{sim_rl.CONTROLLED_RL}" in printed and " 65% [" in printed and " 50% [" in printed
+    assert "exact 85%" in printed and "retrieval (model-free): exact 50%" in printed
+
+
+def test_a_simulator_without_episode_figures_leaves_those_targets_undecided():
+    result = checked(0.85, 60.0, 0.9, 0.95)
+    del result["episodes"]
+    found = by_target(sim_rl.targets(rows([100, 40, 70, 60, 65], [90, 20, 40, 25, 50]), sim_rl.fidelity(result)))
+    assert found["success agreement"]["met"] is None and found["controllability"]["met"] is None
+
+
+def test_the_suite_it_writes_is_the_family_asked_for(tmp_path):
+    from trajforge.collectors.tasks import load_suite
+
+    terminal = load_suite(str(sim_rl.write_suite(tmp_path / "t.yaml", "terminal", 12, 0)))
+    kvstore = load_suite(str(sim_rl.write_suite(tmp_path / "k.yaml", "kvstore", 12, 0)))
+    assert len(terminal.tasks) == 12 and terminal.environment.kind == "terminal"
+    assert len(kvstore.tasks) == 12 and kvstore.environment.kind == "mcp"
