@@ -1,5 +1,7 @@
 """The one console and progress bar every command uses (to stderr, so stdout stays for data and SQL)."""
 
+import os
+import sys
 from collections.abc import Iterable, Iterator
 from typing import TypeVar
 
@@ -9,8 +11,17 @@ from rich.text import Text
 
 T = TypeVar("T")
 
-console = Console(stderr=True)
-out = Console(soft_wrap=True)
+
+def _width(stream) -> int | None:
+    """A terminal's own width; 160 columns (or $COLUMNS) into a file or a pipe, where rich would assume 80 and cut
+    a table's headers to "untrai…" in every log."""
+    if stream.isatty():
+        return None
+    return int(os.environ.get("COLUMNS") or 160)
+
+
+console = Console(stderr=True, width=_width(sys.stderr))
+out = Console(soft_wrap=True, width=_width(sys.stdout))
 
 
 def warn(message: str) -> None:
