@@ -147,3 +147,42 @@ class Sandbox(ABC):
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+class WrappedSandbox(Sandbox):
+    """An environment around another one (fault injection, per-episode control): every method is the inner
+    environment's unless the wrapper overrides it, so a method added to Sandbox reaches through every wrapper."""
+
+    def __init__(self, env: Sandbox):
+        self.env = env
+        self.name, self.source_kind = env.name, env.source_kind
+
+    def reset(self, task: Task) -> Observation:
+        return self.env.reset(task)
+
+    def step(self, action: Action) -> Observation:
+        return self.env.step(action)
+
+    def action_space(self) -> list[dict]:
+        return self.env.action_space()
+
+    def check(self, task: Task) -> bool | None:
+        return self.env.check(task)
+
+    def check_details(self) -> dict:
+        return self.env.check_details()
+
+    def starting_state(self, task: Task) -> "StartingState | None":
+        return self.env.starting_state(task)
+
+    def describe(self) -> dict:
+        return self.env.describe()
+
+    def simulation_instruction(self) -> str:
+        return self.env.simulation_instruction()
+
+    def episode_metadata(self) -> dict:
+        return self.env.episode_metadata()
+
+    def close(self) -> None:
+        self.env.close()

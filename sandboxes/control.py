@@ -23,7 +23,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from trajforge.sandboxes.base import Sandbox, Task
+from trajforge.sandboxes.base import Sandbox, Task, WrappedSandbox
 from trajforge.sandboxes.fault_kinds import FAULT_KINDS
 from trajforge.schemas.records import Action, Observation
 from trajforge.schemas.registry import Registry, UnknownName
@@ -177,14 +177,14 @@ def load_control(name_or_path: str) -> ControlDistribution:
     return parse_control(data, str(path))
 
 
-class ControlledSimulation(Sandbox):
+class ControlledSimulation(WrappedSandbox):
     """A simulated environment steered per episode: at reset a spec is sampled from the distribution (with the
     episode's seed), rendered into the task's `simulation_instruction`, which the simulator puts in its system
     prompt, and recorded; latency, which no text shows, is applied here."""
 
     def __init__(self, env: Sandbox, distribution: ControlDistribution, seed: int = 0):
-        self.env, self.distribution, self.seed = env, distribution, seed
-        self.name, self.source_kind = env.name, env.source_kind
+        super().__init__(env)
+        self.distribution, self.seed = distribution, seed
         self.spec, self._turn = ControlSpec(), 0
 
     def reset(self, task: Task) -> Observation:
@@ -199,23 +199,8 @@ class ControlledSimulation(Sandbox):
         self._turn += 1
         return self.env.step(action)
 
-    def action_space(self) -> list[dict]:
-        return self.env.action_space()
-
-    def describe(self) -> dict:
-        return self.env.describe()
-
-    def simulation_instruction(self) -> str:
-        return self.env.simulation_instruction()
-
     def episode_metadata(self) -> dict:
         return {**self.env.episode_metadata(), CONTROL_KEY: self.spec.record()}
-
-    def check(self, task: Task) -> bool | None:
-        return self.env.check(task)
-
-    def close(self) -> None:
-        self.env.close()
 
 
 def recorded_control(metadata: str | None) -> ControlSpec | None:

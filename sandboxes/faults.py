@@ -14,7 +14,7 @@ import time
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from trajforge.sandboxes.base import Sandbox, Task
+from trajforge.sandboxes.base import Sandbox, Task, WrappedSandbox
 from trajforge.sandboxes.control import CONTROL_KEY, ControlSpec, Injection
 from trajforge.sandboxes.fault_kinds import TRUNCATION_MARK, kind_of_label
 from trajforge.schemas.records import Action, Observation
@@ -49,13 +49,11 @@ class FaultConfig(_Config):
     truncation: Truncation | None = None
 
 
-class FaultInjector(Sandbox):
+class FaultInjector(WrappedSandbox):
     def __init__(self, env: Sandbox, config: dict | FaultConfig, seed: int = 0):
-        self.env = env
+        super().__init__(env)
         self.config = config if isinstance(config, FaultConfig) else FaultConfig.model_validate(config)
         self.seed = seed
-        self.name = env.name
-        self.source_kind = env.source_kind
         self._pages: dict[str, list] = {}
         self._turn, self._injected = 0, []
 
@@ -63,12 +61,6 @@ class FaultInjector(Sandbox):
         self.rng = random.Random(f"{self.seed}:{task.id}")
         self._pages, self._turn, self._injected = {}, 0, []
         return self.env.reset(task)
-
-    def action_space(self) -> list[dict]:
-        return self.env.action_space()
-
-    def describe(self) -> dict:
-        return self.env.describe()
 
     def injected(self) -> ControlSpec:
         """What this episode injected so far, where: the control spec a world model would be given for it."""
@@ -79,18 +71,6 @@ class FaultInjector(Sandbox):
 
     def episode_metadata(self) -> dict:
         return {**self.env.episode_metadata(), CONTROL_KEY: self.injected().record()}
-
-    def check(self, task: Task) -> bool | None:
-        return self.env.check(task)
-
-    def check_details(self) -> dict:
-        return self.env.check_details()
-
-    def starting_state(self, task: Task):
-        return self.env.starting_state(task)
-
-    def close(self) -> None:
-        self.env.close()
 
     def step(self, action: Action) -> Observation:
         observation = self._faulty_step(action)
