@@ -9,7 +9,6 @@ TRAJFORGE_CACHE (default ~/.cache/trajforge)/starting-states/, keyed by the task
 
 import dataclasses
 import json
-import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -21,11 +20,12 @@ from trajforge.sandboxes.base import EpisodeEnded, Task
 from trajforge.sandboxes.starting_state import StartingState
 from trajforge.schemas.atomic import write_bytes_atomic
 from trajforge.schemas.hashing import config_hash
+from trajforge.schemas.storage import cache_root
 from trajforge.schemas.turn_text import action_text
 
 
 def cache_folder() -> Path:
-    return Path(os.environ.get("TRAJFORGE_CACHE") or Path.home() / ".cache" / "trajforge") / "starting-states"
+    return cache_root() / "starting-states"
 
 
 def ground_suites(

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from trajforge.schemas.hashing import config_hash
+from trajforge.schemas.storage import cache_root
 
 MOUNT = "/opt/trajforge/cache"
 NPM_CACHE = f"{MOUNT}/npm"
@@ -37,7 +38,7 @@ class PackageInstallError(RuntimeError):
 
 
 def default_root() -> Path:
-    return Path(os.environ.get("TRAJFORGE_SERVER_CACHE") or Path.home() / ".cache" / "trajforge" / "servers")
+    return Path(os.environ.get("TRAJFORGE_SERVER_CACHE") or cache_root() / "servers")
 
 
 def npx_package(command: str, args: tuple[str, ...]) -> str | None:

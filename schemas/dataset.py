@@ -4,7 +4,6 @@ The split is decided once, by build-corpus, per task (schemas/splits.py) and rec
 gives a training stage only the rows it may train on and `held_out_rows` what `eval` scores.
 """
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -44,7 +43,7 @@ def cache_shards(url: str, subfolder: str = CPT_DIR, cache: Path | None = None) 
     files = [f.path for f in storage.list_files(root) if f.path.endswith(SHARD_SUFFIX)]
     if not files:
         raise FileNotFoundError(f"no *{SHARD_SUFFIX} shards in {root}")
-    cache = cache or Path(os.environ.get("TRAJFORGE_CACHE", Path.home() / ".cache" / "trajforge")) / "shards"
+    cache = cache or storage.cache_root() / "shards"
     paths = []
     for remote in files:
         local = cache / storage.name(remote)

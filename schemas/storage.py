@@ -21,6 +21,12 @@ class StorageError(OSError):
     """A store that cannot be reached or listed: one line that names the path."""
 
 
+def cache_root() -> Path:
+    """Where trajforge keeps what it can rebuild (local copies of remote shards, recorded starting states, MCP
+    server packages): $TRAJFORGE_CACHE, else ~/.cache/trajforge."""
+    return Path(os.environ.get("TRAJFORGE_CACHE") or Path.home() / ".cache" / "trajforge")
+
+
 def is_url(path: str | Path) -> bool:
     return "://" in str(path)
 
