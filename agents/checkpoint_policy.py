@@ -115,16 +115,17 @@ def cut_at_stop(ids: list[int], stops: list[int]) -> list[int]:
     return ids
 
 
-_ACTORS: dict[str, Actor] = {}
+_ACTORS: dict[tuple[str, float], Actor] = {}
 _LOADING = threading.Lock()
 
 
-def shared_actor(folder: str) -> Actor:
-    """One loaded model per folder for the whole process: every episode of a run asks the same one."""
+def shared_actor(folder: str, temperature: float = 0.7) -> Actor:
+    """One loaded model per folder and temperature for the whole process: every episode of a run asks the same
+    one."""
     with _LOADING:
-        if folder not in _ACTORS:
-            _ACTORS[folder] = Actor.load(folder)
-        return _ACTORS[folder]
+        if (folder, temperature) not in _ACTORS:
+            _ACTORS[folder, temperature] = Actor.load(folder, temperature=temperature)
+        return _ACTORS[folder, temperature]
 
 
 @POLICIES.register(help="a trajforge or Hugging Face checkpoint acting itself (--checkpoint DIR or smollm2)")
@@ -135,12 +136,14 @@ class CheckpointPolicy(Policy):
     def arguments(cls, config) -> dict:
         if not config.checkpoint:
             raise ValueError("--policy checkpoint needs --checkpoint: a checkpoint folder, a model folder or smollm2")
-        return {"checkpoint": acting_folder(config.checkpoint)}
+        return {"checkpoint": acting_folder(config.checkpoint), "temperature": config.temperature}
 
-    def __init__(self, checkpoint: str, actor: Actor | None = None, max_new_tokens: int = 256):
+    def __init__(
+        self, checkpoint: str, actor: Actor | None = None, max_new_tokens: int = 256, temperature: float = 0.7
+    ):
         from trajforge.training.chat_models import checkpoint_name
 
-        self.actor = actor if actor is not None else shared_actor(checkpoint)
+        self.actor = actor if actor is not None else shared_actor(checkpoint, temperature)
         self.model = checkpoint_name(Path(checkpoint))
         self.max_new_tokens = max_new_tokens
         self.transcript = None

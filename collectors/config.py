@@ -25,6 +25,7 @@ class CollectConfig:
     llm_model: str | None = None
     llm_key_env: str = "TRAJFORGE_LLM_API_KEY"  # the variable holding the llm policy's API key
     checkpoint: str | None = None  # the checkpoint policy's model: a trajforge or Hugging Face folder, or smollm2
+    temperature: float = 0.7  # the llm and checkpoint policies' sampling temperature; 0 is greedy
     flush_every: int = 8
     faults: str | None = None  # a bundled fault config or a YAML path
     simulate: str | None = None  # URL=MODEL of a world model standing in for every environment

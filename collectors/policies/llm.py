@@ -32,7 +32,10 @@ class LLMAgentPolicy(Policy):
     def arguments(cls, config) -> dict:
         if not config.llm_url or not config.llm_model:
             raise ValueError("--policy llm needs --llm-url and --llm-model (or TRAJFORGE_LLM_URL/TRAJFORGE_LLM_MODEL)")
-        return {"base_url": config.llm_url, "model": config.llm_model, "key_env": config.llm_key_env}
+        return {
+            "base_url": config.llm_url, "model": config.llm_model, "key_env": config.llm_key_env,
+            "temperature": config.temperature,
+        }  # fmt: skip
 
     def __init__(
         self,

@@ -29,7 +29,7 @@ from trajforge.schemas.splits import SplitConfig
 
 DEFAULTS = AgentEvalConfig()
 RUN_OPTIONS = ("output", "repeats", "concurrency", "retries", "max_turns", "command_timeout", "image", "seed",
-               "explorer_steps", "flush_every", "faults")  # fmt: skip
+               "explorer_steps", "flush_every", "faults", "temperature")  # fmt: skip
 
 Checkpoints = Annotated[
     list[Path], typer.Option("--checkpoint", "-c", help="A checkpoint folder, acting through the checkpoint policy.")

@@ -54,6 +54,9 @@ CHECKPOINT = typer.Option(
     None,
     help="The checkpoint policy's model: a trajforge checkpoint, a local Hugging Face model folder, or `smollm2`.",
 )
+TEMPERATURE = typer.Option(
+    DEFAULTS.temperature, min=0.0, help="Sampling temperature of the llm and checkpoint policies; 0 is greedy."
+)
 FLUSH_EVERY = typer.Option(
     DEFAULTS.flush_every, min=1, help="Episodes per raw segment (a kill loses at most this many)."
 )
@@ -119,6 +122,7 @@ OPTIONS = {  # {parameter: (type, option)}, in the order of --help; `_config` ma
     "llm_model": (str | None, LLM_MODEL),
     "llm_key_env": (str, LLM_KEY_ENV),
     "checkpoint": (str | None, CHECKPOINT),
+    "temperature": (float, TEMPERATURE),
     "flush_every": (int, FLUSH_EVERY),
     "faults": (str | None, FAULTS),
     "simulate": (str | None, SIMULATE),

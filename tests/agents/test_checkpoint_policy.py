@@ -68,6 +68,26 @@ def test_a_checkpoint_without_chat_template_or_markers_cannot_act(tmp_path, tiny
     assert acting_folder(str(tiny_agent)) == str(tiny_agent)
 
 
+def test_temperature_zero_acts_greedily_whatever_the_episode_seed(tiny_agent):
+    config = CollectConfig(policy="checkpoint", checkpoint=str(tiny_agent), temperature=0.0)
+    arguments = CheckpointPolicy.arguments(config)
+    assert arguments["temperature"] == 0.0
+
+    def answers(**settings) -> list[tuple[int, ...]]:
+        """The episode's whole token stream (its answers as generated), per episode seed."""
+        policy = CheckpointPolicy(**settings)
+        streams = []
+        for seed in (1, 2, 3):
+            run_episode(FakeEnvironment(), policy, TASK, "s/touch#0", "run", seed=seed, max_turns=2)
+            streams.append(tuple(policy.transcript.ids))
+        return streams
+
+    greedy = answers(**arguments)
+    assert len(set(greedy)) == 1  # the same answer for every seed
+    sampled = answers(checkpoint=arguments["checkpoint"], temperature=1.0)
+    assert len(set(sampled)) > 1  # a random model's sampled answers differ by seed
+
+
 @pytest.mark.slow
 def test_collect_runs_a_random_model_in_docker_and_each_episode_ends_as_an_outcome(tmp_path, tiny_agent, sandbox_image):
     args = ["collect", "-s", "terminal", "--task", "count-lines", "--policy", "checkpoint", "--checkpoint"]
@@ -79,7 +99,7 @@ def test_collect_runs_a_random_model_in_docker_and_each_episode_ends_as_an_outco
     # an untrained model mostly writes no action (its check then fails) or a broken one: outcomes, not crashes
     assert {r.outcome.status for r in records} <= {"failure", "agent_error", "timeout"}
     manifest = read_manifest(tmp_path / "r")
-    assert manifest.config["policy_args"] == {"checkpoint": str(tiny_agent)}
+    assert manifest.config["policy_args"] == {"checkpoint": str(tiny_agent), "temperature": 0.7}
     assert json.loads(records[0].metadata)["task_id"] == "count-lines"
 
 
