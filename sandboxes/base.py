@@ -57,6 +57,11 @@ class Task:
     family: str | None = None  # the task family that generated it (collectors/families); None: written by hand
 
 
+def tool_check_action(check: ToolCheck) -> Action:
+    """A tool check as the tool call it makes."""
+    return Action(kind="tool_call", name=check.tool, content=json.dumps(check.arguments, ensure_ascii=False))
+
+
 def json_arguments(action: Action) -> dict | None:
     """An action's content as a JSON object (empty content: no arguments); None when it is not one."""
     try:
@@ -118,8 +123,9 @@ class Sandbox(ABC):
         return None
 
     def check_details(self) -> dict:
-        """How the last `check` decided (the trajectory's `outcome.verifier`)."""
-        return {"decided_by": "the task's check, in the real environment"}
+        """How the last `check` decided (the trajectory's `outcome.verifier`), with the check as a turn where the
+        environment recorded one (`_check_turn`, schemas/check_turn.py)."""
+        return {"decided_by": "the task's check, in the real environment"} | getattr(self, "_check_turn", {})
 
     def starting_state(self, task: Task) -> "StartingState | None":
         """What the episode `reset` just started holds, as a world model must be told it (its rendering is the

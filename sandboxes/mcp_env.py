@@ -21,8 +21,17 @@ from anyio.from_thread import start_blocking_portal
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from trajforge.sandboxes.base import InfraError, Sandbox, Task, TaskSetupError, ToolCheck, json_arguments
+from trajforge.sandboxes.base import (
+    InfraError,
+    Sandbox,
+    Task,
+    TaskSetupError,
+    ToolCheck,
+    json_arguments,
+    tool_check_action,
+)  # fmt: skip
 from trajforge.sandboxes.starting_state import StartingState
+from trajforge.schemas.check_turn import check_turn
 from trajforge.schemas.records import Action, Observation
 from trajforge.schemas.turn_text import action_text
 
@@ -260,6 +269,7 @@ class MCPEnvironment(Sandbox):
         if not isinstance(check := task.check, ToolCheck):
             return None
         result = self._call(lambda: self._client.call_tool(check.tool, check.arguments, self.call_timeout), "the check")
+        self._check_turn = check_turn(tool_check_action(check), result_json(result))
         return not result.is_error and check.contains in result_text(result)
 
 

@@ -22,9 +22,10 @@ from typing import Literal
 from trajforge.endpoints import ChatClient, Endpoint, EndpointError
 from trajforge.evaluation.extraction import Prediction, extract_prediction
 from trajforge.evaluation.turns import corpus_turn
-from trajforge.sandboxes.base import InfraError, PageCheck, Sandbox, ShellCheck, Task, ToolCheck
+from trajforge.sandboxes.base import InfraError, PageCheck, Sandbox, ShellCheck, Task, ToolCheck, tool_check_action
 from trajforge.sandboxes.completion_judge import CompletionJudge
 from trajforge.sandboxes.starting_state import StartingState
+from trajforge.schemas.check_turn import exit_code_command
 from trajforge.schemas.records import Action, Observation
 from trajforge.schemas.turn_text import action_text
 
@@ -145,8 +146,7 @@ class SimulatedEnvironment(Sandbox):
             self._details = _decided("a simulated shell check: its predicted exit code", predicted, exit_code=code)
             return code == 0
         if isinstance(check, ToolCheck):
-            call = Action(kind="tool_call", name=check.tool, content=json.dumps(check.arguments, ensure_ascii=False))
-            predicted = self._predict(call)
+            predicted = self._predict(tool_check_action(check))
             is_error, text = tool_result(predicted)
             self._details = _decided("a simulated tool call: its predicted result", predicted, is_error=is_error)
             return not is_error and check.contains in text
@@ -182,12 +182,6 @@ class SimulatedEnvironment(Sandbox):
             self._joined = False
             self.world_model.leave()
         self.messages = []
-
-
-def exit_code_command(command: str) -> str:
-    """A check command as one more shell action, made to print its exit code last (`exit code: N`)."""
-    body = f"(\n{command}\n)" if "\n" in command else f"( {command} )"
-    return f'{body}; echo "exit code: $?"'
 
 
 def tool_result(predicted: str) -> tuple[bool, str]:

@@ -26,6 +26,7 @@ from trajforge.sandboxes.containers import Limits, start_container
 from trajforge.sandboxes.image import REPOSITORY
 from trajforge.sandboxes.shell import DEFAULT_MAX_OUTPUT, PersistentShell, ShellDied, ShellResult, ansi_c_quote
 from trajforge.sandboxes.starting_state import WORKDIR, StartingState
+from trajforge.schemas.check_turn import check_turn, exit_code_command, exit_code_observation
 from trajforge.schemas.records import Action, Observation
 
 SHELL_TOOL = {
@@ -254,4 +255,7 @@ class DockerTerminal(Sandbox):
             )
         except docker.errors.DockerException as exc:
             raise InfraError(f"could not run the success check: {exc}") from exc
+        output = (result.output or b"").decode(errors="replace")
+        action = Action(kind="shell", content=exit_code_command(task.check.command))
+        self._check_turn = check_turn(action, exit_code_observation(output, result.exit_code))
         return result.exit_code == 0

@@ -7,6 +7,7 @@ import pytest
 from trajforge.sandboxes.base import ResourceLimitExceeded, ShellCheck, Task
 from trajforge.sandboxes.containers import RUN_LABEL, Limits, reap_stale, start_container
 from trajforge.sandboxes.terminal import DockerTerminal
+from trajforge.schemas.check_turn import recorded_check_turn
 from trajforge.schemas.records import Action
 
 TASK = Task(id="t", instruction="play", files={"notes/todo.txt": "buy milk\nfix bug\n"}, setup=("git init -q repo",))
@@ -100,8 +101,12 @@ def test_success_check(terminal):
     task = Task(id="c", instruction="make a file", check=ShellCheck(command="test -f /work/done"))
     terminal.reset(task)
     assert terminal.check(task) is False
+    action, observation = recorded_check_turn({"outcome": {"verifier": json.dumps(terminal.check_details())}})
+    assert observation == "exit code: 1\n"
+    assert sh(terminal, action["content"]).content == observation  # what the shell shows for the recorded action
     sh(terminal, "touch done")
     assert terminal.check(task) is True
+    assert terminal.check_details()["check_turn"]["observation"] == "exit code: 0\n"
     assert terminal.check(Task(id="n", instruction="no check")) is None
 
 

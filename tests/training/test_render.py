@@ -1,5 +1,9 @@
+import json
+
 import pytest
 
+from trajforge.schemas.check_turn import check_turn, exit_code_command
+from trajforge.schemas.records import Action
 from trajforge.schemas.system_prompt import render_system_prompt
 from trajforge.training.chat_format import ASSISTANT, BEGIN, END, SYSTEM, USER
 from trajforge.training.render import render_prompt, render_row
@@ -116,6 +120,15 @@ def test_prompt_is_the_document_up_to_the_observation():
     assert prompt.text.endswith(ASSISTANT)
     assert render_row(row).text.startswith(prompt.text)
     assert not prompt.loss_flags.any()
+
+
+def test_the_recorded_check_is_one_more_turn_whose_answer_is_learned():
+    check = check_turn(Action(kind="shell", content=exit_code_command("test -f done")), "exit code: 1\n")
+    row = cpt_row(MASKED) | {"outcome": {"status": "failure", "verifier": json.dumps(check)}}
+    doc = render_row(row)
+    assert doc.text.endswith(f'{USER}( test -f done ); echo "exit code: $?"{END}\n{ASSISTANT}exit code: 1\n{END}\n')
+    assert in_loss(doc) == [f"exit code: 1\n{END}"]  # the episode's own turn stays masked
+    assert render_row(cpt_row(MASKED)).text == doc.text[: doc.text.index(f"{USER}( test -f")]
 
 
 def test_unknown_mask_mode():
