@@ -42,6 +42,7 @@ def write_suite(path: Path, tasks: int, seed: int) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(
         "# written by benchmarks/agent_learning.py\nsuite: terminal-gen-bench\ndomain: terminal\n"
+        "environment: {kind: terminal, tools: [shell]}\n"
         f"generated:\n  - {{family: terminal-text, count: {tasks}, seed: {seed}}}\n"
     )
     return path

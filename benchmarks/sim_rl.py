@@ -41,7 +41,7 @@ REAL_RL = "RL in the real environment"
 SIM_RL = "RL in the simulator, uncontrolled"
 CONTROLLED_RL = "RL in the simulator, controlled"
 FAMILIES = {  # --family: (generator, suite domain, its environment line)
-    "terminal": ("terminal-text", "terminal", ""),
+    "terminal": ("terminal-text", "terminal", "environment: {kind: terminal, tools: [shell]}\n"),
     "kvstore": ("kvstore", "mcp", "environment: {kind: mcp, server: kvstore}\n"),
 }
 GAIN_POINTS, SHARE_OF_REAL, CONTROL_POINTS = 10.0, 0.8, 10.0

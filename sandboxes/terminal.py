@@ -37,9 +37,12 @@ SHELL_TOOL = {
 }
 
 
-def action_space() -> list[dict]:
-    """The terminal's tools: a shell command, or keystrokes into a tmux pane."""
-    return [SHELL_TOOL, keystrokes.TOOL]
+TOOLS = {"shell": SHELL_TOOL, "keystrokes": keystrokes.TOOL}
+
+
+def action_space(tools: tuple[str, ...] = tuple(TOOLS)) -> list[dict]:
+    """The terminal's tools: a shell command, or keystrokes into a tmux pane (a suite may offer only some)."""
+    return [TOOLS[name] for name in tools]
 
 
 # Builtins only: it must run even when the sandbox cannot fork. cgroup v1 paths first, then v2.
@@ -68,7 +71,11 @@ class DockerTerminal(Sandbox):
         command_timeout: float = 10.0,
         max_output: int = DEFAULT_MAX_OUTPUT,
         client: docker.DockerClient | None = None,
+        tools: tuple[str, ...] = tuple(TOOLS),
     ):
+        if not tools or set(tools) - set(TOOLS):
+            raise ValueError(f"terminal tools {list(tools)}: expected some of {', '.join(TOOLS)}")
+        self.tools = tuple(tools)
         self.image = image
         self.run_id, self.owner = run_id, owner
         self.limits = limits
@@ -133,7 +140,7 @@ class DockerTerminal(Sandbox):
             self.container = None
 
     def action_space(self) -> list[dict]:
-        return action_space()
+        return action_space(self.tools)
 
     def describe(self) -> dict:
         digest = None
@@ -145,11 +152,12 @@ class DockerTerminal(Sandbox):
     def step(self, action: Action) -> Observation:
         if self.shell is None:
             raise RuntimeError("step() before reset()")
-        if action.kind == "shell":
+        if action.kind == "shell" and "shell" in self.tools:
             return self._shell_step(action.content)
-        if action.kind == "keystrokes":
+        if action.kind == "keystrokes" and "keystrokes" in self.tools:
             return self._keystrokes_step(action.content)
-        return Observation(content=f"unsupported action kind {action.kind!r}: use shell or keystrokes", is_error=True)
+        offered = " or ".join(self.tools)
+        return Observation(content=f"unsupported action kind {action.kind!r}: use {offered}", is_error=True)
 
     def _shell_step(self, command: str) -> Observation:
         result = self._run(command)

@@ -10,6 +10,7 @@ from trajforge.sandboxes.base import Sandbox, ShellCheck
 @KINDS.register()
 class TerminalSpec(KindSpec):
     kind: Literal["terminal"] = "terminal"
+    tools: tuple[Literal["shell", "keystrokes"], ...] = ("shell", "keystrokes")  # what the agent is offered
     setup_types = (str,)
     check_types = (ShellCheck,)
 
@@ -22,6 +23,7 @@ class TerminalSpec(KindSpec):
             owner=os.getpid(),
             command_timeout=settings.command_timeout,
             client=settings.docker_client,
+            tools=self.tools,
         )
 
     def needs_docker(self) -> bool:
@@ -31,4 +33,4 @@ class TerminalSpec(KindSpec):
         """The real terminal's own: the world model's prompt names the tools a real trajectory records."""
         from trajforge.sandboxes.terminal import action_space
 
-        return action_space()
+        return action_space(self.tools)

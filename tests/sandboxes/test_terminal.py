@@ -97,6 +97,17 @@ def test_resource_attacks_are_contained(docker_client, sandbox_image, attack, ki
         assert sh(fresh, "echo ok; ls /work").content == "ok\nnotes\nrepo\n"
 
 
+def test_a_terminal_may_offer_only_the_shell(docker_client, sandbox_image):
+    with pytest.raises(ValueError, match=r"terminal tools \['mouse'\]: expected some of shell, keystrokes"):
+        DockerTerminal(image=sandbox_image, tools=("mouse",), client=docker_client)
+    with DockerTerminal(image=sandbox_image, run_id="pytest", client=docker_client, tools=("shell",)) as env:
+        env.reset(TASK)
+        assert [tool["name"] for tool in env.action_space()] == ["shell"]
+        refused = keys(env, "ls\n")
+        assert refused.is_error and refused.content == "unsupported action kind 'keystrokes': use shell"
+        assert sh(env, "echo ok").content == "ok\n"
+
+
 def test_success_check(terminal):
     task = Task(id="c", instruction="make a file", check=ShellCheck(command="test -f /work/done"))
     terminal.reset(task)

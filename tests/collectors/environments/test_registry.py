@@ -20,3 +20,11 @@ def test_an_unknown_kind_or_a_field_of_another_kind_is_refused_naming_the_file()
         parse_environment({"kind": "terminal", "app": "shop"}, "s.yaml: environment")
     with pytest.raises(ValueError, match=r"browser.app: Field required"):
         parse_environment({"kind": "browser"}, "s.yaml: environment")
+
+
+def test_a_terminal_suite_may_offer_only_the_shell():
+    spec = parse_environment({"kind": "terminal", "tools": ["shell"]}, "s.yaml: environment")
+    assert [tool["name"] for tool in spec.simulated_action_space()] == ["shell"]
+    assert [tool["name"] for tool in TerminalSpec().simulated_action_space()] == ["shell", "keystrokes"]
+    with pytest.raises(ValueError, match=r"s.yaml: environment: terminal.tools\[0\]: Input should be 'shell' or"):
+        parse_environment({"kind": "terminal", "tools": ["mouse"]}, "s.yaml: environment")
