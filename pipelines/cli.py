@@ -1,7 +1,10 @@
 """The `trajforge` command line: every command, with the one line `trajforge --help` lists it by (its own
 `trajforge CMD --help` shows its whole docstring)."""
 
+import sys
+
 import typer
+import typer.rich_utils
 
 from trajforge.pipelines.commands.agent_eval import agent_eval_command
 from trajforge.pipelines.commands.beam_command import BeamCommand
@@ -19,6 +22,11 @@ from trajforge.pipelines.commands.sandbox_image import sandbox_image_command
 from trajforge.pipelines.commands.serve import serve_command
 from trajforge.pipelines.commands.sim_check import sim_check_command
 from trajforge.pipelines.commands.train import train_command
+from trajforge.pipelines.console import pipe_width
+
+# --help into a pipe: as wide as the console's tables (typer's own console would assume 80 and cut option names);
+# TERMINAL_WIDTH, typer's own setting, still wins.
+typer.rich_utils.MAX_WIDTH = typer.rich_utils.MAX_WIDTH or pipe_width(sys.stdout)
 
 app = typer.Typer(
     name="trajforge",

@@ -12,16 +12,16 @@ from rich.text import Text
 T = TypeVar("T")
 
 
-def _width(stream) -> int | None:
+def pipe_width(stream) -> int | None:
     """A terminal's own width; 160 columns (or $COLUMNS) into a file or a pipe, where rich would assume 80 and cut
-    a table's headers to "untrai…" in every log."""
+    a table's headers to "untrai…" in every log (and --help's option names to "--simulate-key-e…")."""
     if stream.isatty():
         return None
     return int(os.environ.get("COLUMNS") or 160)
 
 
-console = Console(stderr=True, width=_width(sys.stderr))
-out = Console(soft_wrap=True, width=_width(sys.stdout))
+console = Console(stderr=True, width=pipe_width(sys.stderr))
+out = Console(soft_wrap=True, width=pipe_width(sys.stdout))
 
 
 def warn(message: str) -> None:

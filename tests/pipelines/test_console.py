@@ -18,3 +18,10 @@ def widths(**env) -> str:
 def test_a_pipe_gets_160_columns_and_columns_overrides_it():
     assert widths() == "160 160"
     assert widths(COLUMNS="100") == "100 100"
+
+
+def test_help_into_a_pipe_keeps_whole_option_names():
+    environment = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "TERMINAL_WIDTH")}
+    trajforge = os.path.join(os.path.dirname(sys.executable), "trajforge")
+    done = subprocess.run([trajforge, "collect", "--help"], capture_output=True, text=True, env=environment)
+    assert done.returncode == 0 and "--simulate-key-env" in done.stdout and "…" not in done.stdout
