@@ -81,7 +81,7 @@ def test_resource_attacks_are_contained(docker_client, sandbox_image, attack, ki
         image=sandbox_image,
         run_id="pytest",
         limits=Limits(pids=128, memory="256m", workspace="32m"),
-        command_timeout=5,
+        command_timeout=15,  # a fork bomb on a loaded machine (CI beside training) needs more than 5 s to fill 128
         client=docker_client,
     )
     env.reset(TASK)
