@@ -105,6 +105,7 @@ class Sandbox(ABC):
 
     name: str = "environment"
     source_kind: str = "collected"  # a world model standing in for the environment says "simulated"
+    _check_turn: dict = {}  # the last `check` as a turn (schemas/check_turn.py), set by environments that record it
 
     @abstractmethod
     def reset(self, task: Task) -> Observation:
@@ -125,7 +126,7 @@ class Sandbox(ABC):
     def check_details(self) -> dict:
         """How the last `check` decided (the trajectory's `outcome.verifier`), with the check as a turn where the
         environment recorded one (`_check_turn`, schemas/check_turn.py)."""
-        return {"decided_by": "the task's check, in the real environment"} | getattr(self, "_check_turn", {})
+        return {"decided_by": "the task's check, in the real environment"} | self._check_turn
 
     def starting_state(self, task: Task) -> "StartingState | None":
         """What the episode `reset` just started holds, as a world model must be told it (its rendering is the

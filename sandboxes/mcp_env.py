@@ -266,6 +266,7 @@ class MCPEnvironment(Sandbox):
 
     def check(self, task: Task) -> bool | None:
         """A ToolCheck: call its tool; success when the result is no error and its text has `contains`."""
+        self._check_turn = {}  # none recorded unless this check runs (never the previous episode's)
         if not isinstance(check := task.check, ToolCheck):
             return None
         result = self._call(lambda: self._client.call_tool(check.tool, check.arguments, self.call_timeout), "the check")

@@ -253,6 +253,7 @@ class DockerTerminal(Sandbox):
         return StartingState.of_tar(archive or b"")
 
     def check(self, task: Task) -> bool | None:
+        self._check_turn = {}  # none recorded unless this check runs (never the previous episode's)
         if not isinstance(task.check, ShellCheck):
             return None
         if self.container is None:
