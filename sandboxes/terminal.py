@@ -55,6 +55,7 @@ PROBE = (
 )
 DISK_FULL = ("No space left on device", "Disk quota exceeded")
 # What bash prints when fork() fails with EAGAIN: the pids limit (the probe may read the counter a moment early).
+STATE_READS = 3  # reads of /work's tar before an empty one is an infrastructure error
 FORK_FAILED = ("fork: retry: Resource temporarily unavailable", "fork: Resource temporarily unavailable")
 CHECK_TIMEOUT_S = 60
 
@@ -241,16 +242,20 @@ class DockerTerminal(Sandbox):
     def starting_state(self, task: Task) -> StartingState:
         """The files in /work (the task's, and whatever its setup left), read through a tar of it: not through the
         shell, whose state the first turn gets untouched."""
-        try:
-            result = self.container.exec_run(
-                ["tar", "--ignore-failed-read", "-C", WORKDIR, "-cf", "-", "."], user="1000:1000", demux=True
-            )
-        except docker.errors.DockerException as exc:
-            raise InfraError(f"could not read the starting state of /work: {exc}") from exc
-        archive, errors = result.output
-        if result.exit_code != 0:
-            raise InfraError(f"could not read the starting state of /work: {(errors or b'').decode(errors='replace')}")
-        return StartingState.of_tar(archive or b"")
+        for _ in range(STATE_READS):
+            try:
+                result = self.container.exec_run(
+                    ["tar", "--ignore-failed-read", "-C", WORKDIR, "-cf", "-", "."], user="1000:1000", demux=True
+                )
+            except docker.errors.DockerException as exc:
+                raise InfraError(f"could not read the starting state of /work: {exc}") from exc
+            archive, errors = result.output
+            if result.exit_code != 0:
+                detail = (errors or b"").decode(errors="replace")
+                raise InfraError(f"could not read the starting state of /work: {detail}")
+            if archive:  # a tar holds at least its end blocks: no bytes at all is output the exec lost (under load)
+                return StartingState.of_tar(archive)
+        raise InfraError(f"could not read the starting state of /work: tar's output was empty {STATE_READS} times")
 
     def check(self, task: Task) -> bool | None:
         self._check_turn = {}  # none recorded unless this check runs (never the previous episode's)

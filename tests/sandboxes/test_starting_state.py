@@ -4,8 +4,11 @@ of it reads (the same text for the same files), capped; a real Docker terminal's
 import io
 import tarfile
 
-from trajforge.sandboxes.base import Task
+import pytest
+
+from trajforge.sandboxes.base import InfraError, Task
 from trajforge.sandboxes.starting_state import MAX_FILE_CHARS, MAX_FILES, StartingState
+from trajforge.sandboxes.terminal import STATE_READS, DockerTerminal
 from trajforge.schemas.records import Action
 
 NOTES = "milk\neggs\nbread\ncoffee\napples\n"
@@ -68,3 +71,30 @@ def test_a_real_terminal_captures_its_files_and_what_setup_left(terminal):
     # The capture leaves the shell as reset left it: the first command runs where it would have.
     observation = terminal.step(Action(kind="shell", content="wc -l < notes.txt; pwd"))
     assert observation.content.split() == ["5", "/work"]
+
+
+class _LossyContainer:
+    """A container whose exec loses its output the first `lost` times (what docker exec did under load)."""
+
+    def __init__(self, archive: bytes, lost: int):
+        self.archive, self.lost, self.reads = archive, lost, 0
+
+    def exec_run(self, cmd, user=None, demux=False):
+        self.reads += 1
+        output = b"" if self.reads <= self.lost else self.archive
+        return type("ExecResult", (), {"exit_code": 0, "output": (output, b"")})()
+
+
+def _terminal_with(container) -> DockerTerminal:
+    terminal = DockerTerminal(client=object())
+    terminal.container = container
+    return terminal
+
+
+def test_an_empty_tar_of_the_workspace_is_read_again_then_an_infrastructure_error():
+    task = Task(id="t", instruction="x", files={"notes.txt": NOTES})
+    lossy = _LossyContainer(_tar({"notes.txt": NOTES.encode()}), lost=STATE_READS - 1)
+    assert _terminal_with(lossy).starting_state(task).render() == StartingState.of_files(task.files).render()
+    assert lossy.reads == STATE_READS
+    with pytest.raises(InfraError, match="empty 3 times"):
+        _terminal_with(_LossyContainer(b"", lost=STATE_READS)).starting_state(task)
