@@ -104,12 +104,16 @@ def collect_rollouts(policy: Policy, judge, batch: list[dict], config: RLConfig,
 
 def update_policy(model, optimizer: Optimizer, rollouts: Rollouts, config: RLConfig) -> list:
     """`updates_per_batch` passes over the groups, one optimizer step per group, on the clipped sequence-level
-    objective with group-normalised advantages. The GSPO outputs of every update, in order."""
+    objective with group-normalised advantages. The GSPO outputs of every update, in order. A group of equal rewards
+    (and no KL term) is skipped: it has no gradient, and an optimizer step on none would still move the weights
+    along Adam's momentum."""
     advantages = group_advantages(torch.tensor(rollouts.rewards, dtype=torch.float32))
     model.train()
     stats = []
     for _ in range(config.updates_per_batch):
         for (ids, mask, old, ref), adv in zip(rollouts.groups, advantages, strict=True):
+            if not adv.any() and not (ref is not None and config.kl_coef):
+                continue
             logp = sequence_logprobs(model, ids, mask)
             out = gspo_loss(logp, old, mask, adv, config.eps_low, config.eps_high, ref, config.kl_coef)
             out.loss.backward()
@@ -132,10 +136,10 @@ def step_metrics(step: int, rollouts: Rollouts, stats: list, lr: float, seconds:
         "format_compliance": sum(formatted) / len(formatted),
         "verifier_pass": sum(verified) / len(verified) if verified else None,
         "judge_failures": rollouts.judge_failures,
-        "loss": sum(float(s.loss.detach()) for s in stats) / len(stats),
+        "loss": sum(float(s.loss.detach()) for s in stats) / len(stats) if stats else None,  # None: no update
         "lr": lr,
-        "clipped": sum(s.clipped_fraction for s in stats) / len(stats),
-        "kl": sum(s.kl for s in stats) / len(stats),
+        "clipped": sum(s.clipped_fraction for s in stats) / len(stats) if stats else None,
+        "kl": sum(s.kl for s in stats) / len(stats) if stats else None,
         "sampled_tokens": sampled,
         "tokens_per_s": sampled / max(seconds, 1e-9),  # sampled tokens per second of the whole step
         "seconds": seconds,

@@ -101,10 +101,14 @@ def _progress(config, world):
         yield lambda m: bar.update(task, completed=m["step"], loss=m["loss"], tps=m["tokens_per_s"])
 
 
+def _loss(m: dict) -> str:
+    return f"{m['loss']:.4f}" if m["loss"] is not None else "none (no group to learn from)"
+
+
 def _print_rl_step(m: dict) -> None:
     console.print(
         f"  step {m['step']}: reward {m['reward']:.2f} (max {m['reward_max']:.2f}), "
-        f"format {m['format_compliance']:.0%}, degenerate groups {m['degenerate_groups']:.0%}, loss {m['loss']:.4f}"
+        f"format {m['format_compliance']:.0%}, degenerate groups {m['degenerate_groups']:.0%}, loss {_loss(m)}"
     )
     if "warning" in m:
         console.print(f"  [yellow]warning[/]: {m['warning']}")
@@ -112,7 +116,7 @@ def _print_rl_step(m: dict) -> None:
 
 def _print_agent_rl_step(m: dict) -> None:
     outcomes = ", ".join(f"{k} {v}" for k, v in m["outcomes"].items())
-    loss = f"{m['loss']:.4f}" if m["loss"] is not None else "none (no group to learn from)"
+    loss = _loss(m)
     console.print(
         f"  step {m['step']}: success {m['success']:.0%} ({outcomes}), degenerate groups "
         f"{m['degenerate_groups']:.0%}, loss {loss}, {m['episodes_per_min']:.1f} episodes/min, "

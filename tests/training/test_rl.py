@@ -92,7 +92,41 @@ def test_a_run_of_degenerate_groups_warns(tmp_path, policy, rl_data, monkeypatch
     config = rl.RLConfig(data=str(rl_data), output=str(tmp_path), init=str(policy), max_steps=1, max_new_tokens=4)
     last = rl.run_rl(config)
     assert last["degenerate_groups"] == 1.0 and "no gradient" in last["warning"]
+    assert last["loss"] is None  # no group was learned from
 
+
+
+def _one_group(model, rewards: list[float], seed: int) -> tuple:
+    ids = torch.randint(3, 100, (len(rewards), 12), generator=torch.Generator().manual_seed(seed))
+    mask = torch.zeros(len(rewards), 11)
+    mask[:, 5:] = 1.0
+    with torch.no_grad():
+        old = sequence_logprobs(model, ids, mask)
+    return (ids, mask, old, None), rewards
+
+
+def _updated(policy, groups: list[list[float]]) -> tuple[dict, int]:
+    """The weights after update_policy on one step's groups (rewards given, ids random), and how many updates."""
+    torch.manual_seed(0)
+    model = load_model(policy)
+    optimizer = rl.Optimizer(model, 1e-3, 0, 10, 0.0, 1.0, lr_floor=1.0)
+    rollouts = rl.Rollouts()
+    for seed, rewards in enumerate(groups):
+        group, rewards = _one_group(model, rewards, seed if rewards[0] != rewards[-1] else 0)
+        rollouts.groups.append(group)
+        rollouts.rewards.append(rewards)
+    stats = rl.update_policy(model, optimizer, rollouts, rl.RLConfig())
+    return {k: v.detach().clone() for k, v in model.state_dict().items()}, len(stats)
+
+
+def test_a_group_of_equal_rewards_takes_no_optimizer_step(policy):
+    """After a real update, a degenerate group would still move the weights along Adam's momentum: it is skipped."""
+    learned, updates = _updated(policy, [[0.0, 1.0, 0.0, 1.0]])
+    with_degenerate, updates_too = _updated(policy, [[0.0, 1.0, 0.0, 1.0], [1.0, 1.0, 1.0, 1.0]])
+    assert updates == updates_too == rl.RLConfig().updates_per_batch  # the degenerate group took none
+    assert all(torch.equal(learned[k], with_degenerate[k]) for k in learned)
+    untouched = load_model(policy).state_dict()
+    assert any(not torch.equal(untouched[k], learned[k]) for k in learned)
 
 def test_reward_trend_compares_the_first_and_last_quarter(tmp_path):
     metrics = tmp_path / "metrics.jsonl"
