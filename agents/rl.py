@@ -41,7 +41,7 @@ from trajforge.schemas.splits import SplitConfig, readable_by
 from trajforge.training.gspo import sequence_logprobs
 from trajforge.training.metrics_log import MetricsLog
 from trajforge.training.optimization import Optimizer, checkpoint_due
-from trajforge.training.rl import Rollouts, update_policy
+from trajforge.training.rl import Rollouts, update_means, update_policy
 
 
 def trainable_tasks(suites: list[Suite], split: SplitConfig) -> list[tuple[Suite, Task]]:
@@ -167,9 +167,7 @@ def step_metrics(step: int, groups: list[list[Rollout]], batches: list[Rollouts]
         "success": sum(r.reward for r in agents) / len(agents) if agents else 0.0,
         "degenerate_groups": sum(len(set(g)) == 1 for g in rewards) / len(rewards) if rewards else 1.0,
         "skipped_groups": len(groups) - len(batches),
-        "loss": sum(float(s.loss.detach()) for s in stats) / len(stats) if stats else None,
-        "clipped": sum(s.clipped_fraction for s in stats) / len(stats) if stats else None,
-        "kl": sum(s.kl for s in stats) / len(stats) if stats else None,
+        **update_means(stats),
         "lr": timing["lr"],
         "episodes": len(episodes),
         "outcomes": dict(sorted(outcomes.items())),

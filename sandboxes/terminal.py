@@ -55,9 +55,9 @@ PROBE = (
 )
 DISK_FULL = ("No space left on device", "Disk quota exceeded")
 # What bash prints when fork() fails with EAGAIN: the pids limit (the probe may read the counter a moment early).
-STATE_READS = 3  # reads of /work's tar before an empty one is an infrastructure error
 FORK_FAILED = ("fork: retry: Resource temporarily unavailable", "fork: Resource temporarily unavailable")
 CHECK_TIMEOUT_S = 60
+STATE_READS = 3  # reads of /work's tar before an empty one is an infrastructure error
 
 
 class DockerTerminal(Sandbox):

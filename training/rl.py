@@ -122,6 +122,17 @@ def update_policy(model, optimizer: Optimizer, rollouts: Rollouts, config: RLCon
     return stats
 
 
+def update_means(stats: list) -> dict:
+    """A step's loss, clipped fraction and KL, averaged over its updates; None when no group was learned from."""
+    if not stats:
+        return {"loss": None, "clipped": None, "kl": None}
+    return {
+        "loss": sum(float(s.loss.detach()) for s in stats) / len(stats),
+        "clipped": sum(s.clipped_fraction for s in stats) / len(stats),
+        "kl": sum(s.kl for s in stats) / len(stats),
+    }
+
+
 def step_metrics(step: int, rollouts: Rollouts, stats: list, lr: float, seconds: float, warn_at: float) -> dict:
     """A step's line in metrics.jsonl, with a warning when at least `warn_at` of its groups are degenerate."""
     flat = [r for group in rollouts.rewards for r in group]
@@ -136,10 +147,8 @@ def step_metrics(step: int, rollouts: Rollouts, stats: list, lr: float, seconds:
         "format_compliance": sum(formatted) / len(formatted),
         "verifier_pass": sum(verified) / len(verified) if verified else None,
         "judge_failures": rollouts.judge_failures,
-        "loss": sum(float(s.loss.detach()) for s in stats) / len(stats) if stats else None,  # None: no update
+        **update_means(stats),
         "lr": lr,
-        "clipped": sum(s.clipped_fraction for s in stats) / len(stats) if stats else None,
-        "kl": sum(s.kl for s in stats) / len(stats) if stats else None,
         "sampled_tokens": sampled,
         "tokens_per_s": sampled / max(seconds, 1e-9),  # sampled tokens per second of the whole step
         "seconds": seconds,

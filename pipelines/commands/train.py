@@ -116,10 +116,9 @@ def _print_rl_step(m: dict) -> None:
 
 def _print_agent_rl_step(m: dict) -> None:
     outcomes = ", ".join(f"{k} {v}" for k, v in m["outcomes"].items())
-    loss = _loss(m)
     console.print(
         f"  step {m['step']}: success {m['success']:.0%} ({outcomes}), degenerate groups "
-        f"{m['degenerate_groups']:.0%}, loss {loss}, {m['episodes_per_min']:.1f} episodes/min, "
+        f"{m['degenerate_groups']:.0%}, loss {_loss(m)}, {m['episodes_per_min']:.1f} episodes/min, "
         f"{m['tokens_per_s']:.0f} generated tok/s"
     )
     if "warning" in m:
