@@ -22,6 +22,7 @@ class AgentRLConfig:
     max_new_tokens: int = 128  # per answer
     temperature: float = 1.0
     updates_per_batch: int = 1
+    groups_per_update: int = 1  # task groups per optimizer step (0: a step's groups all in one)
     lr: float = 1e-5  # constant: no warmup, no decay
     clip: float = 1.0
     eps_low: float = EPS_LOW

@@ -41,7 +41,7 @@ from trajforge.schemas.splits import SplitConfig, readable_by
 from trajforge.training.gspo import sequence_logprobs
 from trajforge.training.metrics_log import MetricsLog
 from trajforge.training.optimization import Optimizer, checkpoint_due
-from trajforge.training.rl import Rollouts, update_means, update_policy
+from trajforge.training.rl import Rollouts, require_sampling, update_means, update_policy
 
 
 def trainable_tasks(suites: list[Suite], split: SplitConfig) -> list[tuple[Suite, Task]]:
@@ -132,41 +132,37 @@ def group_batch(rollouts: list[Rollout], pad_id: int, device) -> tuple[torch.Ten
     return ids.to(device), mask[:, 1:].to(device)
 
 
-def training_groups(model, groups: list[list[Rollout]], pad_id: int, reference=None) -> tuple[list[Rollouts], int]:
-    """Per task, its trainable episodes as training/rl.py's Rollouts (ids, mask, the sampling policy's log-probs and
-    the reference model's when there is one, rewards); groups left with fewer than two episodes are skipped (how many
-    is the second value)."""
+def training_groups(model, groups: list[list[Rollout]], pad_id: int, reference=None) -> Rollouts:
+    """Per task, its trainable episodes as one group of training/rl.py's Rollouts (ids, mask, the sampling policy's
+    log-probs and the reference model's when there is one, rewards); a task left with fewer than two is skipped."""
     device = next(model.parameters()).device
-    batches, skipped = [], 0
+    out = Rollouts()
     for group in groups:
         kept = [r for r in group if r.trainable]
         if len(kept) < 2:
-            skipped += 1
             continue
         ids, mask = group_batch(kept, pad_id, device)
         with torch.no_grad():
             old = sequence_logprobs(model, ids, mask)
             ref = sequence_logprobs(reference, ids, mask) if reference is not None else None
-        batch = Rollouts()
-        batch.groups.append((ids, mask, old, ref))
-        batch.rewards.append([r.reward for r in kept])
-        batches.append(batch)
-    return batches, skipped
+        out.groups.append((ids, mask, old, ref))
+        out.rewards.append([r.reward for r in kept])
+    return out
 
 
-def step_metrics(step: int, groups: list[list[Rollout]], batches: list[Rollouts], stats: list, timing: dict) -> dict:
+def step_metrics(step: int, groups: list[list[Rollout]], trained: Rollouts, stats: list, timing: dict) -> dict:
     """A step's line in metrics.jsonl."""
     episodes = [r for g in groups for r in g]
     agents = [r for r in episodes if r.trainable]
     outcomes = Counter(r.trajectory.outcome.status for r in episodes)
     unparseable = sum(is_unparseable(r.trajectory.outcome) for r in episodes)
-    rewards = [b.rewards[0] for b in batches]
+    rewards = trained.rewards
     generated = sum(r.transcript.generated for r in episodes if r.transcript is not None)
     return {
         "step": step,
         "success": sum(r.reward for r in agents) / len(agents) if agents else 0.0,
         "degenerate_groups": sum(len(set(g)) == 1 for g in rewards) / len(rewards) if rewards else 1.0,
-        "skipped_groups": len(groups) - len(batches),
+        "skipped_groups": len(groups) - len(rewards),
         **update_means(stats),
         "lr": timing["lr"],
         "episodes": len(episodes),
@@ -188,6 +184,7 @@ class AgentRL:
     def __init__(self, config: AgentRLConfig, log=print, warn=print):
         if config.init is None:
             raise ValueError("--stage agent-rl needs --init: a checkpoint that can act (e.g. after agent-sft)")
+        require_sampling(config.temperature)
         self.config, self.folder = config, acting_folder(config.init)
         self.output = Path(config.output)
         suites = simulated_suites([load_suite(s) for s in config.suites], config, f"agent-rl-{self.output.name}", log)
@@ -224,10 +221,10 @@ class AgentRL:
         groups, rollout_seconds = self.rollouts(step)
         refuse_broken_environments(step + 1, [r for g in groups for r in g])
         pad = self.actor.tokenizer.pad_token_id if self.actor.tokenizer.pad_token_id is not None else 0
-        batches, _ = training_groups(self.actor.model, groups, pad, self.reference)
-        stats = [s for batch in batches for s in update_policy(self.actor.model, self.optimizer, batch, self.config)]
+        trained = training_groups(self.actor.model, groups, pad, self.reference)
+        stats = update_policy(self.actor.model, self.optimizer, trained, self.config)
         timing = {"lr": self.optimizer.lr, "rollout_seconds": rollout_seconds, "seconds": time.perf_counter() - started}
-        metrics = step_metrics(step + 1, groups, batches, stats, timing)
+        metrics = step_metrics(step + 1, groups, trained, stats, timing)
         if metrics["degenerate_groups"] >= self.config.degenerate_warning:
             metrics["warning"] = (
                 f"{metrics['degenerate_groups']:.0%} of groups have equal rewards (no gradient) at success "

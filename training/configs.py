@@ -109,6 +109,7 @@ class RLConfig:
     max_new_tokens: int = 128
     temperature: float = 1.0
     updates_per_batch: int = 2
+    groups_per_update: int = 1  # prompt groups per optimizer step (0: a step's groups all in one)
     lr: float = 1e-5  # constant: no warmup, no decay
     clip: float = 1.0  # gradient norm, per minibatch update
     eps_low: float = EPS_LOW

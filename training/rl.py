@@ -102,23 +102,39 @@ def collect_rollouts(policy: Policy, judge, batch: list[dict], config: RLConfig,
     return out
 
 
+def require_sampling(temperature: float) -> None:
+    """RL learns from differences between a prompt's G samples: at temperature 0 they are one answer."""
+    if temperature <= 0:
+        raise ValueError(
+            f"--temperature {temperature:g}: RL samples G answers per prompt and learns from their differences; at "
+            "temperature 0 they are all the same answer (every group equal, no gradient). Give a temperature above 0."
+        )
+
+
 def update_policy(model, optimizer: Optimizer, rollouts: Rollouts, config: RLConfig) -> list:
-    """`updates_per_batch` passes over the groups, one optimizer step per group, on the clipped sequence-level
-    objective with group-normalised advantages. The GSPO outputs of every update, in order. A group of equal rewards
-    (and no KL term) is skipped: it has no gradient, and an optimizer step on none would still move the weights
-    along Adam's momentum."""
+    """`updates_per_batch` passes over the groups on the clipped sequence-level objective with group-normalised
+    advantages, one optimizer step per `groups_per_update` groups (0: all of them, so every ratio of the first pass
+    is exactly 1 and nothing is clipped); the GSPO outputs of every group, in order. A group of equal rewards (and no
+    KL term) is left out: it has no gradient, and an optimizer step on none would still move the weights along
+    Adam's momentum."""
     advantages = group_advantages(torch.tensor(rollouts.rewards, dtype=torch.float32))
+    learnable = [
+        (group, adv)
+        for group, adv in zip(rollouts.groups, advantages, strict=True)
+        if adv.any() or (group[3] is not None and config.kl_coef)
+    ]
+    size = config.groups_per_update or max(len(learnable), 1)
     model.train()
     stats = []
     for _ in range(config.updates_per_batch):
-        for (ids, mask, old, ref), adv in zip(rollouts.groups, advantages, strict=True):
-            if not adv.any() and not (ref is not None and config.kl_coef):
-                continue
-            logp = sequence_logprobs(model, ids, mask)
-            out = gspo_loss(logp, old, mask, adv, config.eps_low, config.eps_high, ref, config.kl_coef)
-            out.loss.backward()
+        for start in range(0, len(learnable), size):
+            chunk = learnable[start : start + size]
+            for (ids, mask, old, ref), adv in chunk:
+                logp = sequence_logprobs(model, ids, mask)
+                out = gspo_loss(logp, old, mask, adv, config.eps_low, config.eps_high, ref, config.kl_coef)
+                (out.loss / len(chunk)).backward()  # the chunk's mean loss: one step whatever its size
+                stats.append(out)
             optimizer.step()
-            stats.append(out)
     return stats
 
 
@@ -162,6 +178,7 @@ def step_metrics(step: int, rollouts: Rollouts, stats: list, lr: float, seconds:
 
 
 def run_rl(config: RLConfig, progress=None) -> dict:
+    require_sampling(config.temperature)
     rows = stage_rows(load_shards(config.data, RL_DIR), "rl")
     init = resolve_init(config.init)
     if init is None:

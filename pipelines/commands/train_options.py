@@ -73,6 +73,14 @@ OPTIONS = {
     "prompts_per_step": _option(int, default=RLConfig.prompts_per_step, min=1, help="RL: prompts per rollout batch."),
     "max_new_tokens": _option(int, default=RLConfig.max_new_tokens, min=1, help="RL: longest sample."),
     "kl_coef": _option(float, default=RLConfig.kl_coef, min=0.0, help="RL: weight of the KL to the starting model."),
+    "temperature": _option(float, default=RLConfig.temperature, min=0.0, help="RL: sampling temperature."),
+    "groups_per_update": _option(
+        int,
+        default=RLConfig.groups_per_update,
+        min=0,
+        help="RL: groups (a prompt's or task's G samples) per optimizer step; 0: all of a step's groups in one "
+        "step, whose ratios are then all 1 (on-policy, nothing clipped).",
+    ),
     "suite": _option(
         list[str] | None,
         "--suite",

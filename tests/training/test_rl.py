@@ -95,7 +95,6 @@ def test_a_run_of_degenerate_groups_warns(tmp_path, policy, rl_data, monkeypatch
     assert last["loss"] is None  # no group was learned from
 
 
-
 def _one_group(model, rewards: list[float], seed: int) -> tuple:
     ids = torch.randint(3, 100, (len(rewards), 12), generator=torch.Generator().manual_seed(seed))
     mask = torch.zeros(len(rewards), 11)
@@ -105,8 +104,9 @@ def _one_group(model, rewards: list[float], seed: int) -> tuple:
     return (ids, mask, old, None), rewards
 
 
-def _updated(policy, groups: list[list[float]]) -> tuple[dict, int]:
-    """The weights after update_policy on one step's groups (rewards given, ids random), and how many updates."""
+def _updated(policy, groups: list[list[float]], config=rl.RLConfig()) -> tuple[dict, list, int]:
+    """The weights after update_policy on one step's groups (rewards given, ids random), its outputs, and how many
+    optimizer steps it took."""
     torch.manual_seed(0)
     model = load_model(policy)
     optimizer = rl.Optimizer(model, 1e-3, 0, 10, 0.0, 1.0, lr_floor=1.0)
@@ -115,18 +115,41 @@ def _updated(policy, groups: list[list[float]]) -> tuple[dict, int]:
         group, rewards = _one_group(model, rewards, seed if rewards[0] != rewards[-1] else 0)
         rollouts.groups.append(group)
         rollouts.rewards.append(rewards)
-    stats = rl.update_policy(model, optimizer, rollouts, rl.RLConfig())
-    return {k: v.detach().clone() for k, v in model.state_dict().items()}, len(stats)
+    stats = rl.update_policy(model, optimizer, rollouts, config)
+    return {k: v.detach().clone() for k, v in model.state_dict().items()}, stats, optimizer.scheduler.last_epoch
 
 
 def test_a_group_of_equal_rewards_takes_no_optimizer_step(policy):
     """After a real update, a degenerate group would still move the weights along Adam's momentum: it is skipped."""
-    learned, updates = _updated(policy, [[0.0, 1.0, 0.0, 1.0]])
-    with_degenerate, updates_too = _updated(policy, [[0.0, 1.0, 0.0, 1.0], [1.0, 1.0, 1.0, 1.0]])
+    learned, _, updates = _updated(policy, [[0.0, 1.0, 0.0, 1.0]])
+    with_degenerate, _, updates_too = _updated(policy, [[0.0, 1.0, 0.0, 1.0], [1.0, 1.0, 1.0, 1.0]])
     assert updates == updates_too == rl.RLConfig().updates_per_batch  # the degenerate group took none
     assert all(torch.equal(learned[k], with_degenerate[k]) for k in learned)
     untouched = load_model(policy).state_dict()
     assert any(not torch.equal(untouched[k], learned[k]) for k in learned)
+
+
+def test_groups_per_update_0_learns_from_every_group_on_policy_in_one_step(policy):
+    """One step per group: from the second group on, the ratios compare against weights already moved, and some
+    are clipped. All groups in one step: every ratio is exactly 1, nothing clipped, one optimizer step."""
+    groups = [[0.0, 1.0, 0.0, 1.0], [1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 1.0, 1.0]]
+    _, per_group, steps = _updated(policy, groups, rl.RLConfig(updates_per_batch=1))
+    assert steps == 3 and torch.equal(per_group[0].ratios, torch.ones(4))
+    assert any(not torch.allclose(s.ratios, torch.ones(4)) for s in per_group[1:])
+    together, in_one, one_step = _updated(policy, groups, rl.RLConfig(updates_per_batch=1, groups_per_update=0))
+    assert one_step == 1 and len(in_one) == 3
+    assert all(torch.equal(s.ratios, torch.ones(4)) and s.clipped_fraction == 0.0 for s in in_one)
+    untouched = load_model(policy).state_dict()
+    assert any(not torch.equal(untouched[k], together[k]) for k in together)
+
+
+@pytest.mark.parametrize("stage", ["rl", "agent-rl"])
+def test_rl_at_temperature_0_is_refused_before_anything_runs(stage, tmp_path):
+    args = ["train", "--stage", stage, "--init", "x", "-o", str(tmp_path / "run"), "--temperature", "0"]
+    result = runner.invoke(app, args)
+    assert result.exit_code != 0 and "temperature 0 they are all the same answer" in " ".join(result.output.split())
+    assert not (tmp_path / "run").exists()
+
 
 def test_reward_trend_compares_the_first_and_last_quarter(tmp_path):
     metrics = tmp_path / "metrics.jsonl"
