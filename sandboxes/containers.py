@@ -71,11 +71,19 @@ def start_container(
 
 def reap_stale(client: docker.DockerClient) -> int:
     """Remove sandbox containers whose owning process is gone (left by a crashed or killed run)."""
+    return _remove(client, RUN_LABEL, lambda owner: not (owner and _pid_alive(owner)))
+
+
+def remove_owned(client: docker.DockerClient, owner: int) -> int:
+    """Remove the sandbox containers that the process `owner` started and did not close (its own clean-up)."""
+    return _remove(client, f"{OWNER_LABEL}={owner}", lambda _: True)
+
+
+def _remove(client: docker.DockerClient, label: str, whose) -> int:
     removed = 0
     # ignore_removed: another run's container may go between the listing and its inspection (NotFound otherwise)
-    for container in client.containers.list(all=True, filters={"label": RUN_LABEL}, ignore_removed=True):
-        owner = int(container.labels.get(OWNER_LABEL) or 0)
-        if owner and _pid_alive(owner):
+    for container in client.containers.list(all=True, filters={"label": label}, ignore_removed=True):
+        if RUN_LABEL not in container.labels or not whose(int(container.labels.get(OWNER_LABEL) or 0)):
             continue
         try:
             container.remove(force=True)

@@ -1,4 +1,5 @@
 import os
+import warnings
 
 os.environ.setdefault("COLUMNS", "200")  # rich wraps at 80 columns without a terminal
 
@@ -15,7 +16,8 @@ def trajectory() -> Trajectory:
 
 @pytest.fixture(scope="session")
 def docker_client():
-    """The real Docker daemon. Skipped on a machine without one, but never in CI, where .ci/run starts it."""
+    """The real Docker daemon. Skipped on a machine without one, but never in CI, where .ci/run starts it; the
+    containers this process left are removed at the end."""
     import docker
 
     try:
@@ -25,7 +27,11 @@ def docker_client():
         if os.environ.get("CI"):
             pytest.fail(f"CI must provide a Docker daemon: {exc}")
         pytest.skip(f"no Docker daemon: {exc}")
-    return client
+    yield client
+    from trajforge.sandboxes.containers import remove_owned
+
+    if left := remove_owned(client, os.getpid()):  # a test that did not close its sandbox; nothing outlives the run
+        warnings.warn(f"{left} sandbox containers were left running by tests, removed at the end", stacklevel=1)
 
 
 @pytest.fixture(scope="session")

@@ -1,11 +1,12 @@
 """The Docker terminal against the real daemon and the real sandbox image."""
 
 import json
+import os
 
 import pytest
 
 from trajforge.sandboxes.base import ResourceLimitExceeded, ShellCheck, Task
-from trajforge.sandboxes.containers import RUN_LABEL, Limits, reap_stale, start_container
+from trajforge.sandboxes.containers import RUN_LABEL, Limits, reap_stale, remove_owned, start_container
 from trajforge.sandboxes.terminal import DockerTerminal
 from trajforge.schemas.check_turn import recorded_check_turn
 from trajforge.schemas.records import Action
@@ -127,3 +128,20 @@ def test_stale_containers_are_reaped(docker_client, sandbox_image):
     assert reap_stale(docker_client) >= 1
     labelled = docker_client.containers.list(all=True, filters={"label": RUN_LABEL})
     assert orphan.id not in {c.id for c in labelled}
+
+
+def test_a_process_removes_the_containers_it_left_and_no_one_elses(docker_client, sandbox_image):
+    live = os.getppid()  # alive, and not this process: the session's own containers are not touched
+    left = start_container(docker_client, sandbox_image, "left-open", Limits(), owner=live)
+    other = start_container(docker_client, sandbox_image, "still-running", Limits(), owner=1)
+    try:
+        reap_stale(docker_client)
+        assert left.id in _ids(docker_client)  # its owner lives: not stale
+        assert remove_owned(docker_client, live) == 1
+        assert left.id not in _ids(docker_client) and other.id in _ids(docker_client)
+    finally:
+        other.remove(force=True)
+
+
+def _ids(client) -> set[str]:
+    return {c.id for c in client.containers.list(all=True, filters={"label": RUN_LABEL})}
