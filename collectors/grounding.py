@@ -9,6 +9,7 @@ TRAJFORGE_CACHE (default ~/.cache/trajforge)/starting-states/, keyed by the task
 
 import dataclasses
 import json
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -22,6 +23,8 @@ from trajforge.schemas.atomic import write_bytes_atomic
 from trajforge.schemas.hashing import config_hash
 from trajforge.schemas.storage import cache_root
 from trajforge.schemas.turn_text import action_text
+
+PROGRESS_EVERY = 100  # tasks recorded between progress lines, at the least
 
 
 def cache_folder() -> Path:
@@ -85,8 +88,14 @@ def _record(suite: str, tasks: list[Task], real: KindSpec, settings: Settings, l
         state = record_starting_state(task, real, settings)
         write_bytes_atomic(path, json.dumps(state.as_dict(), ensure_ascii=False).encode("utf-8"))
 
+    every = max(PROGRESS_EVERY, len(tasks) // 10)  # a line a tenth of the way: log files show it too
+    start = time.monotonic()
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        list(pool.map(record, tasks))
+        for done, _ in enumerate(pool.map(record, tasks), 1):
+            if done % every == 0 and done < len(tasks):
+                rate = done / (time.monotonic() - start)
+                log(f"{suite}: {done}/{len(tasks)} starting states recorded ({rate:.1f}/s, "
+                    f"~{(len(tasks) - done) / rate:.0f} s left)")  # fmt: skip
 
 
 def state_key(task: Task, real: KindSpec) -> str:

@@ -87,7 +87,11 @@ def test_an_mcp_tasks_tools_and_seed_data_are_recorded_from_its_real_server(stat
     monkeypatch.setattr(mcp, "isolation_of", lambda settings: mcp_isolation)
     settings = Settings(run_id="pytest", command_timeout=10)
     (task,) = grounded("mcp-kvstore-gen", "kvstore-a24993c1403c", lambda: settings).tasks
-    real = run_episode(mcp.MCPSpec(server="kvstore").build(settings), ScriptedPolicy(), task, "k", "run", seed=0)
+    server = mcp.MCPSpec(server="kvstore").build(settings)
+    try:
+        real = run_episode(server, ScriptedPolicy(), task, "k", "run", seed=0)
+    finally:
+        server.close()
     action, observation = recorded_check_turn(real.model_dump())  # the check's tool call and the server's answer
     assert real.outcome.status == "success" and action["name"] == task.check.tool
     assert json.loads(action["content"]) == task.check.arguments
@@ -110,3 +114,20 @@ def test_a_web_tasks_start_page_is_recorded_from_a_real_browser(state_cache):
     (task,) = grounded("web-shop", "buy-mug", lambda: Settings(command_timeout=10)).tasks
     page = SimulatedEnvironment(echo_world_model()).reset(task).content
     assert page.startswith("URL: http://shop.local/") and "[ref=e20]" in page  # the ref its first action clicks
+
+
+def test_a_long_recording_says_how_far_it_is(state_cache, monkeypatch):
+    from trajforge.collectors import grounding
+    from trajforge.sandboxes.starting_state import StartingState
+
+    monkeypatch.setattr(grounding, "PROGRESS_EVERY", 2)
+    monkeypatch.setattr(grounding, "record_starting_state", lambda task, real, settings: StartingState(observation="x"))
+    (planned,) = plan_suites(CollectConfig(suites=("terminal",), simulate=SIMULATE))
+    tasks = list(planned.tasks[:7])
+    logged = []
+    grounding._record(
+        "terminal", tasks, grounding.parse_environment({"kind": "terminal"}), Settings(), logged.append, 2
+    )
+    assert [line.split(" starting")[0] for line in logged[1:]] == ["terminal: 2/7", "terminal: 4/7", "terminal: 6/7"]
+    assert all("/s, ~" in line and line.endswith("s left)") for line in logged[1:])
+    assert len(list(state_cache.glob("*.json"))) == 7  # every state recorded, none lost to the reporting
