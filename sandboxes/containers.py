@@ -71,25 +71,26 @@ def start_container(
 
 def reap_stale(client: docker.DockerClient) -> int:
     """Remove sandbox containers whose owning process is gone (left by a crashed or killed run)."""
-    return _remove(client, RUN_LABEL, lambda owner: not (owner and _pid_alive(owner)))
+    return _remove(client, [RUN_LABEL], lambda owner: not (owner and _pid_alive(owner)))
 
 
 def remove_owned(client: docker.DockerClient, owner: int) -> int:
     """Remove the sandbox containers that the process `owner` started and did not close (its own clean-up)."""
-    return _remove(client, f"{OWNER_LABEL}={owner}", lambda _: True)
+    return _remove(client, [RUN_LABEL, f"{OWNER_LABEL}={owner}"])
 
 
-def _remove(client: docker.DockerClient, label: str, whose) -> int:
+def _remove(client: docker.DockerClient, labels: list[str], owner_gone=lambda owner: True) -> int:
+    """Remove the containers carrying every one of `labels` whose owner pid `owner_gone` says may go."""
     removed = 0
     # ignore_removed: another run's container may go between the listing and its inspection (NotFound otherwise)
-    for container in client.containers.list(all=True, filters={"label": label}, ignore_removed=True):
-        if RUN_LABEL not in container.labels or not whose(int(container.labels.get(OWNER_LABEL) or 0)):
+    for container in client.containers.list(all=True, filters={"label": labels}, ignore_removed=True):
+        if not owner_gone(int(container.labels.get(OWNER_LABEL) or 0)):
             continue
         try:
             container.remove(force=True)
             removed += 1
         except docker.errors.APIError as exc:
-            log.warning("could not remove stale container %s: %s", container.short_id, exc)
+            log.warning("could not remove container %s: %s", container.short_id, exc)
     return removed
 
 
