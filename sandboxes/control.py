@@ -24,7 +24,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from trajforge.sandboxes.base import Sandbox, Task, WrappedSandbox
-from trajforge.sandboxes.fault_kinds import FAULT_KINDS
+from trajforge.sandboxes.fault_kinds import FAULT_KINDS, can_hit
 from trajforge.schemas.records import Action, Observation
 from trajforge.schemas.registry import Registry, UnknownName
 from trajforge.schemas.validation import format_path
@@ -64,12 +64,19 @@ class ControlSpec(_Model):
     injections: tuple[Injection, ...] = ()
 
     def at(self, turn: int, action: Action | None = None) -> list[Injection]:
-        """The injections for the action at `turn` (those restricted to tools: when `action` calls one)."""
+        """The injections for the action at `turn` (those restricted to tools: when `action` calls one; given an
+        action, only those that can hit its kind)."""
         return [
             i
             for i in self.injections
-            if i.turn == turn and (not i.tools or (action is not None and action.name in i.tools))
+            if i.turn == turn
+            and (not i.tools or (action is not None and action.name in i.tools))
+            and (action is None or can_hit(i.kind, action.kind))
         ]
+
+    def before(self, turn: int) -> "ControlSpec":
+        """The injections at the actions before `turn`: what an episode that took `turn` actions was given."""
+        return ControlSpec(injections=tuple(i for i in self.injections if i.turn < turn))
 
     def render(self) -> str:
         """The spec as the simulation instruction says it; '' for no faults (the environment as it is)."""
@@ -101,8 +108,9 @@ class ControlDistribution(_Model):
     clean: float = Field(0.0, ge=0, le=1)
     faults: dict[str, FaultRate] = {}
 
-    def sample(self, seed: int, task_id: str = "") -> ControlSpec:
-        """One episode's spec: reproducible from (seed, task); at most one fault of each kind per action."""
+    def sample(self, seed: int, task_id: str = "", actions: frozenset[str] | None = None) -> ControlSpec:
+        """One episode's spec: reproducible from (seed, task); at most one fault of each kind per action; only
+        kinds that can hit one of `actions` (the environment's action kinds; None: any kind)."""
         rng = random.Random(f"control:{seed}:{task_id}")
         if rng.random() < self.clean:
             return ControlSpec()
@@ -110,7 +118,8 @@ class ControlDistribution(_Model):
         for turn in range(self.horizon):
             for kind, fault in self.faults.items():
                 first, last = fault.turns or (1, self.horizon)
-                if rng.random() < fault.rate and first <= turn + 1 <= last:
+                possible = actions is None or any(can_hit(kind, a) for a in actions)
+                if rng.random() < fault.rate and first <= turn + 1 <= last and possible:
                     params = {p: getattr(fault, p) for p in PARAMETERS if getattr(fault, p) is not None}
                     injections.append(Injection(kind=kind, turn=turn, tools=fault.tools, params=params))
         return ControlSpec(injections=tuple(injections))
@@ -177,20 +186,45 @@ def load_control(name_or_path: str) -> ControlDistribution:
     return parse_control(data, str(path))
 
 
+def action_kinds(action_space: list[dict]) -> frozenset[str] | None:
+    """The action kinds an environment offering `action_space` takes (the terminal's tools are named for their
+    kinds); None when the action space is not known."""
+    from trajforge.sandboxes.browser import browser_actions_in
+    from trajforge.schemas.actions import INFO_KINDS
+
+    names = {tool.get("name") for tool in action_space}
+    if not names:
+        return None
+    browser = browser_actions_in(action_space)
+    kinds = {INFO_KINDS[n] for n in names if n in INFO_KINDS} | ({"browser"} if browser else set())
+    return frozenset(kinds | ({"tool_call"} if names - INFO_KINDS.keys() - browser else set()))
+
+
 class ControlledSimulation(WrappedSandbox):
     """A simulated environment steered per episode: at reset a spec is sampled from the distribution (with the
-    episode's seed), rendered into the task's `simulation_instruction`, which the simulator puts in its system
-    prompt, and recorded; latency, which no text shows, is applied here."""
+    episode's seed; only faults that can hit the environment's actions), rendered into the task's
+    `simulation_instruction`, which the simulator puts in its system prompt, and recorded; latency, which no text
+    shows, is applied here. The task's check is asked under the faults of the actions taken only, as a real
+    episode's check turn is recorded: a fault planned for a later action must not fail the check."""
 
     def __init__(self, env: Sandbox, distribution: ControlDistribution, seed: int = 0):
         super().__init__(env)
         self.distribution, self.seed = distribution, seed
-        self.spec, self._turn = ControlSpec(), 0
+        self.spec, self._turn, self._base = ControlSpec(), 0, ""
 
     def reset(self, task: Task) -> Observation:
-        self.spec, self._turn = self.distribution.sample(self.seed, task.id), 0
-        instruction = " ".join(x for x in (task.config.get("simulation_instruction", ""), self.spec.render()) if x)
+        actions = action_kinds(self.env.action_space())
+        self.spec, self._turn = self.distribution.sample(self.seed, task.id, actions), 0
+        self._base = task.config.get("simulation_instruction", "")
+        instruction = self._instruction(self.spec)
         return self.env.reset(dataclasses.replace(task, config={**task.config, "simulation_instruction": instruction}))
+
+    def _instruction(self, spec: ControlSpec) -> str:
+        return " ".join(x for x in (self._base, spec.render()) if x)
+
+    def check(self, task: Task) -> bool | None:
+        self.env.instruct(self._instruction(self.spec.before(self._turn)))
+        return self.env.check(task)
 
     def step(self, action: Action) -> Observation:
         for injection in self.spec.at(self._turn, action):

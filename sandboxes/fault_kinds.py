@@ -21,10 +21,15 @@ TRUNCATION_MARK = "[output truncated]"
 @dataclass(frozen=True)
 class FaultKind:
     """`phrase(params)`: what the fault does, in the control-spec language; `detect(text)`: whether an observation
-    shows it (None: not observable in text)."""
+    shows it (None: not observable in text); `actions`: the action kinds it can hit (None: any)."""
 
     phrase: Callable[[dict], str]
     detect: Callable[[str], bool] | None
+    actions: frozenset[str] | None = None
+
+
+# The faults that reshape a JSON list result: only a tool call has one (sandboxes/faults.py reshapes nothing else).
+LIST_RESULTS = frozenset({"tool_call"})
 
 
 FAULT_KINDS: Registry[FaultKind] = Registry("fault kind")
@@ -73,6 +78,7 @@ FAULT_KINDS.add(
             "call with page_token set to it returns the next page)"
         ),
         _has_key("next_page_token"),
+        LIST_RESULTS,
     ),
     help="long JSON lists come back a page at a time",
 )
@@ -81,6 +87,7 @@ FAULT_KINDS.add(
     FaultKind(
         lambda p: "returns an incomplete list: some items are missing and the response says `incomplete: true`",
         _has_key("incomplete", True),
+        LIST_RESULTS,
     ),
     help="a list result with items missing, flagged incomplete",
 )
@@ -89,6 +96,7 @@ FAULT_KINDS.add(
     FaultKind(
         lambda p: "returns a batch result where one item failed with an internal error and the others succeeded",
         _has_key("status", "failed"),
+        LIST_RESULTS,
     ),
     help="a batch result with one failed item",
 )
@@ -114,3 +122,9 @@ def detected(text: str) -> set[str]:
 
 def observable(kind: str) -> bool:
     return FAULT_KINDS.get(kind).detect is not None
+
+
+def can_hit(kind: str, action_kind: str) -> bool:
+    """Whether a fault of `kind` can hit an action of `action_kind` (pagination never hits a shell command)."""
+    actions = FAULT_KINDS.get(kind).actions
+    return actions is None or action_kind in actions

@@ -91,7 +91,6 @@ class SimulatedEnvironment(Sandbox):
 
     def reset(self, task: Task) -> Observation:
         self.close()
-        self._instruction = " ".join(x for x in (task.config.get("simulation_instruction", ""), self.instruction) if x)
         self._state = _starting_state(task)
         self.tools = self._state.action_space if self._state is not None and self._state.action_space else self.offered
         initial = self._state.render() if self._state is not None else task.config.get("initial_state", "")
@@ -102,9 +101,9 @@ class SimulatedEnvironment(Sandbox):
             "action_space": json.dumps(self.tools, ensure_ascii=False),
             "initial_state": initial,
             "demonstrations": "",
-            "simulation_instruction": self._instruction,
             "turns": [],
         }
+        self.instruct(task.config.get("simulation_instruction", ""))
         self.world_model.join()
         self._joined = True
         return Observation(content=initial, metadata=SIMULATED)
@@ -168,8 +167,12 @@ class SimulatedEnvironment(Sandbox):
     def starting_state(self, task: Task) -> StartingState | None:
         return self._state
 
+    def instruct(self, instruction: str) -> None:
+        """Predict what follows under the task's `instruction` (with the run's own after it), as reset does."""
+        self._row["simulation_instruction"] = " ".join(x for x in (instruction, self.instruction) if x)
+
     def simulation_instruction(self) -> str:
-        return getattr(self, "_instruction", self.instruction)
+        return self._row.get("simulation_instruction", self.instruction)
 
     def action_space(self) -> list[dict]:
         return self.tools

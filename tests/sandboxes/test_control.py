@@ -16,6 +16,7 @@ from trajforge.sandboxes.control import (
     ControlledSimulation,
     ControlSpec,
     Injection,
+    action_kinds,
     load_control,
     recorded_control,
 )
@@ -26,22 +27,33 @@ TASK = Task(id="t", instruction="Do it.", actions=(Action(kind="shell", content=
 
 
 class Recorder(Sandbox):
-    """A stand-in simulator: remembers the task it was reset with, answers every action with 'ok'."""
+    """A stand-in simulator: remembers the task it was reset with and the instruction its check was asked under,
+    answers every action with 'ok'."""
 
     name, source_kind = "simulated:fake", "simulated"
 
+    def __init__(self, tools: list[dict] = ()):
+        self.tools, self.checked_under = list(tools), None
+
     def reset(self, task):
-        self.task = task
+        self.task, self.instruction = task, task.config.get("simulation_instruction", "")
         return Observation(content="start")
 
     def step(self, action):
         return Observation(content="ok")
 
+    def instruct(self, instruction):
+        self.instruction = instruction
+
+    def check(self, task):
+        self.checked_under = self.instruction
+        return True
+
     def simulation_instruction(self):
-        return self.task.config.get("simulation_instruction", "")
+        return self.instruction
 
     def action_space(self):
-        return []
+        return self.tools
 
     def close(self):
         pass
@@ -66,6 +78,44 @@ def test_where_a_fault_may_hit_is_honoured():
     call = Action(kind="tool_call", name="list", content="{}")
     other = Action(kind="tool_call", name="get", content="{}")
     assert spec.at(2, call) and not spec.at(2, other) and not spec.at(1, call)
+
+
+def test_a_fault_is_planned_only_where_it_can_hit():
+    dist = ControlDistribution(horizon=12, faults={"intermittent_error": {"rate": 0.3}, "pagination": {"rate": 0.5}})
+    shell = [dist.sample(n, "t", frozenset({"shell", "keystrokes"})) for n in range(10)]
+    tools = [dist.sample(n, "t", frozenset({"tool_call"})) for n in range(10)]
+    assert {i.kind for s in shell for i in s.injections} == {"intermittent_error"}
+    assert {i.kind for s in tools for i in s.injections} == {"intermittent_error", "pagination"}
+    # the same draws: a terminal episode's errors fall where a tool-calling one's do
+    for a, b in zip(shell, tools, strict=True):
+        assert a.injections == tuple(i for i in b.injections if i.kind == "intermittent_error")
+    # and a recorded pagination of a shell command (an older spec) is not one for that action
+    spec = ControlSpec(injections=(Injection(kind="pagination", turn=0), Injection(kind="intermittent_error", turn=0)))
+    assert [i.kind for i in spec.at(0, Action(kind="shell", content="ls"))] == ["intermittent_error"]
+    assert len(spec.at(0, Action(kind="tool_call", name="list", content="{}"))) == 2
+
+
+def test_the_action_kinds_of_an_action_space():
+    from trajforge.sandboxes import browser
+    from trajforge.sandboxes.terminal import action_space as terminal_space
+
+    assert action_kinds(terminal_space()) == {"shell", "keystrokes"}
+    assert action_kinds(terminal_space(("shell",))) == {"shell"}
+    assert action_kinds([{"name": "get"}, {"name": "list_keys"}]) == {"tool_call"}
+    assert action_kinds(browser.action_space()) == {"browser"}
+    assert action_kinds([]) is None
+
+
+def test_the_check_is_asked_under_the_faults_of_the_actions_taken():
+    dist = ControlDistribution(horizon=6, faults={"intermittent_error": {"rate": 1.0, "turns": (2, 5)}})
+    simulator = Recorder(tools=[{"name": "shell"}])
+    trajectory = run_episode(ControlledSimulation(simulator, dist), ScriptedPolicy(), TASK, "k", "run", seed=0)
+    planned = dist.sample(0, "t")
+    assert [i.turn for i in planned.injections] == [1, 2, 3, 4]
+    # the episode took 3 actions: its check (the 4th action) is not told to fail, the first 3 were told as planned
+    assert simulator.checked_under == planned.before(3).render() == trajectory.simulation_instruction
+    assert "action 3 fails" in simulator.checked_under and "action 4" not in simulator.checked_under
+    assert recorded_control(trajectory.metadata) == planned  # the record keeps the whole plan
 
 
 def test_rendering_says_what_where():

@@ -9,12 +9,17 @@ ERROR = "ls: temporary failure: Resource temporarily unavailable"
 PAGE = '{"items": [1, 2], "next_page_token": "t1"}'
 
 
-def episode(observations: list[str], injections: tuple[Injection, ...]):
+SHELL = {"kind": "shell", "content": "ls"}
+LIST = {"kind": "tool_call", "name": "list", "content": "{}"}
+
+
+def episode(observations: list[str], injections: tuple[Injection, ...], actions: list[dict] = ()):
     import json
 
+    actions = list(actions) or [SHELL] * len(observations)
     turns = [
-        {"index": i, "action": {"kind": "shell", "content": "ls"}, "observation": {"content": text}}
-        for i, text in enumerate(observations)
+        {"index": i, "action": action, "observation": {"content": text}}
+        for i, (action, text) in enumerate(zip(actions, observations, strict=True))
     ]
     spec = ControlSpec(injections=injections)
     return make_trajectory(turns=turns, metadata=json.dumps({CONTROL_KEY: spec.record()}))
@@ -22,7 +27,7 @@ def episode(observations: list[str], injections: tuple[Injection, ...]):
 
 def test_instructed_faults_produced_and_uninstructed_turns_clean():
     obeyed = episode([ERROR, "a b", PAGE], (Injection(kind="intermittent_error", turn=0),
-                                            Injection(kind="pagination", turn=2)))  # fmt: skip
+                                            Injection(kind="pagination", turn=2)), [SHELL, SHELL, LIST])  # fmt: skip
     ignored = episode(["a b", ERROR, "c"], (Injection(kind="intermittent_error", turn=0),
                                             Injection(kind="latency", turn=2, params={"seconds": 1})))  # fmt: skip
     figures = controllability([obeyed, ignored, make_trajectory()])  # the last records no control: not counted
@@ -38,3 +43,11 @@ def test_instructed_faults_produced_and_uninstructed_turns_clean():
 def test_nothing_to_measure_says_none():
     figures = controllability([make_trajectory()])
     assert figures["episodes"] == 0 and figures["produced_share"] is None and figures["clean_share"] is None
+
+
+def test_a_fault_that_cannot_hit_the_action_is_not_counted_as_instructed():
+    # pagination told for a shell command (a spec sampled without the environment's action kinds)
+    figures = controllability([episode(["a b", PAGE], (Injection(kind="pagination", turn=0),
+                                                        Injection(kind="pagination", turn=1)), [SHELL, LIST])])  # fmt: skip
+    assert figures["instructed_faults"] == 1 and figures["produced_share"] == 1.0
+    assert figures["uninstructed_turns"] == 1 and figures["clean_share"] == 1.0
