@@ -47,7 +47,7 @@ def test_nothing_to_measure_says_none():
 
 def test_a_fault_that_cannot_hit_the_action_is_not_counted_as_instructed():
     # pagination told for a shell command (a spec sampled without the environment's action kinds)
-    figures = controllability([episode(["a b", PAGE], (Injection(kind="pagination", turn=0),
-                                                        Injection(kind="pagination", turn=1)), [SHELL, LIST])])  # fmt: skip
+    told = (Injection(kind="pagination", turn=0), Injection(kind="pagination", turn=1))
+    figures = controllability([episode(["a b", PAGE], told, [SHELL, LIST])])
     assert figures["instructed_faults"] == 1 and figures["produced_share"] == 1.0
     assert figures["uninstructed_turns"] == 1 and figures["clean_share"] == 1.0
