@@ -21,11 +21,13 @@ TRUNCATION_MARK = "[output truncated]"
 @dataclass(frozen=True)
 class FaultKind:
     """`phrase(params)`: what the fault does, in the control-spec language; `detect(text)`: whether an observation
-    shows it (None: not observable in text); `actions`: the action kinds it can hit (None: any)."""
+    shows it (None: not observable in text); `actions`: the action kinds it can hit (None: any); `fits(text,
+    params)`: whether the answer could show it at all (truncation: only an output longer than the cut)."""
 
     phrase: Callable[[dict], str]
     detect: Callable[[str], bool] | None
     actions: frozenset[str] | None = None
+    fits: Callable[[str, dict], bool] | None = None
 
 
 # The faults that reshape a JSON list result: only a tool call has one (sandboxes/faults.py reshapes nothing else).
@@ -110,6 +112,7 @@ FAULT_KINDS.add(
     FaultKind(
         lambda p: f"returns output cut after {p.get('max_chars', 200)} characters, ending with {TRUNCATION_MARK}",
         lambda text: text.rstrip().endswith(TRUNCATION_MARK),
+        fits=lambda text, p: len(text) > p.get("max_chars", 200) or text.rstrip().endswith(TRUNCATION_MARK),
     ),
     help="output cut short and marked truncated",
 )
@@ -122,6 +125,12 @@ def detected(text: str) -> set[str]:
 
 def observable(kind: str) -> bool:
     return FAULT_KINDS.get(kind).detect is not None
+
+
+def fits(kind: str, text: str, params: dict) -> bool:
+    """Whether an answer `text` could show a fault of `kind` with `params` (a short output cannot be cut)."""
+    check = FAULT_KINDS.get(kind).fits
+    return check is None or check(text, params)
 
 
 def can_hit(kind: str, action_kind: str) -> bool:

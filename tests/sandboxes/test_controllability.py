@@ -51,3 +51,13 @@ def test_a_fault_that_cannot_hit_the_action_is_not_counted_as_instructed():
     figures = controllability([episode(["a b", PAGE], told, [SHELL, LIST])])
     assert figures["instructed_faults"] == 1 and figures["produced_share"] == 1.0
     assert figures["uninstructed_turns"] == 1 and figures["clean_share"] == 1.0
+
+
+def test_a_cut_of_an_output_shorter_than_the_cut_is_not_applicable():
+    cut = {"max_chars": 10}
+    told = tuple(Injection(kind="truncation", turn=i, params=cut) for i in range(3))
+    long, cut_short = "x" * 11, "x" * 10 + "\n[output truncated]"
+    figures = controllability([episode(["short", long, cut_short], told)])
+    assert figures["per_kind"] == {"truncation": {"instructed": 2, "produced": 1}}
+    assert figures["not_applicable"] == {"truncation": 1}
+    assert figures["uninstructed_turns"] == 1 and figures["clean_share"] == 1.0  # the short one: nothing to cut
