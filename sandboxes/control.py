@@ -14,7 +14,6 @@ Distribution file (YAML), or a preset name (CONTROL_PRESETS):
       pagination: {rate: 0.3, page_size: 3, tools: [list_issues]}
 """
 
-import dataclasses
 import json
 import random
 import time
@@ -202,10 +201,11 @@ def action_kinds(action_space: list[dict]) -> frozenset[str] | None:
 
 class ControlledSimulation(WrappedSandbox):
     """A simulated environment steered per episode: at reset a spec is sampled from the distribution (with the
-    episode's seed; only faults that can hit the environment's actions), rendered into the task's
-    `simulation_instruction`, which the simulator puts in its system prompt, and recorded; latency, which no text
-    shows, is applied here. The task's check is asked under the faults of the actions taken only, as a real
-    episode's check turn is recorded: a fault planned for a later action must not fail the check."""
+    episode's seed; only faults that can hit the environment's actions) and recorded. Each action is simulated
+    under the spec's faults up to it, rendered into the `simulation_instruction` the simulator puts in its system
+    prompt: a real episode's instruction never names an action past its last, and a world model told of a fault at
+    action 12 puts one at action 1. The task's check is asked under the faults of the actions taken, as a real
+    check turn is recorded. Latency, which no text shows, is applied here."""
 
     def __init__(self, env: Sandbox, distribution: ControlDistribution, seed: int = 0):
         super().__init__(env)
@@ -216,8 +216,7 @@ class ControlledSimulation(WrappedSandbox):
         actions = action_kinds(self.env.action_space())
         self.spec, self._turn = self.distribution.sample(self.seed, task.id, actions), 0
         self._base = task.config.get("simulation_instruction", "")
-        instruction = self._instruction(self.spec)
-        return self.env.reset(dataclasses.replace(task, config={**task.config, "simulation_instruction": instruction}))
+        return self.env.reset(task)
 
     def _instruction(self, spec: ControlSpec) -> str:
         return " ".join(x for x in (self._base, spec.render()) if x)
@@ -231,6 +230,7 @@ class ControlledSimulation(WrappedSandbox):
             if injection.kind == "latency":
                 time.sleep(float(injection.params.get("seconds", 0.0)))
         self._turn += 1
+        self.env.instruct(self._instruction(self.spec.before(self._turn)))
         return self.env.step(action)
 
     def episode_metadata(self) -> dict:

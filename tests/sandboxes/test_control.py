@@ -40,6 +40,7 @@ class Recorder(Sandbox):
         return Observation(content="start")
 
     def step(self, action):
+        self.stepped_under = [*getattr(self, "stepped_under", []), self.instruction]
         return Observation(content="ok")
 
     def instruct(self, instruction):
@@ -106,7 +107,7 @@ def test_the_action_kinds_of_an_action_space():
     assert action_kinds([]) is None
 
 
-def test_the_check_is_asked_under_the_faults_of_the_actions_taken():
+def test_each_action_and_the_check_are_asked_under_the_faults_of_the_actions_up_to_them():
     dist = ControlDistribution(horizon=6, faults={"intermittent_error": {"rate": 1.0, "turns": (2, 5)}})
     simulator = Recorder(tools=[{"name": "shell"}])
     trajectory = run_episode(ControlledSimulation(simulator, dist), ScriptedPolicy(), TASK, "k", "run", seed=0)
@@ -116,6 +117,9 @@ def test_the_check_is_asked_under_the_faults_of_the_actions_taken():
     assert simulator.checked_under == planned.before(3).render() == trajectory.simulation_instruction
     assert "action 3 fails" in simulator.checked_under and "action 4" not in simulator.checked_under
     assert recorded_control(trajectory.metadata) == planned  # the record keeps the whole plan
+    # each action was simulated under the faults up to it: never one planned past it
+    assert simulator.stepped_under == [planned.before(n).render() for n in (1, 2, 3)]
+    assert simulator.stepped_under[0] == "" and "action 3" not in simulator.stepped_under[1]
 
 
 def test_rendering_says_what_where():
