@@ -82,8 +82,12 @@ def test_control_is_sampled_per_episode_told_to_the_world_model_and_recorded(tmp
     dist = load_control("errors")
     for record, spec in zip(records, specs, strict=True):
         meta = json.loads(record.metadata)
-        assert spec == dist.sample(meta["seed"], meta["task_id"]) and record.simulation_instruction == spec.render()
+        assert spec == dist.sample(meta["seed"], meta["task_id"])
+        assert record.simulation_instruction == spec.before(len(record.turns)).render()  # what it was given
+    # each action is asked under the faults planned up to it, never under one planned past it
     systems = {r["body"]["messages"][0]["content"] for r in requests}
-    assert any(spec.render() and spec.render() in system for spec in specs for system in systems)
+    told = {spec.before(n).render() for spec, r in zip(specs, records, strict=True) for n in range(1, len(r.turns) + 1)}
+    assert told - {""} and all(any(t in system for system in systems) for t in told - {""})
+    assert not any(spec.render() in system for spec in specs for system in systems if spec.render() not in told)
     with pytest.raises(ValueError, match="--control steers a world model: give --simulate too"):
         plan_suites(CollectConfig(suites=("terminal",), control="errors"))
