@@ -204,8 +204,8 @@ class ControlledSimulation(WrappedSandbox):
     episode's seed; only faults that can hit the environment's actions) and recorded. Each action is simulated
     under the spec's faults up to it, rendered into the `simulation_instruction` the simulator puts in its system
     prompt: a real episode's instruction never names an action past its last, and a world model told of a fault at
-    action 12 puts one at action 1. The task's check is asked under the faults of the actions taken, as a real
-    check turn is recorded. Latency, which no text shows, is applied here."""
+    action 12 puts one at action 1. So the task's check, asked after the last action, is asked under the faults of
+    the actions taken, as a real check turn is recorded. Latency, which no text shows, is applied here."""
 
     def __init__(self, env: Sandbox, distribution: ControlDistribution, seed: int = 0):
         super().__init__(env)
@@ -220,10 +220,6 @@ class ControlledSimulation(WrappedSandbox):
 
     def _instruction(self, spec: ControlSpec) -> str:
         return " ".join(x for x in (self._base, spec.render()) if x)
-
-    def check(self, task: Task) -> bool | None:
-        self.env.instruct(self._instruction(self.spec.before(self._turn)))
-        return self.env.check(task)
 
     def step(self, action: Action) -> Observation:
         for injection in self.spec.at(self._turn, action):

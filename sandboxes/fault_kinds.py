@@ -56,6 +56,10 @@ def _intermittent(text: str) -> bool:
     return ERROR_503 in text or bool(TEMPORARY_FAILURE.search(text))
 
 
+def _truncated(text: str) -> bool:
+    return text.rstrip().endswith(TRUNCATION_MARK)
+
+
 def _has_key(key: str, value: object = None) -> Callable[[str], bool]:
     pattern = re.compile(rf'"{key}"\s*:' + (rf"\s*{json.dumps(value)}" if value is not None else ""))
     return lambda text: bool(pattern.search(_mcp_text(text)))
@@ -111,8 +115,8 @@ FAULT_KINDS.add(
     "truncation",
     FaultKind(
         lambda p: f"returns output cut after {p.get('max_chars', 200)} characters, ending with {TRUNCATION_MARK}",
-        lambda text: text.rstrip().endswith(TRUNCATION_MARK),
-        fits=lambda text, p: len(text) > p.get("max_chars", 200) or text.rstrip().endswith(TRUNCATION_MARK),
+        _truncated,
+        fits=lambda text, p: len(text) > p.get("max_chars", 200) or _truncated(text),
     ),
     help="output cut short and marked truncated",
 )
