@@ -27,6 +27,7 @@ class AgentRLConfig:
     clip: float = 1.0
     eps_low: float = EPS_LOW
     eps_high: float = EPS_HIGH
+    guide: str = "none"  # scripted: a group whose episodes all failed gets the task's scripted episode (guidance.py)
     kl_coef: float = 0.0  # weight of the KL to the starting model (0: no reference model is kept)
     max_steps: int = 20
     save_every: int = 10

@@ -17,7 +17,9 @@ runs them: each task grounded in its real starting state, its reward the task's 
 single-step figures on `sim_check_corpus` are printed, with a warning for each below its threshold.
 
 Each step's metrics line says whether RL can learn: the success rate and the share of degenerate groups (every
-episode of a task with the same reward: no gradient)."""
+episode of a task with the same reward: no gradient). With `guide="scripted"` a group whose episodes all failed
+gets one successful episode of the task's scripted solution (agents/guidance.py: off-policy guidance), counted in
+`guided_groups`; the step's other figures are the policy's own episodes'."""
 
 import copy
 import dataclasses
@@ -29,6 +31,7 @@ import torch
 
 from trajforge.agents.checkpoint_policy import Actor, acting_folder
 from trajforge.agents.config import AgentRLConfig
+from trajforge.agents.guidance import add_guides, check_guide
 from trajforge.agents.rollouts import Rollout, plan_groups, run_rollouts
 from trajforge.collectors.collection import in_world_model, prepare_environments, start_docker
 from trajforge.collectors.config import CollectConfig
@@ -151,8 +154,8 @@ def training_groups(model, groups: list[list[Rollout]], pad_id: int, reference=N
 
 
 def step_metrics(step: int, groups: list[list[Rollout]], trained: Rollouts, stats: list, timing: dict) -> dict:
-    """A step's line in metrics.jsonl."""
-    episodes = [r for g in groups for r in g]
+    """A step's line in metrics.jsonl: the policy's own episodes (a guide's are counted in `guided_groups` only)."""
+    episodes = [r for g in groups for r in g if not r.guided]
     agents = [r for r in episodes if r.trainable]
     outcomes = Counter(r.trajectory.outcome.status for r in episodes)
     unparseable = sum(is_unparseable(r.trajectory.outcome) for r in episodes)
@@ -163,6 +166,7 @@ def step_metrics(step: int, groups: list[list[Rollout]], trained: Rollouts, stat
         "success": sum(r.reward for r in agents) / len(agents) if agents else 0.0,
         "degenerate_groups": sum(len(set(g)) == 1 for g in rewards) / len(rewards) if rewards else 1.0,
         "skipped_groups": len(groups) - len(rewards),
+        "guided_groups": sum(any(r.guided for r in g) for g in groups),
         **update_means(stats),
         "lr": timing["lr"],
         "episodes": len(episodes),
@@ -185,6 +189,7 @@ class AgentRL:
         if config.init is None:
             raise ValueError("--stage agent-rl needs --init: a checkpoint that can act (e.g. after agent-sft)")
         require_sampling(config.temperature)
+        check_guide(config.guide)
         self.config, self.folder = config, acting_folder(config.init)
         self.output = Path(config.output)
         suites = simulated_suites([load_suite(s) for s in config.suites], config, f"agent-rl-{self.output.name}", log)
@@ -220,6 +225,10 @@ class AgentRL:
         started = time.perf_counter()
         groups, rollout_seconds = self.rollouts(step)
         refuse_broken_environments(step + 1, [r for g in groups for r in g])
+        if self.config.guide == "scripted":
+            folder = self.output / "episodes" / f"step-{step + 1:05d}-guides"
+            actor, c = self.actor, self.config
+            add_guides(groups, self.make_env, folder, actor.tokenizer, actor.window, c.concurrency, c.max_turns)
         pad = self.actor.tokenizer.pad_token_id if self.actor.tokenizer.pad_token_id is not None else 0
         trained = training_groups(self.actor.model, groups, pad, self.reference)
         stats = update_policy(self.actor.model, self.optimizer, trained, self.config)

@@ -26,6 +26,7 @@ class Rollout:
     spec: EpisodeSpec
     trajectory: Trajectory
     transcript: Transcript | None  # None when the episode never reached the policy (its environment failed)
+    guided: bool = False  # an off-policy guide's episode (agents/guidance.py), not the policy's own
 
     @property
     def reward(self) -> float:
@@ -56,7 +57,7 @@ def plan_groups(tasks: list[tuple[Suite, Task]], group_size: int, seed: int, tag
     return groups
 
 
-class _KeepingWriter(RunWriter):
+class KeepingWriter(RunWriter):
     """The run writer, also keeping each finished episode by its key for the caller."""
 
     def __init__(self, run_dir: Path):
@@ -101,7 +102,7 @@ def run_rollouts(
 ) -> tuple[list[Rollout], RunResult]:
     """Run the episodes (all concurrently up to `concurrency`), in `specs` order; `run_dir` is written afresh."""
     shutil.rmtree(run_dir, ignore_errors=True)  # an interrupted step runs again whole, with the restored model
-    writer = _KeepingWriter(run_dir)
+    writer = KeepingWriter(run_dir)
     policies = _Policies(actor, folder, max_new_tokens)
     actor.broker.expect(min(concurrency, len(specs)))  # the first episodes start together
     try:

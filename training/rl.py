@@ -117,7 +117,8 @@ def update_policy(model, optimizer: Optimizer, rollouts: Rollouts, config: RLCon
     is exactly 1 and nothing is clipped); the GSPO outputs of every group, in order. A group of equal rewards (and no
     KL term) is left out: it has no gradient, and an optimizer step on none would still move the weights along
     Adam's momentum."""
-    advantages = group_advantages(torch.tensor(rollouts.rewards, dtype=torch.float32))
+    # per group: an agent-RL group may be smaller (an episode left out) or larger (a guide joined) than G
+    advantages = [group_advantages(torch.tensor(r, dtype=torch.float32)) for r in rollouts.rewards]
     learnable = [
         (group, adv)
         for group, adv in zip(rollouts.groups, advantages, strict=True)

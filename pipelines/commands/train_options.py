@@ -90,6 +90,13 @@ OPTIONS = {
     "tasks_per_step": _option(
         int, default=AgentRLConfig.tasks_per_step, min=1, help="agent-rl: tasks per step, G episodes each."
     ),
+    "guide": _option(
+        str,
+        default=AgentRLConfig.guide,
+        help="agent-rl: none, or scripted: a task whose G episodes all failed (no gradient) gets one episode of its "
+        "scripted solution (model-free, run in its own environment) in its group when that succeeds: off-policy "
+        "guidance, as LUFFY's mixed-policy groups. Success and the other figures stay the policy's own.",
+    ),
     "max_turns": _option(int, default=AgentRLConfig.max_turns, min=1, help="agent-rl: turns before an episode ends."),
     "split_held_out": _option(
         float | None,

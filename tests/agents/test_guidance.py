@@ -1,0 +1,100 @@
+"""agent-rl --guide scripted: a group whose episodes all failed gets the task's scripted episode, whose tokens are its
+agent render with the actions in the mask; the step's figures stay the policy's own."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.builders import make_trajectory
+from tests.collectors.fakes import FakeEnvironment
+from trajforge.agents import rl
+from trajforge.agents.config import AgentRLConfig
+from trajforge.agents.guidance import GuideTranscript, check_guide
+from trajforge.collectors.tasks import load_suite
+from trajforge.pipelines.cli import app
+from trajforge.schemas.actions import write_action
+from trajforge.schemas.records import Action
+from trajforge.schemas.sources import read_records
+from trajforge.schemas.splits import SplitConfig
+from trajforge.training.agent_render import DONE_ANSWER
+from trajforge.training.tokenizer import load_tokenizer
+
+SUITE = """
+suite: toy-guided
+domain: terminal
+tasks:
+  - id: touch-it
+    instruction: Create the file answer.txt.
+    actions: [ls, touch answer.txt]
+    check: answer.txt
+  - id: unsolvable
+    instruction: Create the file other.txt.
+    actions: [ls]
+    check: other.txt
+"""
+
+
+def _config(tmp_path, tiny_agent, **changes) -> AgentRLConfig:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    suite = tmp_path / "toy.yaml"
+    suite.write_text(SUITE)
+    settings = dict(
+        suites=(str(suite),), output=str(tmp_path / "run"), init=str(tiny_agent), group_size=3, tasks_per_step=2,
+        max_turns=3, max_new_tokens=8, lr=1e-2, max_steps=1, save_every=1, split=SplitConfig(held_out=0.0),
+    )  # fmt: skip
+    return AgentRLConfig(**{**settings, **changes})
+
+
+def test_a_guide_joins_only_the_group_it_can_rescue_and_gives_it_a_gradient(tmp_path, tiny_agent, monkeypatch):
+    monkeypatch.setattr(rl, "episode_environments", lambda *a: lambda spec: FakeEnvironment())
+    unguided = rl.run_agent_rl(_config(tmp_path / "a", tiny_agent))  # the untrained model never touches the file
+    assert unguided["success"] == 0.0 and unguided["degenerate_groups"] == 1.0 and unguided["loss"] is None
+    assert unguided["guided_groups"] == 0
+    guided = rl.run_agent_rl(_config(tmp_path / "b", tiny_agent, guide="scripted"))
+    # touch-it's scripted episode succeeds and joins its group; unsolvable's fails and does not
+    assert guided["guided_groups"] == 1 and guided["degenerate_groups"] == 0.5 and guided["loss"] is not None
+    assert guided["episodes"] == 6 and guided["success"] == 0.0  # the policy's own episodes only
+    guides = tmp_path / "b" / "run" / "episodes" / "step-00001-guides"  # kept as raw trajectories, both
+    records = [r.record for r in read_records(sorted(str(p) for p in guides.glob("segment-*")))]
+    assert sorted((r.source.origin.split("#")[0], r.outcome.status) for r in records) == [
+        ("toy-guided/touch-it", "success"), ("toy-guided/unsolvable", "failure")]  # fmt: skip
+
+
+def test_a_guides_mask_covers_its_actions_and_the_done_answer(tiny_agent):
+    tokenizer = load_tokenizer(str(tiny_agent))
+    actions = [Action(kind="shell", content="ls"), Action(kind="shell", content="touch answer.txt")]
+    turns = [{"index": i, "action": a.model_dump(), "observation": {"content": f"ran {a.content}"}}
+             for i, a in enumerate(actions)]  # fmt: skip
+    trajectory = make_trajectory(turns=turns, outcome={"status": "success"})
+    guide = GuideTranscript.of(trajectory, tokenizer)
+    ids, mask = guide.stream()
+    assert len(ids) == len(mask) and guide.generated == int(mask.sum()) > 0
+    learned = tokenizer.decode(ids[mask.bool()].tolist())
+    expected = "".join(f"{write_action(a)}<|end|>" for a in actions) + f"{DONE_ANSWER}<|end|>"
+    assert learned.replace(" ", "") == expected.replace(" ", "")
+    assert "ran ls" not in learned  # observations are context only
+
+
+def test_an_unknown_guide_is_a_clear_error(tmp_path, tiny_agent):
+    with pytest.raises(ValueError, match="--guide 'teacher': expected one of none, scripted"):
+        check_guide("teacher")
+    with pytest.raises(ValueError, match="--guide"):
+        rl.AgentRL(_config(tmp_path, tiny_agent, guide="teacher"))
+
+
+@pytest.mark.slow
+def test_cli_guides_a_failed_group_with_the_scripted_episode_in_docker(tmp_path, tiny_agent, sandbox_image):
+    suite = tmp_path / "one.yaml"
+    suite.write_text(
+        "suite: one\ndomain: terminal\ntasks:\n  - id: write-7\n    instruction: Write 7 to answer.txt.\n"
+        '    actions: [echo 7 > answer.txt]\n    check: test "$(cat answer.txt)" = 7\n'
+    )
+    assert load_suite(str(suite)).tasks[0].actions
+    args = ["train", "--stage", "agent-rl", "--suite", str(suite), "--init", str(tiny_agent), "-o", str(tmp_path / "r")]
+    args += ["--group-size", "2", "--tasks-per-step", "1", "--max-turns", "2", "--max-steps", "1", "--held-out", "0"]
+    result = CliRunner().invoke(app, [*args, "--max-new-tokens", "16", "--guide", "scripted"])
+    assert result.exit_code == 0, result.output
+    (metrics,) = [json.loads(x) for x in (tmp_path / "r" / "metrics.jsonl").read_text().splitlines()]
+    assert metrics["success"] == 0.0 and metrics["guided_groups"] == 1  # the real check passed the guide's episode
+    assert metrics["degenerate_groups"] == 0.0 and metrics["loss"] is not None
