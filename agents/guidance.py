@@ -61,17 +61,16 @@ def check_guide(guide: str) -> None:
 
 
 def add_guides(groups: list[list[Rollout]], make_env, run_dir: Path, tokenizer, window: int, concurrency: int,
-               max_turns: int) -> int:  # fmt: skip
-    """One scripted episode per group that needs a guide (all run together); each that succeeds, fits the window
-    and has a check-decided success joins its group, marked `guided`. Returns how many joined."""
+               max_turns: int) -> None:  # fmt: skip
+    """One scripted episode per group that needs a guide (all run together); each that succeeds and fits the
+    window joins its group, marked `guided` (step_metrics counts them from there)."""
     needing = [g for g in groups if needs_guide(g)]
     if not needing:
-        return 0
+        return
     specs = [replace(g[0].spec, key=g[0].spec.key.rsplit(".", 1)[0] + ".guide") for g in needing]
     shutil.rmtree(run_dir, ignore_errors=True)  # a step run again writes its guides afresh
     writer = KeepingWriter(run_dir)
     run_collection(specs, writer, make_env, ScriptedPolicy, run_dir.name, concurrency, retries=1, max_turns=max_turns)
-    joined = 0
     for group, spec in zip(needing, specs, strict=True):
         trajectory = writer.kept.get(spec.key)
         if trajectory is None or trajectory.outcome.status != "success":
@@ -80,5 +79,3 @@ def add_guides(groups: list[list[Rollout]], make_env, run_dir: Path, tokenizer, 
         if len(transcript.ids) > window:
             continue
         group.append(Rollout(spec, trajectory, transcript, guided=True))
-        joined += 1
-    return joined
