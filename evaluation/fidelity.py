@@ -2,7 +2,8 @@
 pure functions over turns and episodes:
 
 - single step: on real held-out turns, the share of predicted observations equal to the real one (trailing
-  whitespace aside), the share whose error flag agrees with the real one, and the judge's scores;
+  whitespace aside), the share whose error flag agrees with the real one, and the judge's scores; exact match per
+  action (`action_label`: the tool, or the shell command's program), which says what the model gets wrong;
 - success agreement: one agent's episodes of the same tasks, simulated and real: the confusion matrix of success;
 - WM2Real: a simulated episode's actions replayed in the real environment: per-turn agreement (exact, error flag)
   and whether a simulated success is a real one.
@@ -56,15 +57,28 @@ def _share(hits: int, total: int) -> float | None:
     return hits / total if total else None
 
 
+def action_label(action_text: str) -> str:
+    """What a turn's action does, as its text's first word: the tool of a named call (schemas/turn_text.py puts
+    the name first), the program of a shell command (`wc`, `sort`)."""
+    words = action_text.split(maxsplit=1)
+    return words[0] if words else "(empty)"
+
+
 def step_figures(model: str, turns: Sequence[Turn], answers: Sequence[str | None], judge: Judge) -> dict:
     """Exact match and error-flag agreement over the turns (an unanswered turn counts as a miss: the simulator
-    would have had nothing to show), and the judge's pooled scores (over answered turns, as eval scores them)."""
+    would have had nothing to show), exact match per action label, and the judge's pooled scores (over answered
+    turns, as eval scores them)."""
     exact = agree = 0
+    by_action: dict[str, Counter] = {}
     for turn, answer in zip(turns, answers, strict=True):
+        counts = by_action.setdefault(action_label(turn.action), Counter())
+        counts["turns"] += 1
         predicted = extract_prediction(answer).text if answer else None
         if predicted is None:
             continue
-        exact += same_observation(predicted, turn.reference)
+        same = same_observation(predicted, turn.reference)
+        exact += same
+        counts["exact"] += same
         agree += predicted_error(predicted) == real_error(turn.observation or {"content": turn.reference})
     report = score(model, list(turns), list(answers), judge)
     return {
@@ -75,6 +89,10 @@ def step_figures(model: str, turns: Sequence[Turn], answers: Sequence[str | None
         "judge_overall": report.pooled.get("overall"),
         "judge_factuality": report.pooled.get("factuality"),
         "judge_scored": report.scored,
+        "exact_by_action": {
+            label: {"turns": c["turns"], "exact_match": _share(c["exact"], c["turns"])}
+            for label, c in sorted(by_action.items(), key=lambda item: (-item[1]["turns"], item[0]))
+        },
     }
 
 

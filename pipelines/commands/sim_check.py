@@ -149,6 +149,7 @@ def show(result: dict) -> None:
                           _percent(control.get("clean_share")))  # fmt: skip
         table.add_section()
     out.print(table)
+    out.print(action_table(result["single_step"]))
     episodes = result.get("episodes")
     if episodes is not None and "note" in episodes:
         console.print(Text(episodes["note"], style="yellow"))
@@ -156,6 +157,23 @@ def show(result: dict) -> None:
         out.print(episode_table(result, episodes))
     for line in below_thresholds(result):  # the targets a world model worth training in reaches
         warn(f"warning: {line}")
+
+
+def action_table(single_step: dict) -> Table:
+    """Exact match per action (the tool, or the shell command's program) per group, one column per model: where
+    the world model loses to a baseline."""
+    table = Table(title="sim-check: single-step exact % by action", box=box.SIMPLE_HEAD)
+    groups = [group for group in single_step if group != "all"] or ["all"]
+    names = list(single_step[groups[0]])
+    for column in ("group", "action", "turns", *names):
+        table.add_column(column, justify="left" if column in ("group", "action") else "right")
+    for group in groups:
+        models = single_step[group]
+        for i, (label, figures) in enumerate(models[names[0]].get("exact_by_action", {}).items()):
+            cells = [_percent(models[n].get("exact_by_action", {}).get(label, {}).get("exact_match")) for n in names]
+            table.add_row(group if i == 0 else "", label, str(figures["turns"]), *cells)
+        table.add_section()
+    return table
 
 
 def episode_table(result: dict, episodes: dict) -> Table:

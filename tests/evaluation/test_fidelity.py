@@ -7,6 +7,7 @@ import pytest
 
 from trajforge.evaluation.embedded import EmbeddedJudge
 from trajforge.evaluation.fidelity import (
+    action_label,
     predicted_error,
     real_error,
     replay_figures,
@@ -17,8 +18,8 @@ from trajforge.evaluation.fidelity import (
 from trajforge.evaluation.turns import Turn
 
 
-def turn(reference: str, **observation) -> Turn:
-    return Turn(id=reference, domain="terminal", system=None, history=(), action="ls", reference=reference,
+def turn(reference: str, action: str = "ls", **observation) -> Turn:
+    return Turn(id=reference, domain="terminal", system=None, history=(), action=action, reference=reference,
                 observation={"content": reference, **observation})  # fmt: skip
 
 
@@ -38,6 +39,18 @@ def test_step_figures_count_an_unanswered_turn_as_a_miss():
     assert figures["exact_match"] == pytest.approx(1 / 3) and figures["error_flag_agreement"] == pytest.approx(1 / 3)
     assert figures["judge_scored"] == 2 and figures["judge_overall"] is not None
     assert same_observation("x  \ny\n", "x\ny") and not same_observation("x", "y")
+
+
+def test_exact_match_per_action_says_which_actions_the_model_gets_wrong():
+    turns = [turn("3 a.txt", "wc -l a.txt"), turn("2 b.txt", "wc -l b.txt"), turn("x\ny", "sort c.txt"),
+             turn('{"key": "k"}', 'set {"key": "k", "value": "v"}'), turn("", "")]  # fmt: skip
+    answers = ["3 a.txt", "9 b.txt", "x\ny", '{"key": "j"}', None]
+    by_action = step_figures("wm", turns, answers, EmbeddedJudge())["exact_by_action"]
+    assert list(by_action) == ["wc", "(empty)", "set", "sort"]  # most turns first, then by name
+    assert by_action["wc"] == {"turns": 2, "exact_match": 0.5}
+    assert by_action["sort"]["exact_match"] == 1.0 and by_action["set"]["exact_match"] == 0.0
+    assert by_action["(empty)"] == {"turns": 1, "exact_match": 0.0}
+    assert action_label("  grep -c x f") == "grep"
 
 
 def test_success_confusion():
