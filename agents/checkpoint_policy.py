@@ -6,7 +6,7 @@ own chat format (the tiny default's markers, a real model's template); each answ
 (collectors' `answer_action`): an action is taken, an answer without one ends the episode (the task's check
 decides), one that cannot be read ends it as `agent_error` with the reason. The episodes that run at the same time
 share one loaded model and one batched generate call (agents/batching.py); each keeps its tokens as generated
-(agents/transcript.py)."""
+(agents/transcript.py), its first prompt fitted to the window when it is too long."""
 
 import threading
 from pathlib import Path
@@ -154,7 +154,8 @@ class CheckpointPolicy(Policy):
         from trajforge.agents.transcript import Transcript
 
         super().start(task, action_space, initial, seed)
-        self.transcript = Transcript(self.actor.tokenizer, task.instruction, action_space, initial.content)
+        self.transcript = Transcript(self.actor.tokenizer, task.instruction, action_space, initial.content,
+                                     window=self.actor.window, reserve=self.max_new_tokens)  # fmt: skip
         self.actor.broker.join()
         self._joined = True
 

@@ -6,7 +6,13 @@ computes must be over the ids that were sampled.
 
 The layout and the ids of each piece are training/agent_render.py's (the layout agent SFT trains on):
 `agent_prompt_ids` for the first prompt, `agent_observation_ids` for what follows an action's end of turn. An answer
-cut by the token limit has no end of turn of its own: the delta then starts with it (context, not the agent's)."""
+cut by the token limit has no end of turn of its own: the delta then starts with it (context, not the agent's).
+
+A first prompt too long for the model's window (an MCP task whose setup calls fill the starting state) is fitted
+once, as generation fits a long prompt (training/sampling.py's `fit_window`): its head (the agent's instructions)
+and its most recent rest (the end of the starting state, the task), leaving `reserve` tokens for the episode. That
+is the view agent SFT trains such a prompt on (training/labels.py's `trim_history`), and the stream stays the ids
+the model read, so GSPO's ratio is over the context each action was sampled in."""
 
 import threading
 from dataclasses import dataclass, field
@@ -15,6 +21,7 @@ import torch
 
 from trajforge.schemas.records import Action
 from trajforge.training.agent_render import agent_messages, agent_observation_ids, agent_prompt_ids, agent_stop_id
+from trajforge.training.sampling import fit_window
 
 # Episodes run in threads and share a tokenizer, whose fast backend keeps a switch (special-token matching) that
 # each tokenization sets (training/labels.py), and which refuses concurrent calls ("Already borrowed"): one at a time.
@@ -28,12 +35,21 @@ class TurnTokens:
 
 
 class Transcript:
-    def __init__(self, tokenizer, instruction: str, action_space: list[dict], initial_state: str):
+    def __init__(
+        self,
+        tokenizer,
+        instruction: str,
+        action_space: list[dict],
+        initial_state: str,
+        window: int | None = None,
+        reserve: int = 0,
+    ):
         self.tokenizer = tokenizer
         self.instruction, self.action_space, self.initial_state = instruction, action_space, initial_state
         self.history: list[tuple[Action, str]] = []  # (action, observation) per turn, as agent_messages takes it
         with _TOKENIZING:
-            self.turns = [TurnTokens(agent_prompt_ids(tokenizer, self.messages()))]
+            first = agent_prompt_ids(tokenizer, self.messages())
+        self.turns = [TurnTokens(first if window is None else fit_window(first, window, reserve))]
         self.stop_id = agent_stop_id(tokenizer)
 
     def messages(self) -> list[dict]:

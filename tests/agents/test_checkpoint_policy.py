@@ -15,6 +15,8 @@ from trajforge.pipelines.cli import app
 from trajforge.sandboxes.base import ShellCheck, Task
 from trajforge.schemas.manifest import read_manifest
 from trajforge.schemas.sources import read_records
+from trajforge.training.agent_render import agent_messages, agent_prompt_ids
+from trajforge.training.labels import head_length
 from trajforge.training.model import smollm2_gguf
 
 TASK = Task(id="touch", instruction="Create done.txt.", check=ShellCheck(command="done.txt"))
@@ -48,6 +50,24 @@ def test_a_full_context_ends_the_episode_as_a_timeout(scripted_actor):
     actor = scripted_actor(["```bash\necho " + "x" * 3000 + "\n```"])  # each turn outgrows the 1024-token window
     trajectory, _ = _episode(actor)
     assert trajectory.outcome.status == "timeout" and "context window (1024 tokens) is full" in trajectory.outcome.error
+
+
+def test_a_starting_state_longer_than_the_window_is_fitted_once_and_acted_on(scripted_actor):
+    files = {f"data/part-{i:04d}-of-a-long-listing.txt": "" for i in range(300)}
+    task = Task(id="touch", instruction="Create done.txt.", files=files, check=ShellCheck(command="done.txt"))
+    actor = scripted_actor(["```bash\ntouch done.txt\n```", "Created it."])
+    policy = CheckpointPolicy("tiny", actor=actor)
+    trajectory = run_episode(FakeEnvironment(), policy, task, "s/touch#0", "run", seed=5, max_turns=4)
+    assert trajectory.outcome.status == "success"  # not "the context window is full" before the first action
+    messages = agent_messages(task.instruction, trajectory.action_space, (), trajectory.initial_state)
+    whole = agent_prompt_ids(actor.tokenizer, messages)
+    first = policy.transcript.turns[0].prompt_ids
+    assert len(whole) > actor.window and len(first) == actor.window - policy.max_new_tokens
+    head = head_length(actor.window)
+    assert first[:head] == whole[:head] and first[head:] == whole[len(whole) - len(first) + head :]
+    assert actor.tokenizer.decode(first).endswith("# Task\nCreate done.txt.<|end|>\n<|assistant|>")
+    ids, mask = policy.transcript.stream()
+    assert ids.tolist()[: len(first)] == first and mask[: len(first)].sum() == 0  # the stream is what it read
 
 
 def test_a_checkpoint_without_chat_template_or_markers_cannot_act(tmp_path, tiny_agent):
