@@ -28,7 +28,8 @@ import json
 import time
 from pathlib import Path
 
-from learning_signal import metrics, trajforge  # this folder is on sys.path when run as a script
+# this folder is on sys.path when run as a script
+from learning_signal import metrics, model_size_arguments, shape, steps_flags, trajforge
 
 
 def mean_of(run: Path, key: str) -> float | None:
@@ -66,27 +67,12 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--rl-lr", type=float, default=1e-4)
     parser.add_argument("--batch-size", type=int, default=4)
     parser.add_argument("--context-length", type=int, default=512)
-    parser.add_argument("--hidden-size", type=int, help="the tiny model's width (default: train's)")
-    parser.add_argument("--layers", type=int, help="the tiny model's depth (default: train's)")
+    model_size_arguments(parser)
     parser.add_argument("--group-size", type=int, default=4, help="agent-rl episodes per task")
     parser.add_argument("--tasks-per-step", type=int, default=4)
     parser.add_argument("--max-turns", type=int, default=4, help="turns per episode (agent-rl and agent-eval)")
     parser.add_argument("--concurrency", type=int, default=4, help="episodes at once (collect, agent-eval)")
     return parser.parse_args()
-
-
-def shape(args: argparse.Namespace) -> list[str]:
-    """The training flags every CPT/SFT run shares."""
-    flags = ["--context-length", str(args.context_length), "--batch-size", str(args.batch_size)]
-    flags += ["--lr", str(args.lr)] if args.lr is not None else []
-    if args.init == "tiny":
-        flags += ["--hidden-size", str(args.hidden_size)] if args.hidden_size else []
-        flags += ["--layers", str(args.layers)] if args.layers else []
-    return flags
-
-
-def steps_flags(steps: int) -> list[str]:
-    return ["--max-steps", str(steps), "--eval-every", str(steps), "--save-every", str(steps)]
 
 
 def collect_and_world_model(args, out: Path, seconds: dict) -> Path:

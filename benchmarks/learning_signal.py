@@ -35,6 +35,28 @@ def metrics(run: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
 
 
+def model_size_arguments(parser: argparse.ArgumentParser) -> None:
+    """The tiny default model's width and depth, for a benchmark that can train it."""
+    parser.add_argument("--hidden-size", type=int, help="the tiny model's width (default: train's)")
+    parser.add_argument("--layers", type=int, help="the tiny model's depth (default: train's)")
+
+
+def shape(args: argparse.Namespace) -> list[str]:
+    """The training flags every CPT/SFT run of a benchmark shares: context, batch, peak learning rate and, for the
+    tiny default, its width and depth."""
+    flags = ["--context-length", str(args.context_length), "--batch-size", str(args.batch_size)]
+    flags += ["--lr", str(args.lr)] if args.lr is not None else []
+    if args.init == "tiny":
+        size = {"--hidden-size": getattr(args, "hidden_size", None), "--layers": getattr(args, "layers", None)}
+        flags += [x for flag, value in size.items() if value for x in (flag, str(value))]
+    return flags
+
+
+def steps_flags(steps: int) -> list[str]:
+    """A run of `steps` steps, evaluated and saved at its end."""
+    return ["--max-steps", str(steps), "--eval-every", str(steps), "--save-every", str(steps)]
+
+
 def mean_throughput(run: Path) -> float | None:
     """Mean tokens/s over the run's steps, the first one left out when there are others (warm-up)."""
     figures = [m["tokens_per_s"] for m in metrics(run) if "tokens_per_s" in m]
@@ -64,9 +86,7 @@ def main() -> None:
             sys.exit(f"{data / part} is missing: run `make demo` first, or give --data")
     steps, rl_steps = args.steps, args.rl_steps or max(2, args.steps // 4)
     init = [] if args.init == "tiny" else ["--init", args.init]
-    shape = ["--context-length", str(args.context_length), "--batch-size", str(args.batch_size)]
-    shape += ["--lr", str(args.lr)] if args.lr is not None else []
-    common = ["--max-steps", str(steps), "--eval-every", str(steps), "--save-every", str(steps), *shape]
+    common = [*steps_flags(steps), *shape(args)]
     seconds = {}
     seconds["cpt"] = trajforge(
         "train", "--stage", "cpt", "--data", str(data / "corpus"), "-o", str(out / "cpt"), *init, *common

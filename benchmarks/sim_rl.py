@@ -33,7 +33,8 @@ import sys
 import time
 from pathlib import Path
 
-from learning_signal import trajforge  # this folder is on sys.path when run as a script
+# this folder is on sys.path when run as a script
+from learning_signal import model_size_arguments, shape, steps_flags, trajforge
 
 SCRIPTED = "scripted (model-free reference)"
 SFT = "agent SFT"
@@ -75,6 +76,7 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--rl-lr", type=float, default=1e-4)
     parser.add_argument("--batch-size", type=int, default=4)
     parser.add_argument("--context-length", type=int, default=512)
+    model_size_arguments(parser)
     parser.add_argument("--group-size", type=int, default=4, help="agent-rl episodes per task")
     parser.add_argument("--tasks-per-step", type=int, default=4)
     parser.add_argument("--max-turns", type=int, default=4, help="turns per episode (agent-rl, agent-eval)")
@@ -83,16 +85,6 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--max-tokens", type=int, default=256, help="sim-check's longest single-step answer")
     parser.add_argument("--concurrency", type=int, default=4, help="episodes at once")
     return parser.parse_args(argv)
-
-
-def shape(args) -> list[str]:
-    """The training flags every CPT/SFT run shares."""
-    flags = ["--context-length", str(args.context_length), "--batch-size", str(args.batch_size)]
-    return flags + (["--lr", str(args.lr)] if args.lr is not None else [])
-
-
-def steps_flags(steps: int) -> list[str]:
-    return ["--max-steps", str(steps), "--eval-every", str(steps), "--save-every", str(steps)]
 
 
 def trajforge_allowing_errors(*args: str) -> float:

@@ -98,3 +98,11 @@ def test_the_suite_it_writes_is_the_family_asked_for(tmp_path):
     kvstore = load_suite(str(sim_rl.write_suite(tmp_path / "k.yaml", "kvstore", 12, 0)))
     assert len(terminal.tasks) == 12 and terminal.environment.kind == "terminal"
     assert len(kvstore.tasks) == 12 and kvstore.environment.kind == "mcp"
+
+
+def test_the_tiny_models_width_and_depth_reach_every_training_run_and_only_the_tiny_ones():
+    flags = sim_rl.shape(sim_rl.arguments(["--hidden-size", "256", "--layers", "6", "--lr", "1e-3"]))
+    assert flags == ["--context-length", "512", "--batch-size", "4", "--lr", "0.001", "--hidden-size", "256",
+                     "--layers", "6"]  # fmt: skip
+    assert "--hidden-size" not in sim_rl.shape(sim_rl.arguments(["--init", "smollm2", "--hidden-size", "256"]))
+    assert sim_rl.shape(sim_rl.arguments([])) == ["--context-length", "512", "--batch-size", "4"]
