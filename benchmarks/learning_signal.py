@@ -47,8 +47,8 @@ def shape(args: argparse.Namespace) -> list[str]:
     flags = ["--context-length", str(args.context_length), "--batch-size", str(args.batch_size)]
     flags += ["--lr", str(args.lr)] if args.lr is not None else []
     if args.init == "tiny":
-        size = {"--hidden-size": getattr(args, "hidden_size", None), "--layers": getattr(args, "layers", None)}
-        flags += [x for flag, value in size.items() if value for x in (flag, str(value))]
+        flags += ["--hidden-size", str(args.hidden_size)] if args.hidden_size else []
+        flags += ["--layers", str(args.layers)] if args.layers else []
     return flags
 
 
@@ -73,6 +73,7 @@ def main() -> None:
     parser.add_argument("--output", default="runs/learning-signal")
     parser.add_argument("--context-length", type=int, default=256)
     parser.add_argument("--batch-size", type=int, default=1)
+    model_size_arguments(parser)
     parser.add_argument("--lr", type=float, help="CPT/SFT peak learning rate (default: by model size)")
     parser.add_argument("--rl-lr", type=float, default=1e-5)
     parser.add_argument("--group-size", type=int, default=4)
