@@ -65,17 +65,18 @@ def action_label(action_text: str) -> str:
 
 
 def step_figures(model: str, turns: Sequence[Turn], answers: Sequence[str | None], judge: Judge) -> dict:
-    """Exact match and error-flag agreement over the turns (an unanswered turn counts as a miss: the simulator
-    would have had nothing to show), exact match per action label, and the judge's pooled scores (over answered
-    turns, as eval scores them)."""
+    """Exact match and error-flag agreement over the turns (an unanswered turn, None, counts as a miss: the
+    simulator would have had nothing to show), exact match per action label, and the judge's pooled scores (over
+    non-empty answers, as eval scores them). An empty answer is a prediction, not a missing one: a command such as
+    `sort a > b` prints nothing, and a world model that predicts nothing there is right."""
     exact = agree = 0
     by_action: dict[str, Counter] = {}
     for turn, answer in zip(turns, answers, strict=True):
         counts = by_action.setdefault(action_label(turn.action), Counter())
         counts["turns"] += 1
-        predicted = extract_prediction(answer).text if answer else None
-        if predicted is None:
+        if answer is None:
             continue
+        predicted = extract_prediction(answer).text
         same = same_observation(predicted, turn.reference)
         exact += same
         counts["exact"] += same
@@ -83,7 +84,7 @@ def step_figures(model: str, turns: Sequence[Turn], answers: Sequence[str | None
     report = score(model, list(turns), list(answers), judge)
     return {
         "turns": len(turns),
-        "answered": sum(1 for a in answers if a),
+        "answered": sum(1 for a in answers if a is not None),
         "exact_match": _share(exact, len(turns)),
         "error_flag_agreement": _share(agree, len(turns)),
         "judge_overall": report.pooled.get("overall"),

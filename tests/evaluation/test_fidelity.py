@@ -41,6 +41,17 @@ def test_step_figures_count_an_unanswered_turn_as_a_miss():
     assert same_observation("x  \ny\n", "x\ny") and not same_observation("x", "y")
 
 
+def test_an_empty_answer_is_the_prediction_of_a_silent_command_not_a_missing_one():
+    turns = [turn("", "sort a.txt > b.txt", exit_code=0), turn("3 a.txt\n", "wc -l a.txt", exit_code=0),
+             turn("", "rm b.txt", exit_code=0)]  # fmt: skip
+    figures = step_figures("wm", turns, ["", "", None], EmbeddedJudge())
+    assert figures["answered"] == 2
+    assert figures["exact_match"] == pytest.approx(1 / 3)  # right where nothing is printed, wrong where a count is
+    assert figures["error_flag_agreement"] == pytest.approx(2 / 3)
+    assert figures["exact_by_action"]["sort"]["exact_match"] == 1.0 and figures["exact_by_action"]["rm"]["exact_match"] == 0.0
+    assert figures["judge_scored"] == 0  # the judge reads empty answers as none, as the benchmark does
+
+
 def test_exact_match_per_action_says_which_actions_the_model_gets_wrong():
     turns = [turn("3 a.txt", "wc -l a.txt"), turn("2 b.txt", "wc -l b.txt"), turn("x\ny", "sort c.txt"),
              turn('{"key": "k"}', 'set {"key": "k", "value": "v"}'), turn("", "")]  # fmt: skip
