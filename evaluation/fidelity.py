@@ -64,22 +64,44 @@ def action_label(action_text: str) -> str:
     return words[0] if words else "(empty)"
 
 
+SOURCES = ("empty", "in the prompt", "elsewhere")
+
+
+def answer_source(turn: Turn) -> str:
+    """Where the real observation's text is to be found: `empty` (the action prints nothing), `in the prompt`
+    (verbatim in the turn's prompt before it is fitted to a window: a `cat` of a file the initial state lists), or
+    `elsewhere` (computed, or not to be known: a count, a sorted list, a timestamp). Exact match per source says
+    whether a world model fails at copying or at computing."""
+    reference = normalized(turn.reference)
+    if not reference:
+        return "empty"
+    shown = normalized(f"{turn.system or ''}\n{turn.history_text()}")
+    return "in the prompt" if reference in shown else "elsewhere"
+
+
+def _exact(counts: Counter) -> dict:
+    return {"turns": counts["turns"], "exact_match": _share(counts["exact"], counts["turns"])}
+
+
 def step_figures(model: str, turns: Sequence[Turn], answers: Sequence[str | None], judge: Judge) -> dict:
     """Exact match and error-flag agreement over the turns (an unanswered turn, None, counts as a miss: the
-    simulator would have had nothing to show), exact match per action label, and the judge's pooled scores (over
-    non-empty answers, as eval scores them). An empty answer is a prediction, not a missing one: a command such as
-    `sort a > b` prints nothing, and a world model that predicts nothing there is right."""
+    simulator would have had nothing to show), exact match per action label (most turns first) and per answer
+    source (SOURCES' order), and the judge's pooled scores (over non-empty answers, as eval scores them). An empty
+    answer is a prediction, not a missing one: `sort a > b` prints nothing, and a world model that says so is right."""
     exact = agree = 0
     by_action: dict[str, Counter] = {}
+    by_source: dict[str, Counter] = {source: Counter() for source in SOURCES}
     for turn, answer in zip(turns, answers, strict=True):
-        counts = by_action.setdefault(action_label(turn.action), Counter())
-        counts["turns"] += 1
+        counts = (by_action.setdefault(action_label(turn.action), Counter()), by_source[answer_source(turn)])
+        for c in counts:
+            c["turns"] += 1
         if answer is None:
             continue
         predicted = extract_prediction(answer).text
         same = same_observation(predicted, turn.reference)
         exact += same
-        counts["exact"] += same
+        for c in counts:
+            c["exact"] += same
         agree += predicted_error(predicted) == real_error(turn.observation or {"content": turn.reference})
     report = score(model, list(turns), list(answers), judge)
     return {
@@ -91,9 +113,9 @@ def step_figures(model: str, turns: Sequence[Turn], answers: Sequence[str | None
         "judge_factuality": report.pooled.get("factuality"),
         "judge_scored": report.scored,
         "exact_by_action": {
-            label: {"turns": c["turns"], "exact_match": _share(c["exact"], c["turns"])}
-            for label, c in sorted(by_action.items(), key=lambda item: (-item[1]["turns"], item[0]))
+            label: _exact(c) for label, c in sorted(by_action.items(), key=lambda item: (-item[1]["turns"], item[0]))
         },
+        "exact_by_source": {source: _exact(c) for source, c in by_source.items()},
     }
 
 

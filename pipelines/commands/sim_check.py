@@ -150,6 +150,7 @@ def show(result: dict) -> None:
         table.add_section()
     out.print(table)
     out.print(action_table(result["single_step"]))
+    out.print(source_table(result["single_step"]))
     episodes = result.get("episodes")
     if episodes is not None and "note" in episodes:
         console.print(Text(episodes["note"], style="yellow"))
@@ -173,6 +174,20 @@ def action_table(single_step: dict) -> Table:
             cells = [_percent(models[n].get("exact_by_action", {}).get(label, {}).get("exact_match")) for n in names]
             table.add_row(group if i == 0 else "", label, str(figures["turns"]), *cells)
         table.add_section()
+    return table
+
+
+def source_table(single_step: dict) -> Table:
+    """Exact match per answer source (empty, in the prompt, elsewhere) over all groups, one column per model: does
+    the world model fail at copying or at computing."""
+    table = Table(title="sim-check: single-step exact % by where the answer is found", box=box.SIMPLE_HEAD)
+    models = single_step["all"]
+    names = list(models)
+    for column in ("answer", "turns", *names):
+        table.add_column(column, justify="left" if column == "answer" else "right")
+    for source, figures in models[names[0]].get("exact_by_source", {}).items():
+        cells = [_percent(models[n]["exact_by_source"][source]["exact_match"]) for n in names]
+        table.add_row(source, str(figures["turns"]), *cells)
     return table
 
 

@@ -8,6 +8,7 @@ import pytest
 from trajforge.evaluation.embedded import EmbeddedJudge
 from trajforge.evaluation.fidelity import (
     action_label,
+    answer_source,
     predicted_error,
     real_error,
     replay_figures,
@@ -48,7 +49,10 @@ def test_an_empty_answer_is_the_prediction_of_a_silent_command_not_a_missing_one
     assert figures["answered"] == 2
     assert figures["exact_match"] == pytest.approx(1 / 3)  # right where nothing is printed, wrong where a count is
     assert figures["error_flag_agreement"] == pytest.approx(2 / 3)
-    assert figures["exact_by_action"]["sort"]["exact_match"] == 1.0 and figures["exact_by_action"]["rm"]["exact_match"] == 0.0
+    assert (
+        figures["exact_by_action"]["sort"]["exact_match"] == 1.0
+        and figures["exact_by_action"]["rm"]["exact_match"] == 0.0
+    )
     assert figures["judge_scored"] == 0  # the judge reads empty answers as none, as the benchmark does
 
 
@@ -62,6 +66,26 @@ def test_exact_match_per_action_says_which_actions_the_model_gets_wrong():
     assert by_action["sort"]["exact_match"] == 1.0 and by_action["set"]["exact_match"] == 0.0
     assert by_action["(empty)"] == {"turns": 1, "exact_match": 0.0}
     assert action_label("  grep -c x f") == "grep"
+
+
+def test_exact_match_per_source_says_whether_the_model_fails_at_copying_or_at_computing():
+    system = "# Initial state\n--- notes.txt (12 bytes)\nkoala\nfern  \n"
+    copied = Turn(id="c", domain="terminal", system=system, history=(), action="cat notes.txt",
+                  reference="koala\nfern\n")  # fmt: skip
+    counted = Turn(id="w", domain="terminal", system=system, history=(), action="wc -l notes.txt",
+                   reference="2 notes.txt\n")  # fmt: skip
+    earlier = Turn(id="e", domain="terminal", system=None, history=(("wc -l notes.txt", "2 notes.txt"),),
+                   action="wc -l notes.txt", reference="2 notes.txt\n")  # fmt: skip
+    silent = turn("", "rm notes.txt")
+    assert [answer_source(t) for t in (copied, counted, earlier, silent)] == [
+        "in the prompt", "elsewhere", "in the prompt", "empty"]  # fmt: skip
+    figures = step_figures(
+        "wm", [copied, counted, earlier, silent], ["koala", "2 notes.txt", None, ""], EmbeddedJudge()
+    )
+    assert list(figures["exact_by_source"]) == ["empty", "in the prompt", "elsewhere"]
+    assert figures["exact_by_source"]["in the prompt"] == {"turns": 2, "exact_match": 0.0}  # a half copy is a miss
+    assert figures["exact_by_source"]["elsewhere"] == {"turns": 1, "exact_match": 1.0}
+    assert figures["exact_by_source"]["empty"] == {"turns": 1, "exact_match": 1.0}
 
 
 def test_success_confusion():

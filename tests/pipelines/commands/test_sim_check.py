@@ -33,6 +33,9 @@ def test_sim_check_of_a_checkpoint_prints_every_figure(tmp_path, corpus_dir, tin
     by_action = figures["single_step"]["all"][name]["exact_by_action"]
     assert "single-step exact % by action" in result.output and all(label in result.output for label in by_action)
     assert sum(f["turns"] for f in by_action.values()) == figures["single_step"]["all"][name]["turns"]
+    by_source = figures["single_step"]["all"][name]["exact_by_source"]
+    assert "single-step exact % by where the answer is found" in result.output and "in the prompt" in result.output
+    assert sum(f["turns"] for f in by_source.values()) == figures["single_step"]["all"][name]["turns"]
     episodes = figures["episodes"]
     (simulated,) = [r.record for r in read_records([episodes["runs"]["sim"]])]
     (replayed,) = [r.record for r in read_records([episodes["runs"]["replay"]])]
