@@ -185,7 +185,7 @@ def source_table(single_step: dict) -> Table:
     names = list(models)
     for column in ("answer", "turns", *names):
         table.add_column(column, justify="left" if column == "answer" else "right")
-    for source, figures in models[names[0]].get("exact_by_source", {}).items():
+    for source, figures in models[names[0]]["exact_by_source"].items():
         cells = [_percent(models[n]["exact_by_source"][source]["exact_match"]) for n in names]
         table.add_row(source, str(figures["turns"]), *cells)
     return table
