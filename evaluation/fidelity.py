@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 
 from trajforge.evaluation.benchmark import score
 from trajforge.evaluation.extraction import extract_prediction
+from trajforge.evaluation.facts import normalized
 from trajforge.evaluation.judge import Judge
 from trajforge.evaluation.turns import Turn
 
@@ -28,10 +29,6 @@ ERROR_TEXT = re.compile(
     re.M,
 )
 SUCCESS_LABELS = {True: "success", False: "failure", None: "undecided"}
-
-
-def normalized(text: str) -> str:
-    return "\n".join(line.rstrip() for line in text.strip().splitlines())
 
 
 def same_observation(predicted: str, real: str) -> bool:
