@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 # this folder is on sys.path when run as a script
-from learning_signal import metrics, model_size_arguments, shape, steps_flags, trajforge
+from learning_signal import agent_training_arguments, metrics, shape, steps_flags, trajforge
 
 
 def mean_of(run: Path, key: str) -> float | None:
@@ -63,14 +63,7 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--cpt-steps", type=int, default=50, help="world-model CPT steps")
     parser.add_argument("--sft-steps", type=int, default=150, help="agent-SFT steps, the same for every row")
     parser.add_argument("--rl-steps", type=int, default=4)
-    parser.add_argument("--lr", type=float, help="CPT/agent-SFT peak learning rate (default: train's, by model)")
-    parser.add_argument("--rl-lr", type=float, default=1e-4)
-    parser.add_argument("--batch-size", type=int, default=4)
-    parser.add_argument("--context-length", type=int, default=512)
-    model_size_arguments(parser)
-    parser.add_argument("--group-size", type=int, default=4, help="agent-rl episodes per task")
-    parser.add_argument("--tasks-per-step", type=int, default=4)
-    parser.add_argument("--max-turns", type=int, default=4, help="turns per episode (agent-rl and agent-eval)")
+    agent_training_arguments(parser)
     parser.add_argument("--concurrency", type=int, default=4, help="episodes at once (collect, agent-eval)")
     return parser.parse_args()
 

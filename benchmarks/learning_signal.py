@@ -41,6 +41,18 @@ def model_size_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--layers", type=int, help="the tiny model's depth (default: train's)")
 
 
+def agent_training_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags the agent benchmarks (agent_learning, sim_rl) share: the CPT/SFT shape and the agent-RL settings."""
+    parser.add_argument("--lr", type=float, help="CPT/SFT peak learning rate (default: train's, by model)")
+    parser.add_argument("--rl-lr", type=float, default=1e-4)
+    parser.add_argument("--batch-size", type=int, default=4)
+    parser.add_argument("--context-length", type=int, default=512)
+    model_size_arguments(parser)
+    parser.add_argument("--group-size", type=int, default=4, help="agent-rl episodes per task")
+    parser.add_argument("--tasks-per-step", type=int, default=4)
+    parser.add_argument("--max-turns", type=int, default=4, help="turns per episode (agent-rl and agent-eval)")
+
+
 def shape(args: argparse.Namespace) -> list[str]:
     """The training flags every CPT/SFT run of a benchmark shares: context, batch, peak learning rate and, for the
     tiny default, its width and depth."""

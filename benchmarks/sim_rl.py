@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 # this folder is on sys.path when run as a script
-from learning_signal import model_size_arguments, shape, steps_flags, trajforge
+from learning_signal import agent_training_arguments, shape, steps_flags, trajforge
 
 SCRIPTED = "scripted (model-free reference)"
 SFT = "agent SFT"
@@ -72,14 +72,7 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--sft-steps", type=int, default=100, help="agent-SFT steps")
     parser.add_argument("--rl-steps", type=int, default=3, help="agent-RL steps, the same for every RL row")
     parser.add_argument("--control", default="unreliable", help="the controlled row's control preset or YAML")
-    parser.add_argument("--lr", type=float, help="CPT/SFT peak learning rate (default: train's, by model)")
-    parser.add_argument("--rl-lr", type=float, default=1e-4)
-    parser.add_argument("--batch-size", type=int, default=4)
-    parser.add_argument("--context-length", type=int, default=512)
-    model_size_arguments(parser)
-    parser.add_argument("--group-size", type=int, default=4, help="agent-rl episodes per task")
-    parser.add_argument("--tasks-per-step", type=int, default=4)
-    parser.add_argument("--max-turns", type=int, default=4, help="turns per episode (agent-rl, agent-eval)")
+    agent_training_arguments(parser)
     parser.add_argument("--eval-repeats", type=int, default=1, help="agent-eval episodes per held-out task")
     parser.add_argument("--sim-check-limit", type=int, default=40, help="held-out trajectories for single step")
     parser.add_argument("--max-tokens", type=int, default=256, help="sim-check's longest single-step answer")
