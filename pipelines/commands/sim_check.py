@@ -170,8 +170,8 @@ def action_table(single_step: dict) -> Table:
         table.add_column(column, justify="left" if column in ("group", "action") else "right")
     for group in groups:
         models = single_step[group]
-        for i, (label, figures) in enumerate(models[names[0]].get("exact_by_action", {}).items()):
-            cells = [_percent(models[n].get("exact_by_action", {}).get(label, {}).get("exact_match")) for n in names]
+        for i, (label, figures) in enumerate(models[names[0]]["exact_by_action"].items()):
+            cells = [_percent(models[n]["exact_by_action"][label]["exact_match"]) for n in names]
             table.add_row(group if i == 0 else "", label, str(figures["turns"]), *cells)
         table.add_section()
     return table
