@@ -169,10 +169,8 @@ def action_table(single_step: dict) -> Table:
     for column in ("group", "action", "turns", *names):
         table.add_column(column, justify="left" if column in ("group", "action") else "right")
     for group in groups:
-        models = single_step[group]
-        for i, (label, figures) in enumerate(models[names[0]]["exact_by_action"].items()):
-            cells = [_percent(models[n]["exact_by_action"][label]["exact_match"]) for n in names]
-            table.add_row(group if i == 0 else "", label, str(figures["turns"]), *cells)
+        for i, row in enumerate(_breakdown_rows(single_step[group], "exact_by_action")):
+            table.add_row(group if i == 0 else "", *row)
         table.add_section()
     return table
 
@@ -185,10 +183,19 @@ def source_table(single_step: dict) -> Table:
     names = list(models)
     for column in ("answer", "turns", *names):
         table.add_column(column, justify="left" if column == "answer" else "right")
-    for source, figures in models[names[0]]["exact_by_source"].items():
-        cells = [_percent(models[n]["exact_by_source"][source]["exact_match"]) for n in names]
-        table.add_row(source, str(figures["turns"]), *cells)
+    for row in _breakdown_rows(models, "exact_by_source"):
+        table.add_row(*row)
     return table
+
+
+def _breakdown_rows(models: dict, breakdown: str) -> list[list[str]]:
+    """Per label of a breakdown of exact match (`exact_by_action`, `exact_by_source`): the label, its turns, then
+    each model's exact % (every model is scored on the same turns, so each has every label)."""
+    first = next(iter(models.values()))[breakdown]
+    return [
+        [label, str(figures["turns"]), *(_percent(m[breakdown][label]["exact_match"]) for m in models.values())]
+        for label, figures in first.items()
+    ]
 
 
 def episode_table(result: dict, episodes: dict) -> Table:
