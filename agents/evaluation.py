@@ -84,6 +84,7 @@ class AgentEvalConfig:
     agents: tuple[Agent, ...] = ()
     run: CollectConfig = CollectConfig(suites=("terminal",))
     split: SplitConfig = SplitConfig()
+    limit: int | None = None  # the first N held-out tasks of each suite, in the suite's order (None: all)
 
 
 @dataclass
@@ -206,6 +207,10 @@ def evaluate_agents(
     if not config.agents:
         raise AgentEvalError("name an agent to evaluate: -c CHECKPOINT, --endpoint URL=MODEL or --policy NAME")
     suites = held_out_suites(plan_suites(dataclasses.replace(config.run, tasks=())), config.split)
+    if config.limit is not None:
+        held = sum(len(s.tasks) for s in suites)
+        suites = [dataclasses.replace(s, tasks=s.tasks[: config.limit]) for s in suites]
+        log(f"--limit {config.limit}: {sum(len(s.tasks) for s in suites)} of the {held} held-out tasks")
     for suite in suites:
         if not suite.tasks:
             warn(f"{suite.name}: no held-out task (held-out share {config.split.held_out}, seed {config.split.seed})")

@@ -151,3 +151,18 @@ def test_generated_tasks_are_counted_by_their_family(tmp_path, sandbox_image):
     assert (report.per_family["mixed"].successes, report.per_family["mixed"].scored) == (1, 1)
     assert (report.per_family["terminal-text"].successes, report.per_family["terminal-text"].scored) == (6, 6)
     assert report.overall.interval == pytest.approx(wilson_interval(7, 7))
+
+
+@pytest.mark.slow
+def test_a_limit_runs_the_first_held_out_tasks_only(tmp_path, sandbox_image):
+    suite = tmp_path / "gen.yaml"
+    suite.write_text("suite: gen\ndomain: terminal\ngenerated:\n  - {family: terminal-text, count: 40, seed: 3}\n")
+    run = CollectConfig(suites=(str(suite),), output=str(tmp_path / "raw"), image=sandbox_image, max_turns=8)
+    config = AgentEvalConfig((policy_agent("scripted"),), run, SplitConfig(held_out=0.3), limit=3)
+    said = []
+    result = evaluate_agents(config, said.append, print)
+    held = [t.id for t in held_out_suites([load_suite(str(suite))], config.split)[0].tasks]
+    assert len(held) > 3 and result.held_out == {"gen": held[:3]}
+    (report,) = result.reports
+    assert report.ran == report.overall.scored == report.overall.successes == 3
+    assert f"--limit 3: 3 of the {len(held)} held-out tasks" in said
