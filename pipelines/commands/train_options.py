@@ -98,6 +98,13 @@ OPTIONS = {
         "guidance, as LUFFY's mixed-policy groups. Success and the other figures stay the policy's own.",
     ),
     "max_turns": _option(int, default=AgentRLConfig.max_turns, min=1, help="agent-rl: turns before an episode ends."),
+    "concurrency": _option(
+        int,
+        default=AgentRLConfig.concurrency,
+        min=1,
+        help="agent-rl: episodes run at once, each in its own environment; their answers share one generate batch. "
+        "On a GPU give group size x tasks per step, so that a step's episodes are one batch.",
+    ),
     "split_held_out": _option(
         float | None,
         "--held-out",
