@@ -181,6 +181,8 @@ def agent_rl(args, out: Path, rows: dict[str, Path], seconds: dict) -> tuple[str
         str(args.tasks_per_step),
         "--max-turns",
         str(args.max_turns),
+        "--concurrency",  # a step's episodes in one generate batch (benchmarks/agent_rollouts.py)
+        str(args.group_size * args.tasks_per_step),
     )
     return best, out / "rl" / f"checkpoint-{args.rl_steps}"
 

@@ -145,6 +145,7 @@ def rl_rows(args, out: Path, sft: Path, world: Path, seconds: dict) -> dict[str,
             "-o", str(out / name), *flags, "--max-steps", str(args.rl_steps), "--save-every", str(args.rl_steps),
             "--lr", str(args.rl_lr), "--group-size", str(args.group_size), "--tasks-per-step",
             str(args.tasks_per_step), "--max-turns", str(args.max_turns),
+            "--concurrency", str(args.group_size * args.tasks_per_step),  # a step's episodes in one batch
         )  # fmt: skip
         rows[row] = out / name / f"checkpoint-{args.rl_steps}"
     return rows
