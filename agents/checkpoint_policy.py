@@ -59,13 +59,18 @@ class Actor:
     """A model that answers agent prompts: its tokenizer and chat format, its context window, and the broker that
     batches the answers of concurrent episodes into one generate call on its device."""
 
-    def __init__(self, model, tokenizer, window: int, temperature: float = 0.7, gather_s: float = 1.0):
+    def __init__(
+        self, model, tokenizer, window: int, temperature: float = 0.7, gather_s: float = 1.0, reuse: bool = True
+    ):
+        from trajforge.agents.prefix_cache import PrefixCache
         from trajforge.training.agent_render import agent_chat
         from trajforge.training.sampling import stop_ids
 
         self.model, self.tokenizer, self.window, self.temperature = model, tokenizer, window, temperature
         self.chat = agent_chat(tokenizer)
         self.stops = stop_ids(tokenizer, self.chat)
+        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.stops[0]
+        self.prefix_cache = PrefixCache() if reuse else None  # None: every prompt read whole, every time
         self.broker = GenerationBroker(self.generate_batch, gather_s)
         self.generated_tokens = 0
 
@@ -85,26 +90,88 @@ class Actor:
     def generate_batch(self, asks: list[Ask]) -> list[list[int]]:
         """Every ask's continuation, sampled in one batch (prompts left-padded), each with its own seed (an ask's
         answer does not depend on what else shares its batch, but for the rounding padding may change), each cut
-        after its first stop id."""
+        after its first stop id. With the prefix cache, each prompt is first read on from the longest context kept
+        for it (agents/prefix_cache.py), so that generate reads one token a row; what it wrote is kept."""
         import torch
 
+        from trajforge.agents.prefix_cache import batch_cache, row_layers
         from trajforge.training.sampling import sample
 
-        width = max(len(a.prompt_ids) for a in asks)
-        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.stops[0]
-        ids = torch.tensor([[pad] * (width - len(a.prompt_ids)) + a.prompt_ids for a in asks])
-        mask = torch.tensor([[0] * (width - len(a.prompt_ids)) + [1] * len(a.prompt_ids) for a in asks])
-        device = next(self.model.parameters()).device
+        prompts = [a.prompt_ids for a in asks]
+        rows = [(None, 0)] * len(asks)
+        if self.prefix_cache is not None:
+            self.prefix_cache.check_weights(self.model)
+            self.read_ahead([p for p in prompts if len(p) > 1])
+            rows = [self.prefix_cache.longest(p) for p in prompts]
+            self.prefix_cache.reused_tokens += sum(used for _, used in rows)
+        ids, mask, width = self.left_padded(prompts)
+        cache = batch_cache(rows, [len(p) for p in prompts], width) if self.prefix_cache is not None else None
         with torch.no_grad():
-            longest = max(a.max_new_tokens for a in asks)
             out = sample(
-                self.model, ids.to(device), self.stops, pad, longest, self.temperature,
-                attention_mask=mask.to(device), row_seeds=[a.seed for a in asks],
+                self.model, ids, self.stops, self.pad_id, max(a.max_new_tokens for a in asks), self.temperature,
+                attention_mask=mask, row_seeds=[a.seed for a in asks], cache=cache,
             )  # fmt: skip
-        rows = zip(out, asks, strict=True)
-        answers = [cut_at_stop(row[width:].tolist()[: a.max_new_tokens], self.stops) for row, a in rows]
+        rows_out = zip(out, asks, strict=True)
+        answers = [cut_at_stop(row[width:].tolist()[: a.max_new_tokens], self.stops) for row, a in rows_out]
+        if self.prefix_cache is not None:
+            self.prefix_cache.read_tokens += sum(len(p) - used for p, (_, used) in zip(prompts, rows, strict=True))
+            for row, (prompt, answer) in enumerate(zip(prompts, answers, strict=True)):
+                written = prompt + answer[:-1]  # generate read every token it wrote but the last
+                self.prefix_cache.keep(written, row_layers(cache, row, width - len(prompt), width + len(answer) - 1))
         self.generated_tokens += sum(len(a) for a in answers)
         return answers
+
+    def read_ahead(self, prompts: list[list[int]]) -> None:
+        """Read each distinct prompt but its last token on from its longest kept context, and keep the result: the
+        G first prompts of a task are read once. Prompts that gained alike are read together (a row that gained
+        less than the batch's most reads again what it had kept: agents/prefix_cache.py)."""
+        import torch
+
+        from trajforge.agents.prefix_cache import batch_cache, row_layers
+
+        unread = {}
+        for prompt in prompts:
+            kept, used = self.prefix_cache.longest(prompt)
+            if len(prompt) - 1 > used:
+                unread[tuple(prompt)] = (kept, used)
+        for group in gain_groups(unread):
+            heads = [list(p[:-1]) for p in group]
+            rows = [unread[p] for p in group]
+            ids, mask, width = self.left_padded(heads)
+            cache = batch_cache(rows, [len(h) for h in heads], width)
+            filled = cache.get_seq_length()
+            positions = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 0)
+            with torch.no_grad():
+                self.model(input_ids=ids[:, filled:], attention_mask=mask, position_ids=positions[:, filled:],
+                           cache=cache, use_cache=True, logits_to_keep=1)  # fmt: skip
+            self.prefix_cache.read_tokens += sum(len(h) - used for h, (_, used) in zip(heads, rows, strict=True))
+            self.prefix_cache.reused_tokens += sum(used for _, used in rows)
+            for row, head in enumerate(heads):
+                self.prefix_cache.keep(head, row_layers(cache, row, width - len(head), width))
+
+    def left_padded(self, prompts: list[list[int]]):
+        """The prompts as one left-padded batch on the model's device: ids, attention mask, width."""
+        import torch
+
+        width = max(len(p) for p in prompts)
+        ids = torch.tensor([[self.pad_id] * (width - len(p)) + p for p in prompts])
+        mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts])
+        device = next(self.model.parameters()).device
+        return ids.to(device), mask.to(device), width
+
+
+def gain_groups(unread: dict[tuple[int, ...], tuple]) -> list[list[tuple[int, ...]]]:
+    """The prompts to read, grouped so that none gained less than half of what its group's first gained (the
+    others read again what they kept up to that much)."""
+    order = sorted(unread, key=lambda p: len(p) - unread[p][1], reverse=True)
+    groups: list[list[tuple[int, ...]]] = []
+    for prompt in order:
+        gain = len(prompt) - unread[prompt][1]
+        if groups and 2 * gain >= len(groups[-1][0]) - unread[groups[-1][0]][1]:
+            groups[-1].append(prompt)
+        else:
+            groups.append([prompt])
+    return groups
 
 
 def cut_at_stop(ids: list[int], stops: list[int]) -> list[int]:

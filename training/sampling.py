@@ -42,11 +42,13 @@ def sample(
     seed: int = 0,
     attention_mask: torch.Tensor | None = None,
     row_seeds: list[int] | None = None,
+    cache=None,
 ) -> torch.Tensor:
     """Each row of `input_ids` continued until a stop id or `max_new_tokens`, seeded; temperature 0 is greedy.
     Prompts and continuations together, as `model.generate` returns them. Prompts of different lengths come
     left-padded, with an `attention_mask` that is 0 on the padding. With `row_seeds`, each row samples from its own
-    generator: a row's tokens then depend on its seed, not on which other rows shared the batch."""
+    generator: a row's tokens then depend on its seed, not on which other rows shared the batch. A `cache` holds
+    the keys and values of the prompts' first columns (generate reads on from its end) and is filled in place."""
     torch.manual_seed(seed)
     seeded = row_seeds is not None and temperature > 0
     return model.generate(
@@ -59,6 +61,7 @@ def sample(
         logits_processor=[RowSeededSampling(row_seeds, temperature, top_p)] if seeded else None,
         eos_token_id=stops,
         pad_token_id=pad_id,
+        cache=cache,
     )
 
 

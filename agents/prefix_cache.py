@@ -1,0 +1,116 @@
+"""The keys and values of contexts the model has already read, kept so that an episode's next turn reads only
+what its context gained (the observation) and the G episodes of a task read their shared first prompt once.
+
+An agent's context only grows: the next prompt is the last one, the answer as generated, then the observation
+(agents/transcript.py). Generate with a cache starts where the cache ends, so each ask of a batch is matched with
+the longest kept context that its prompt begins with, and the batch's cache holds, for every row, that much of its
+prompt (left-padded like the prompts). Rows whose prompts gained different lengths share one cache width: a row
+that gained less reads again the last few tokens it had kept. What a batch read and wrote is kept for the next one.
+
+Kept contexts are forgotten, least recently used first, beyond a memory budget, and all of them when the model's
+weights change (agent RL's update): keys and values computed by other weights would answer for another model."""
+
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import torch
+
+BUDGET_BYTES = 2 << 30  # about 45,000 tokens of SmolLM2-135M's keys and values
+
+
+@dataclass
+class Kept:
+    ids: list[int]
+    layers: list[tuple[torch.Tensor, torch.Tensor]]  # per layer: keys and values, (heads, tokens, head dim)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(k.nbytes + v.nbytes for k, v in self.layers)
+
+
+def weights_version(model) -> int:
+    """A number that changes whenever a parameter is changed in place (an optimizer step, a loaded state)."""
+    return sum(p._version for p in model.parameters())
+
+
+class PrefixCache:
+    def __init__(self, budget_bytes: int = BUDGET_BYTES):
+        self.budget = budget_bytes
+        self.kept: OrderedDict[tuple[int, ...], Kept] = OrderedDict()
+        self.version: int | None = None
+        self.read_tokens = 0  # prompt tokens the model read
+        self.reused_tokens = 0  # prompt tokens taken from the cache instead
+
+    def check_weights(self, model) -> None:
+        version = weights_version(model)
+        if version != self.version:
+            self.kept.clear()
+            self.version = version
+
+    def longest(self, prompt: list[int]) -> tuple[Kept | None, int]:
+        """The kept context sharing the longest beginning with `prompt`, and how many of its tokens serve: at most
+        all but the prompt's last token (the model must read at least one)."""
+        best, best_length = None, 0
+        for kept in self.kept.values():
+            length = shared_length(kept.ids, prompt, len(prompt) - 1)
+            if length > best_length:
+                best, best_length = kept, length
+        if best is not None:
+            self.kept.move_to_end(tuple(best.ids))
+        return best, best_length
+
+    def keep(self, ids: list[int], layers: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
+        """Keep a context; a kept one that it begins with serves no prompt it does not, and goes."""
+        for key in [k for k in self.kept if len(k) <= len(ids) and shared_length(list(k), ids, len(k)) == len(k)]:
+            del self.kept[key]
+        self.kept[tuple(ids)] = Kept(list(ids), layers)
+        self.kept.move_to_end(tuple(ids))
+        while len(self.kept) > 1 and sum(k.nbytes for k in self.kept.values()) > self.budget:
+            self.kept.popitem(last=False)
+
+
+def shared_length(a: list[int], b: list[int], most: int) -> int:
+    """How many first tokens `a` and `b` share, at most `most` (a binary search over slices: list comparison runs
+    in C, a token-by-token loop in Python would cost more than it saves)."""
+    low, high = 0, min(len(a), len(b), most)
+    if high == 0 or a[0] != b[0]:
+        return 0
+    if a[:high] == b[:high]:
+        return high
+    while low < high - 1:  # a[:low] == b[:low], a[:high] != b[:high]
+        middle = (low + high) // 2
+        if a[:middle] == b[:middle]:
+            low = middle
+        else:
+            high = middle
+    return low
+
+
+def batch_cache(rows: list[tuple[Kept | None, int]], lengths: list[int], width: int):
+    """The cache of a left-padded batch whose row i holds a prompt of `lengths[i]` tokens in `width` columns:
+    `rows[i]` is that row's kept context and how many of its tokens serve. Its width is the most every row can
+    fill (the row that gained most decides); an empty cache when that is nothing. Generate fills it in place."""
+    from transformers import DynamicCache
+
+    filled = width - max(length - used for (_, used), length in zip(rows, lengths, strict=True))
+    if filled <= 0:
+        return DynamicCache()
+    template = next(kept for kept, used in rows if kept is not None and used)
+    layers = []
+    for layer, (keys, _) in enumerate(template.layers):
+        heads, _, dim = keys.shape
+        batch_keys = keys.new_zeros(len(rows), heads, filled, dim)
+        batch_values = keys.new_zeros(len(rows), heads, filled, dim)
+        for row, ((kept, _), length) in enumerate(zip(rows, lengths, strict=True)):
+            start = width - length  # the row's padding
+            served = filled - start  # its own tokens within the cache's columns
+            if kept is not None and served > 0:
+                batch_keys[row, :, start:filled] = kept.layers[layer][0][:, :served]
+                batch_values[row, :, start:filled] = kept.layers[layer][1][:, :served]
+        layers.append((batch_keys, batch_values))
+    return DynamicCache(ddp_cache_data=layers)
+
+
+def row_layers(cache, row: int, start: int, stop: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """Row `row`'s keys and values of columns [start, stop) of a batch's cache, copied out of the batch's tensors."""
+    return [(lay.keys[row, :, start:stop].clone(), lay.values[row, :, start:stop].clone()) for lay in cache.layers]
