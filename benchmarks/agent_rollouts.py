@@ -1,13 +1,16 @@
-"""Agent-RL rollout throughput by concurrency: the same steps' episodes (the same tasks and sampling seeds) run
-`--concurrency` at a time, against the first value given as the baseline, measured in the same run.
+"""Agent-RL rollout throughput by concurrency and prefix cache: the same steps' episodes (the same tasks and
+sampling seeds) run `--concurrency` at a time, each with every prompt read whole (`--prefix-cache off`) and read on
+from the contexts kept from earlier turns and from the group's shared first prompt (`on`, agents/prefix_cache.py),
+against the first row as the baseline, measured in the same run.
 
     .venv/bin/python benchmarks/agent_rollouts.py --init CHECKPOINT --suite SUITE [--concurrency 8 32]
+        [--prefix-cache off on]
 
-Each value runs `--steps` steps' rollouts of agent RL (`AgentRL.rollouts`: G episodes of each of the step's tasks,
-each in its own real environment, answers sampled in shared batches); no update, so every value samples from the
-same model with the same seeds and succeeds about as often. Printed per value: successes, episodes/min, generated
-tokens/s, the mean generate batch, and the ratio to the baseline. Needs Docker and the sandbox image; `--init
-smollm2` for the real model.
+Each row runs `--steps` steps' rollouts of agent RL (`AgentRL.rollouts`: G episodes of each of the step's tasks,
+each in its own real environment, answers sampled in shared batches); no update, so every row samples from the
+same model with the same seeds and succeeds about as often. Printed per row: successes, episodes/min, generated
+tokens/s, the mean generate batch, the share of prompt tokens taken from the cache, and the ratio to the baseline.
+Needs Docker and the sandbox image; `--init smollm2` for the real model.
 """
 
 import argparse
@@ -18,16 +21,18 @@ import time
 from pathlib import Path
 
 
-def measure(args, concurrency: int, folder: Path) -> dict:
+def measure(args, concurrency: int, reuse: bool, folder: Path) -> dict:
     from trajforge.agents.config import AgentRLConfig
     from trajforge.agents.rl import AgentRL
 
     config = AgentRLConfig(
-        suites=tuple(args.suite), output=str(folder / f"c{concurrency}"), init=args.init, group_size=args.group_size,
-        tasks_per_step=args.tasks_per_step, max_turns=args.max_turns, max_new_tokens=args.max_new_tokens,
-        temperature=args.temperature, concurrency=concurrency,
+        suites=tuple(args.suite), output=str(folder / f"c{concurrency}-{reuse}"), init=args.init,
+        group_size=args.group_size, tasks_per_step=args.tasks_per_step, max_turns=args.max_turns,
+        max_new_tokens=args.max_new_tokens, temperature=args.temperature, concurrency=concurrency,
     )  # fmt: skip
     run = AgentRL(config, log=lambda *_: None, warn=print)
+    if not reuse:
+        run.actor.prefix_cache = None
     episodes, successes, seconds = 0, 0, 0.0
     for step in range(args.steps):
         started = time.perf_counter()
@@ -35,10 +40,13 @@ def measure(args, concurrency: int, folder: Path) -> dict:
         seconds += time.perf_counter() - started
         episodes += sum(len(g) for g in groups)
         successes += int(sum(r.reward for g in groups for r in g))
-        print(f"  concurrency {concurrency}, step {step + 1}: {episodes} episodes, {successes} successes")
-    batches = run.actor.broker.batch_sizes
+        print(f"  concurrency {concurrency}, prefix cache {'on' if reuse else 'off'}, step {step + 1}: "
+              f"{episodes} episodes, {successes} successes")  # fmt: skip
+    batches, cache = run.actor.broker.batch_sizes, run.actor.prefix_cache
     return {
         "concurrency": concurrency,
+        "prefix_cache": "on" if reuse else "off",
+        "reused": cache.reused_tokens / max(1, cache.reused_tokens + cache.read_tokens) if cache else 0.0,
         "episodes": episodes,
         "successes": successes,
         "seconds": seconds,
@@ -52,7 +60,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--init", required=True, help="a checkpoint that can act (agent-sft's), or smollm2")
     parser.add_argument("--suite", action="append", default=None, help="suite name or .yaml (default terminal-gen)")
-    parser.add_argument("--concurrency", type=int, nargs="+", default=[8, 32], help="the first is the baseline")
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[8, 32], help="the first is the baseline's")
+    parser.add_argument("--prefix-cache", nargs="+", choices=("off", "on"), default=["off", "on"],
+                        help="each concurrency with each; the first is the baseline's")  # fmt: skip
     parser.add_argument("--steps", type=int, default=2)
     parser.add_argument("--group-size", type=int, default=8)
     parser.add_argument("--tasks-per-step", type=int, default=4)
@@ -62,15 +72,17 @@ def main() -> int:
     args = parser.parse_args()
     args.suite = args.suite or ["terminal-gen"]
     with tempfile.TemporaryDirectory() as tmp:
-        rows = [measure(args, c, Path(tmp)) for c in args.concurrency]
+        rows = [measure(args, c, p == "on", Path(tmp)) for c in args.concurrency for p in args.prefix_cache]
     base = rows[0]
     print(f"\nagent-rl rollouts, {args.steps} steps of {args.tasks_per_step} tasks x G {args.group_size}, {args.init}")
-    columns = ("concurrency", "episodes", "success", "seconds", "episodes/min", "tokens/s", "batch")
+    columns = ("concurrency", "prefix cache", "episodes", "success", "seconds", "episodes/min", "tokens/s", "batch",
+               "reused")  # fmt: skip
     print(" ".join(f"{c:>12}" for c in columns), "ratio")
     for r in rows:
         ratio = r["episodes_per_min"] / base["episodes_per_min"]
-        cells = (r["concurrency"], r["episodes"], r["successes"], f"{r['seconds']:.1f}",
-                 f"{r['episodes_per_min']:.1f}", f"{r['tokens_per_s']:.1f}", f"{r['mean_batch']:.1f}")  # fmt: skip
+        cells = (r["concurrency"], r["prefix_cache"], r["episodes"], r["successes"], f"{r['seconds']:.1f}",
+                 f"{r['episodes_per_min']:.1f}", f"{r['tokens_per_s']:.1f}", f"{r['mean_batch']:.1f}",
+                 f"{r['reused']:.0%}")  # fmt: skip
         print(" ".join(f"{c:>12}" for c in cells), f"{ratio:.2f}x")
     return 0
 
