@@ -137,19 +137,24 @@ def group_batch(rollouts: list[Rollout], pad_id: int, device) -> tuple[torch.Ten
 
 def training_groups(model, groups: list[list[Rollout]], pad_id: int, reference=None) -> Rollouts:
     """Per task, its trainable episodes as one group of training/rl.py's Rollouts (ids, mask, the sampling policy's
-    log-probs and the reference model's when there is one, rewards); a task left with fewer than two is skipped."""
+    log-probs and the reference model's when there is one, rewards); a task left with fewer than two is skipped.
+    A group of equal rewards without a reference model has nothing to learn (the update leaves it out): its
+    log-probs are not computed (None)."""
     device = next(model.parameters()).device
     out = Rollouts()
     for group in groups:
         kept = [r for r in group if r.trainable]
         if len(kept) < 2:
             continue
+        rewards = [r.reward for r in kept]
         ids, mask = group_batch(kept, pad_id, device)
-        with torch.no_grad():
-            old = sequence_logprobs(model, ids, mask)
-            ref = sequence_logprobs(reference, ids, mask) if reference is not None else None
+        old = ref = None
+        if len(set(rewards)) > 1 or reference is not None:
+            with torch.no_grad():
+                old = sequence_logprobs(model, ids, mask)
+                ref = sequence_logprobs(reference, ids, mask) if reference is not None else None
         out.groups.append((ids, mask, old, ref))
-        out.rewards.append([r.reward for r in kept])
+        out.rewards.append(rewards)
     return out
 
 

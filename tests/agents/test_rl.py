@@ -168,3 +168,30 @@ def test_a_world_model_that_never_answers_stops_the_run_at_its_first_step(
         with pytest.raises(ValueError, match=r"step 1: every episode \(2\) ended as infra_error.*no parseable"):
             rl.run_agent_rl(config)
     assert not (tmp_path / "run" / "metrics.jsonl").exists() and not list((tmp_path / "run").glob("checkpoint-*"))
+
+
+class _Episode:
+    """What training_groups reads of a rollout: whether it is trained on, its reward, its token stream."""
+
+    trainable = True
+
+    def __init__(self, reward: float):
+        self.reward = reward
+        self.transcript = self
+
+    def stream(self):
+        return torch.tensor([5, 6, 7]), torch.tensor([0.0, 1.0, 1.0])
+
+
+@pytest.mark.parametrize("reference", [None, "the starting model"])
+def test_a_group_of_equal_rewards_is_not_read_again_unless_a_reference_makes_it_learnable(monkeypatch, reference):
+    read = []
+    monkeypatch.setattr(rl, "sequence_logprobs", lambda model, ids, mask: read.append(model) or torch.zeros(len(ids)))
+    model = torch.nn.Linear(1, 1)
+    groups = [[_Episode(1.0), _Episode(0.0)], [_Episode(1.0), _Episode(1.0)], [_Episode(0.0), _Episode(0.0)]]
+    trained = rl.training_groups(model, groups, pad_id=0, reference=reference)
+    assert trained.rewards == [[1.0, 0.0], [1.0, 1.0], [0.0, 0.0]]
+    if reference is None:
+        assert read == [model] and [g[2] is None for g in trained.groups] == [False, True, True]
+    else:
+        assert read == [model, reference] * 3 and all(g[2] is not None for g in trained.groups)
