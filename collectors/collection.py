@@ -148,11 +148,24 @@ def run_config(config: CollectConfig, suites: list[Suite], policy_args: dict, wa
     return recorded
 
 
+# Over a Unix socket docker-py keeps one connection pool per URL (a container's, an exec's), 25 of them, and closes
+# the least recently used even while a request holds one of its connections: at ~30 concurrent episodes a container
+# start then failed inside urllib3 (AttributeError on the closed pool). Its `num_pools` is ignored but over SSH
+# (docker 7.2), so the pools' container is replaced: room for every URL a run has in flight, and connections for
+# the episodes that POST the same URL at once.
+DOCKER_POOLS = 256
+DOCKER_CONNECTIONS = 64
+
+
 def docker_client():
+    """The client every environment of a run shares, sized for many concurrent episodes (DOCKER_POOLS)."""
     import docker
 
     try:
-        client = docker.from_env()
+        client = docker.from_env(max_pool_size=DOCKER_CONNECTIONS)
+        adapter = getattr(client.api, "_custom_adapter", None)
+        if hasattr(adapter, "pools"):
+            adapter.pools = type(adapter.pools)(DOCKER_POOLS, dispose_func=lambda pool: pool.close())
         client.ping()
     except Exception as exc:  # noqa: BLE001 - any failure means no usable daemon
         raise CollectSetupError(

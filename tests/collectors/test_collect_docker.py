@@ -84,3 +84,33 @@ def test_kill_dash_nine_then_resume(tmp_path, sandbox_image, docker_client):
     assert read_manifest(tmp_path / "r").counts["written"] == 12
     leftovers = docker_client.containers.list(all=True, filters={"label": f"{RUN_LABEL}=r"})
     assert leftovers == []
+
+
+@pytest.mark.slow
+def test_the_runs_client_keeps_the_pools_of_forty_concurrent_containers(sandbox_image):
+    """docker-py closes its least recently used URL pool past its pool count, even while a request holds one of its
+    connections (an episode's container start then failed inside urllib3 at concurrency 32): the run's client
+    keeps every pool that forty containers started, inspected and removed at once used."""
+    import threading
+
+    from trajforge.collectors.collection import docker_client
+    from trajforge.sandboxes.containers import Limits, start_container
+
+    client, errors = docker_client(), []
+
+    def lifecycle():
+        try:
+            container = start_container(client, sandbox_image, "pytest-pools", Limits(), os.getpid())
+            container.reload()
+            container.remove(force=True)
+        except Exception as exc:  # noqa: BLE001 - every failure is the test's finding
+            errors.append(repr(exc))
+
+    threads = [threading.Thread(target=lifecycle) for _ in range(40)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    (adapter,) = client.api.adapters.values()
+    assert len(adapter.pools) > 40 * 2  # each container's own URLs: none of them evicted (25 by default)
