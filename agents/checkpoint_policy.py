@@ -103,7 +103,7 @@ class Actor:
             self.prefix_cache.check_weights(self.model)
             self.read_ahead([p for p in prompts if len(p) > 1])
             rows = [self.prefix_cache.longest(p) for p in prompts]
-            self.prefix_cache.reused_tokens += sum(used for _, used in rows)
+            self.prefix_cache.prompt_tokens += sum(len(p) for p in prompts)
         ids, mask, width = self.left_padded(prompts)
         cache = batch_cache(rows, [len(p) for p in prompts], width) if self.prefix_cache is not None else None
         with torch.no_grad():
@@ -145,7 +145,6 @@ class Actor:
                 self.model(input_ids=ids[:, filled:], attention_mask=mask, position_ids=positions[:, filled:],
                            cache=cache, use_cache=True, logits_to_keep=1)  # fmt: skip
             self.prefix_cache.read_tokens += sum(len(h) - used for h, (_, used) in zip(heads, rows, strict=True))
-            self.prefix_cache.reused_tokens += sum(used for _, used in rows)
             for row, head in enumerate(heads):
                 self.prefix_cache.keep(head, row_layers(cache, row, width - len(head), width))
 

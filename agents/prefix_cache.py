@@ -38,8 +38,13 @@ class PrefixCache:
         self.budget = budget_bytes
         self.kept: OrderedDict[tuple[int, ...], Kept] = OrderedDict()
         self.version: int | None = None
-        self.read_tokens = 0  # prompt tokens the model read
-        self.reused_tokens = 0  # prompt tokens taken from the cache instead
+        self.prompt_tokens = 0  # the tokens of every prompt answered
+        self.read_tokens = 0  # those the model read (the rest came from kept contexts)
+
+    @property
+    def reused(self) -> float:
+        """The share of the prompts' tokens that came from kept contexts."""
+        return 1 - self.read_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
 
     def check_weights(self, model) -> None:
         version = weights_version(model)

@@ -46,7 +46,7 @@ def measure(args, concurrency: int, reuse: bool, folder: Path) -> dict:
     return {
         "concurrency": concurrency,
         "prefix_cache": "on" if reuse else "off",
-        "reused": cache.reused_tokens / max(1, cache.reused_tokens + cache.read_tokens) if cache else 0.0,
+        "reused": cache.reused if cache else 0.0,
         "episodes": episodes,
         "successes": successes,
         "seconds": seconds,

@@ -86,8 +86,17 @@ def test_reading_on_from_kept_contexts_writes_what_reading_whole_prompts_writes(
     reuse = Actor.load(str(tiny_agent), temperature=temperature)
     whole = Actor(reuse.model, reuse.tokenizer, reuse.window, temperature, reuse=False)
     seeds = [1, 2, 3, 4]
-    assert _episodes(reuse, firsts, observations, 3, seeds) == _episodes(whole, firsts, observations, 3, seeds)
+    answers = _episodes(reuse, firsts, observations, 3, seeds)
+    assert answers == _episodes(whole, firsts, observations, 3, seeds)
     cache = reuse.prefix_cache
-    assert cache.reused_tokens > cache.read_tokens  # the first prompts once, then the turns' gains
-    first_reads = 60 + 25 - 2  # every distinct first prompt but its last token, read ahead once
-    assert cache.read_tokens < first_reads + 4 + 2 * (4 + sum(len(o) + 12 for o in observations))
+    asked = 0  # every turn's prompt: the first, then the last one with its answer and the observation
+    for first, observation, said in zip(firsts, observations, answers, strict=True):
+        lengths = [len(first)]
+        for answer in said[:-1]:
+            lengths.append(lengths[-1] + len(answer) + len(observation))
+        asked += sum(lengths)
+    assert cache.prompt_tokens == asked
+    # read: each distinct first prompt but its last token once, each episode's last token of it, then per turn the
+    # last answer token and the observation
+    assert cache.read_tokens == (60 - 1) + (25 - 1) + 4 + 2 * sum(1 + len(o) for o in observations)
+    assert cache.reused == pytest.approx(1 - cache.read_tokens / asked) and cache.reused > 0.7
