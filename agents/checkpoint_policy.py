@@ -127,7 +127,7 @@ class Actor:
         less than the batch's most reads again what it had kept: agents/prefix_cache.py)."""
         import torch
 
-        from trajforge.agents.prefix_cache import batch_cache, row_layers
+        from trajforge.agents.prefix_cache import batch_cache, gain_groups, row_layers
 
         unread = {}
         for prompt in prompts:
@@ -157,20 +157,6 @@ class Actor:
         mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts])
         device = next(self.model.parameters()).device
         return ids.to(device), mask.to(device), width
-
-
-def gain_groups(unread: dict[tuple[int, ...], tuple]) -> list[list[tuple[int, ...]]]:
-    """The prompts to read, grouped so that none gained less than half of what its group's first gained (the
-    others read again what they kept up to that much)."""
-    order = sorted(unread, key=lambda p: len(p) - unread[p][1], reverse=True)
-    groups: list[list[tuple[int, ...]]] = []
-    for prompt in order:
-        gain = len(prompt) - unread[prompt][1]
-        if groups and 2 * gain >= len(groups[-1][0]) - unread[groups[-1][0]][1]:
-            groups[-1].append(prompt)
-        else:
-            groups.append([prompt])
-    return groups
 
 
 def cut_at_stop(ids: list[int], stops: list[int]) -> list[int]:

@@ -37,6 +37,7 @@ class PrefixCache:
     def __init__(self, budget_bytes: int = BUDGET_BYTES):
         self.budget = budget_bytes
         self.kept: OrderedDict[tuple[int, ...], Kept] = OrderedDict()
+        self.held = 0  # the kept contexts' bytes
         self.version: int | None = None
         self.prompt_tokens = 0  # the tokens of every prompt answered
         self.read_tokens = 0  # those the model read (the rest came from kept contexts)
@@ -50,28 +51,31 @@ class PrefixCache:
         version = weights_version(model)
         if version != self.version:
             self.kept.clear()
-            self.version = version
+            self.held, self.version = 0, version
 
     def longest(self, prompt: list[int]) -> tuple[Kept | None, int]:
         """The kept context sharing the longest beginning with `prompt`, and how many of its tokens serve: at most
         all but the prompt's last token (the model must read at least one)."""
-        best, best_length = None, 0
-        for kept in self.kept.values():
+        best_key, best_length = None, 0
+        for key, kept in self.kept.items():
             length = shared_length(kept.ids, prompt, len(prompt) - 1)
             if length > best_length:
-                best, best_length = kept, length
-        if best is not None:
-            self.kept.move_to_end(tuple(best.ids))
-        return best, best_length
+                best_key, best_length = key, length
+        if best_key is None:
+            return None, 0
+        self.kept.move_to_end(best_key)
+        return self.kept[best_key], best_length
 
     def keep(self, ids: list[int], layers: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
-        """Keep a context; a kept one that it begins with serves no prompt it does not, and goes."""
-        for key in [k for k in self.kept if len(k) <= len(ids) and shared_length(list(k), ids, len(k)) == len(k)]:
-            del self.kept[key]
+        """Keep a context (the most recent); a kept one that it begins with serves no prompt it does not, and
+        goes (the same context kept again included)."""
+        for key, kept in list(self.kept.items()):
+            if len(kept.ids) <= len(ids) and shared_length(kept.ids, ids, len(kept.ids)) == len(kept.ids):
+                self.held -= self.kept.pop(key).nbytes
         self.kept[tuple(ids)] = Kept(list(ids), layers)
-        self.kept.move_to_end(tuple(ids))
-        while len(self.kept) > 1 and sum(k.nbytes for k in self.kept.values()) > self.budget:
-            self.kept.popitem(last=False)
+        self.held += self.kept[tuple(ids)].nbytes
+        while len(self.kept) > 1 and self.held > self.budget:
+            self.held -= self.kept.popitem(last=False)[1].nbytes
 
 
 def shared_length(a: list[int], b: list[int], most: int) -> int:
@@ -119,3 +123,17 @@ def batch_cache(rows: list[tuple[Kept | None, int]], lengths: list[int], width: 
 def row_layers(cache, row: int, start: int, stop: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
     """Row `row`'s keys and values of columns [start, stop) of a batch's cache, copied out of the batch's tensors."""
     return [(lay.keys[row, :, start:stop].clone(), lay.values[row, :, start:stop].clone()) for lay in cache.layers]
+
+
+def gain_groups(unread: dict[tuple[int, ...], tuple]) -> list[list[tuple[int, ...]]]:
+    """The prompts to read, grouped so that none gained less than half of what its group's first gained (the
+    others read again what they kept up to that much)."""
+    order = sorted(unread, key=lambda p: len(p) - unread[p][1], reverse=True)
+    groups: list[list[tuple[int, ...]]] = []
+    for prompt in order:
+        gain = len(prompt) - unread[prompt][1]
+        if groups and 2 * gain >= len(groups[-1][0]) - unread[groups[-1][0]][1]:
+            groups[-1].append(prompt)
+        else:
+            groups.append([prompt])
+    return groups
