@@ -23,6 +23,7 @@ class AgentRLConfig:
     temperature: float = 1.0
     updates_per_batch: int = 1
     groups_per_update: int = 1  # task groups per optimizer step (0: a step's groups all in one)
+    micro_batch: int = 2  # episodes per forward and backward (0: a group's all at once); the update is the same
     lr: float = 1e-5  # constant: no warmup, no decay
     clip: float = 1.0
     eps_low: float = EPS_LOW

@@ -110,6 +110,7 @@ class RLConfig:
     temperature: float = 1.0
     updates_per_batch: int = 2
     groups_per_update: int = 1  # prompt groups per optimizer step (0: a step's groups all in one)
+    micro_batch: int = 4  # sequences per forward and backward (0: a group's all at once); the update is the same
     lr: float = 1e-5  # constant: no warmup, no decay
     clip: float = 1.0  # gradient norm, per minibatch update
     eps_low: float = EPS_LOW

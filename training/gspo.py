@@ -57,7 +57,32 @@ def gspo_loss(
     return GSPOOutput(loss, ratios.detach(), clipped_fraction, kl_value)
 
 
-def sequence_logprobs(model, input_ids: torch.Tensor, response_mask: torch.Tensor) -> torch.Tensor:
-    """Per-token log-probabilities of input_ids[:, 1:] under the model, aligned with response_mask[:, 1:]."""
-    logits = model(input_ids=input_ids, use_cache=False).logits[:, :-1].float()
-    return torch.log_softmax(logits, dim=-1).gather(-1, input_ids[:, 1:, None]).squeeze(-1)
+def sequence_logprobs(model, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Per-token log-probabilities of input_ids[:, 1:] under the model where mask ([N, T-1], aligned with
+    input_ids[:, 1:]) is 1, and 0 elsewhere. The vocabulary head reads only those positions and nothing after the
+    last one is read: in an episode the prompt and observations are most of the tokens, and full [tokens, vocabulary]
+    logits with their log-softmax (kept for backward) were most of an update's memory."""
+    if mask.shape != (input_ids.shape[0], input_ids.shape[1] - 1):
+        raise ValueError(f"mask {tuple(mask.shape)} must align with input_ids[:, 1:] {tuple(input_ids[:, 1:].shape)}")
+    targets = mask > 0
+    columns = targets.any(dim=0).nonzero()
+    width = int(columns[-1]) + 1 if len(columns) else 1
+    hidden_at = targets[:, :width]
+    if reads_head_apart(model):
+        hidden = model.get_decoder()(input_ids=input_ids[:, :width], use_cache=False).last_hidden_state
+        logits = model.get_output_embeddings()(hidden[hidden_at]).float()
+    else:
+        logits = model(input_ids=input_ids[:, :width], use_cache=False).logits[hidden_at].float()
+    tokens = input_ids[:, 1 : width + 1][hidden_at]
+    picked = torch.log_softmax(logits, dim=-1).gather(-1, tokens[:, None]).squeeze(-1)
+    return torch.zeros(mask.shape, dtype=picked.dtype, device=picked.device).masked_scatter(targets, picked)
+
+
+def reads_head_apart(model) -> bool:
+    """Whether the model's logits are its output embeddings applied to its decoder's last hidden states, nothing
+    more (Llama, SmolLM2, Qwen, Mistral; not Gemma 2's soft-capping or Cohere's logit scale)."""
+    config = getattr(model, "config", None)
+    if getattr(config, "final_logit_softcapping", None) or getattr(config, "logit_scale", None) not in (None, 1.0):
+        return False
+    decoder = getattr(model, "get_decoder", None)
+    return decoder is not None and decoder() is not None and model.get_output_embeddings() is not None

@@ -21,7 +21,7 @@ from trajforge.schemas.names import RL_DIR
 from trajforge.training.chat_format import ChatFormat
 from trajforge.training.checkpoint import context_window
 from trajforge.training.configs import RLConfig
-from trajforge.training.gspo import group_advantages, gspo_loss, sequence_logprobs
+from trajforge.training.gspo import GSPOOutput, group_advantages, gspo_loss, sequence_logprobs
 from trajforge.training.metrics_log import METRICS_NAME, MetricsLog, read_metrics
 from trajforge.training.model import load_model_for, resolve_init
 from trajforge.training.optimization import Optimizer, checkpoint_due
@@ -95,10 +95,11 @@ def collect_rollouts(policy: Policy, judge, batch: list[dict], config: RLConfig,
         out.rewards.append([r.total for r in scored])
         out.verified += [r.verifier == 25.0 for r in scored if r.verifier is not None]
         out.judge_failures += sum(r.judge_failure is not None for r in scored)
+        mask = mask[:, 1:]  # aligned with the predicted tokens, ids[:, 1:]
         with torch.no_grad():
             old = sequence_logprobs(policy.model, ids, mask)
             ref = sequence_logprobs(policy.reference, ids, mask) if policy.reference is not None else None
-        out.groups.append((ids, mask[:, 1:], old, ref))
+        out.groups.append((ids, mask, old, ref))
     return out
 
 
@@ -130,13 +131,41 @@ def update_policy(model, optimizer: Optimizer, rollouts: Rollouts, config: RLCon
     for _ in range(config.updates_per_batch):
         for start in range(0, len(learnable), size):
             chunk = learnable[start : start + size]
-            for (ids, mask, old, ref), adv in chunk:
-                logp = sequence_logprobs(model, ids, mask)
-                out = gspo_loss(logp, old, mask, adv, config.eps_low, config.eps_high, ref, config.kl_coef)
-                (out.loss / len(chunk)).backward()  # the chunk's mean loss: one step whatever its size
-                stats.append(out)
+            for group, adv in chunk:
+                stats.append(group_backward(model, group, adv, config, weight=1 / len(chunk)))
             optimizer.step()
     return stats
+
+
+def group_backward(model, group: tuple, advantages: torch.Tensor, config, weight: float) -> GSPOOutput:
+    """Backward of `weight` x the group's GSPO loss, `config.micro_batch` sequences at a time, and the group's
+    outputs. Exact, not an approximation: the loss, its KL term and the clipped fraction are means over sequences,
+    each sequence's term depending on its own tokens only, so a slice of n of the group's N sequences adds n/N of
+    its mean. The activations held for backward are a slice's, not the group's."""
+    ids, mask, old, ref = group
+    parts, size = [], config.micro_batch or len(ids)
+    for start in range(0, len(ids), size):
+        rows = slice(start, start + size)
+        share = len(ids[rows]) / len(ids)
+        logp = sequence_logprobs(model, ids[rows], mask[rows])
+        out = gspo_loss(
+            logp,
+            old[rows],
+            mask[rows],
+            advantages[rows],
+            config.eps_low,
+            config.eps_high,
+            None if ref is None else ref[rows],
+            config.kl_coef,
+        )
+        (out.loss * share * weight).backward()
+        parts.append((share, out))
+    return GSPOOutput(
+        loss=sum(share * out.loss.detach() for share, out in parts),
+        ratios=torch.cat([out.ratios for _, out in parts]),
+        clipped_fraction=sum(share * out.clipped_fraction for share, out in parts),
+        kl=sum(share * out.kl for share, out in parts),
+    )
 
 
 def update_means(stats: list) -> dict:

@@ -81,6 +81,12 @@ OPTIONS = {
         help="RL: groups (a prompt's or task's G samples) per optimizer step; 0: all of a step's groups in one "
         "step, whose ratios are then all 1 (on-policy, nothing clipped).",
     ),
+    "micro_batch": _option(
+        int,
+        min=0,
+        help="rl, agent-rl: sequences per forward and backward of an update (0: a group's all at once); smaller "
+        "holds less memory and gives the same update (default: 4 for rl, 2 for agent-rl).",
+    ),
     "suite": _option(
         list[str] | None,
         "--suite",

@@ -2,9 +2,12 @@
 
 import math
 
+import pytest
 import torch
+from transformers import LlamaConfig, LlamaForCausalLM
 
-from trajforge.training.gspo import EPS_HIGH, EPS_LOW, group_advantages, gspo_loss
+from trajforge.training import gspo
+from trajforge.training.gspo import EPS_HIGH, EPS_LOW, group_advantages, gspo_loss, sequence_logprobs
 
 
 def direct_loss(logp, logp_old, mask, rewards, eps_low=EPS_LOW, eps_high=EPS_HIGH):
@@ -91,3 +94,43 @@ def test_the_readme_clip_range_is_the_default():
     assert out.clipped_fraction == 0.5  # the 2nd and the 4th
     wide = gspo_loss(logp, logp_old, torch.ones(4, 1), advantages, eps_low=0.2, eps_high=0.28)
     assert wide.clipped_fraction == 0.0
+
+
+def tiny_llama() -> LlamaForCausalLM:
+    torch.manual_seed(0)
+    config = LlamaConfig(
+        vocab_size=64,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        attn_implementation="sdpa",
+    )
+    return LlamaForCausalLM(config).train()
+
+
+@pytest.mark.parametrize("apart", [True, False])
+def test_sequence_logprobs_are_the_full_log_softmax_at_the_masked_tokens(monkeypatch, apart):
+    """Read through the head at the masked positions only (or, for a model whose logits are more than its head,
+    the whole forward): the values and the gradients of the full log-softmax there, 0 elsewhere."""
+    model = tiny_llama()
+    monkeypatch.setattr(gspo, "reads_head_apart", lambda m: apart)
+    ids = torch.randint(0, 64, (3, 10), generator=torch.Generator().manual_seed(1))
+    mask = torch.zeros(3, 9)
+    mask[0, 2:5], mask[1, 6:7], mask[2, 3:6] = 1, 1, 1  # ragged, nothing read after column 6
+
+    logp = sequence_logprobs(model, ids, mask)
+    (logp * torch.arange(1.0, 28.0).view(3, 9)).sum().backward()
+    fast = {n: p.grad.clone() for n, p in model.named_parameters()}
+    model.zero_grad()
+
+    full = torch.log_softmax(model(input_ids=ids).logits[:, :-1].float(), -1).gather(-1, ids[:, 1:, None]).squeeze(-1)
+    (full * mask * torch.arange(1.0, 28.0).view(3, 9)).sum().backward()
+    assert torch.allclose(logp, full * mask, atol=1e-5) and (logp[mask == 0] == 0).all()
+    assert all(torch.allclose(fast[n], p.grad, atol=1e-5) for n, p in model.named_parameters())
+
+
+def test_sequence_logprobs_need_a_mask_aligned_with_the_predicted_tokens():
+    ids = torch.zeros(2, 6, dtype=torch.long)
+    with pytest.raises(ValueError, match=r"must align with input_ids\[:, 1:\]"):
+        sequence_logprobs(tiny_llama(), ids, torch.ones(2, 6))

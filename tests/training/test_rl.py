@@ -129,6 +129,20 @@ def test_a_group_of_equal_rewards_takes_no_optimizer_step(policy):
     assert any(not torch.equal(untouched[k], learned[k]) for k in learned)
 
 
+def test_micro_batches_give_the_same_update_as_the_whole_group(policy):
+    """An update a sequence at a time (the memory of one) moves the weights as the whole group at once does, and
+    reports the same loss and clipped fraction."""
+    groups = [[0.0, 1.0, 0.0, 1.0], [1.0, 0.0, 0.0, 0.5]]
+    whole, whole_stats, _ = _updated(policy, groups, rl.RLConfig(micro_batch=0))
+    sliced, sliced_stats, _ = _updated(policy, groups, rl.RLConfig(micro_batch=1))
+    assert all(torch.allclose(whole[k], sliced[k], atol=1e-6) for k in whole)
+    untouched = load_model(policy).state_dict()
+    assert any(not torch.allclose(untouched[k], sliced[k], atol=1e-6) for k in sliced)
+    for a, b in zip(whole_stats, sliced_stats, strict=True):
+        assert abs(float(a.loss) - float(b.loss)) < 1e-6 and a.clipped_fraction == b.clipped_fraction
+        assert torch.allclose(a.ratios, b.ratios)
+
+
 def test_groups_per_update_0_learns_from_every_group_on_policy_in_one_step(policy):
     """One step per group: from the second group on, the ratios compare against weights already moved, and some
     are clipped. All groups in one step: every ratio is exactly 1, nothing clipped, one optimizer step."""
@@ -191,7 +205,7 @@ def test_rl_rewards_come_from_the_judge_the_command_names(tmp_path, policy, rl_d
 
 def mean_response_logprob(model, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     with torch.no_grad():
-        logp = sequence_logprobs(model.eval(), ids, mask)
+        logp = sequence_logprobs(model.eval(), ids, mask[:, 1:])
     return (logp * mask[:, 1:]).sum(-1) / mask[:, 1:].sum(-1)
 
 
