@@ -5,6 +5,8 @@ environment (Docker) on HELD-OUT tasks of the generated terminal family (collect
     .venv/bin/python benchmarks/agent_learning.py --init smollm2 --sft-steps 4 --rl-steps 1   # CPU: a taste
     .venv/bin/python benchmarks/agent_learning.py --init smollm2 --tasks 2000 --sft-steps 300 --cpt-steps 300 \\
         --rl-steps 30 --batch-size 8 --context-length 1024               # one GPU
+    .venv/bin/python benchmarks/agent_learning.py --init smollm2 --tasks 2000 --sft-steps 40 --rl-steps 24 \
+        --lr 1e-4 --rl-lr 2e-5 --group-size 8 --guide scripted --rl-temperature 0.7   # docs/training.md's guided RL
 
 It drives the real `trajforge` commands, each in this interpreter's environment:
 1. a suite of `--tasks` generated terminal tasks (written to OUTPUT/suite.yaml), collected with the scripted
@@ -29,7 +31,7 @@ import time
 from pathlib import Path
 
 # this folder is on sys.path when run as a script
-from learning_signal import agent_training_arguments, metrics, shape, steps_flags, trajforge
+from learning_signal import agent_rl_flags, agent_training_arguments, metrics, shape, steps_flags, trajforge
 
 
 def mean_of(run: Path, key: str) -> float | None:
@@ -173,16 +175,7 @@ def agent_rl(args, out: Path, rows: dict[str, Path], seconds: dict) -> tuple[str
         str(args.rl_steps),
         "--save-every",
         str(args.rl_steps),
-        "--lr",
-        str(args.rl_lr),
-        "--group-size",
-        str(args.group_size),
-        "--tasks-per-step",
-        str(args.tasks_per_step),
-        "--max-turns",
-        str(args.max_turns),
-        "--concurrency",  # a step's episodes in one generate batch (benchmarks/agent_rollouts.py)
-        str(args.group_size * args.tasks_per_step),
+        *agent_rl_flags(args),
     )
     return best, out / "rl" / f"checkpoint-{args.rl_steps}"
 

@@ -51,6 +51,21 @@ def agent_training_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--group-size", type=int, default=4, help="agent-rl episodes per task")
     parser.add_argument("--tasks-per-step", type=int, default=4)
     parser.add_argument("--max-turns", type=int, default=4, help="turns per episode (agent-rl and agent-eval)")
+    parser.add_argument("--rl-temperature", type=float, help="agent-rl sampling temperature (default: train's)")
+    parser.add_argument(
+        "--guide",
+        default="none",
+        help="agent-rl --guide: scripted joins the task's scripted episode to a group whose episodes all failed",
+    )
+
+
+def agent_rl_flags(args: argparse.Namespace) -> list[str]:
+    """The agent-RL settings every RL row of a benchmark shares; a step's episodes run at once, so their answers
+    share one generate batch (benchmarks/agent_rollouts.py)."""
+    flags = ["--lr", str(args.rl_lr), "--group-size", str(args.group_size), "--tasks-per-step"]
+    flags += [str(args.tasks_per_step), "--max-turns", str(args.max_turns), "--guide", args.guide]
+    flags += ["--concurrency", str(args.group_size * args.tasks_per_step)]
+    return flags + (["--temperature", str(args.rl_temperature)] if args.rl_temperature is not None else [])
 
 
 def shape(args: argparse.Namespace) -> list[str]:

@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 # this folder is on sys.path when run as a script
-from learning_signal import agent_training_arguments, shape, steps_flags, trajforge
+from learning_signal import agent_rl_flags, agent_training_arguments, shape, steps_flags, trajforge
 
 SCRIPTED = "scripted (model-free reference)"
 SFT = "agent SFT"
@@ -143,9 +143,7 @@ def rl_rows(args, out: Path, sft: Path, world: Path, seconds: dict) -> dict[str,
         seconds[row] = trajforge(
             "train", "--stage", "agent-rl", "--suite", str(out / "suite.yaml"), "--init", str(sft),
             "-o", str(out / name), *flags, "--max-steps", str(args.rl_steps), "--save-every", str(args.rl_steps),
-            "--lr", str(args.rl_lr), "--group-size", str(args.group_size), "--tasks-per-step",
-            str(args.tasks_per_step), "--max-turns", str(args.max_turns),
-            "--concurrency", str(args.group_size * args.tasks_per_step),  # a step's episodes in one batch
+            *agent_rl_flags(args),
         )  # fmt: skip
         rows[row] = out / name / f"checkpoint-{args.rl_steps}"
     return rows
