@@ -5,7 +5,7 @@ environment (Docker) on HELD-OUT tasks of the generated terminal family (collect
     .venv/bin/python benchmarks/agent_learning.py --init smollm2 --sft-steps 4 --rl-steps 1   # CPU: a taste
     .venv/bin/python benchmarks/agent_learning.py --init smollm2 --tasks 2000 --sft-steps 300 --cpt-steps 300 \\
         --rl-steps 30 --batch-size 8 --context-length 1024               # one GPU
-    .venv/bin/python benchmarks/agent_learning.py --init smollm2 --tasks 2000 --sft-steps 40 --rl-steps 24 \
+    .venv/bin/python benchmarks/agent_learning.py --init smollm2 --tasks 2000 --sft-steps 40 --rl-steps 24 \\
         --lr 1e-4 --rl-lr 2e-5 --group-size 8 --guide scripted --rl-temperature 0.7   # guided agent RL (CPU: hours)
 
 It drives the real `trajforge` commands, each in this interpreter's environment:
