@@ -143,6 +143,17 @@ def test_micro_batches_give_the_same_update_as_the_whole_group(policy):
         assert torch.allclose(a.ratios, b.ratios)
 
 
+def test_a_slice_without_response_tokens_adds_nothing(policy):
+    """A sequence that wrote no token (an empty mask) has ratio 1 and no gradient, alone in its micro-batch too."""
+    model = load_model(policy)
+    (ids, mask, old, _), rewards = _one_group(model, [0.0, 1.0, 0.0, 1.0], seed=3)
+    mask[0] = 0
+    out = rl.group_backward(
+        model, (ids, mask, old, None), torch.tensor([-1.0, 1.0, -1.0, 1.0]), rl.RLConfig(micro_batch=1), 1.0
+    )
+    assert out.ratios[0] == 1.0 and any(p.grad is not None and p.grad.abs().sum() > 0 for p in model.parameters())
+
+
 def test_groups_per_update_0_learns_from_every_group_on_policy_in_one_step(policy):
     """One step per group: from the second group on, the ratios compare against weights already moved, and some
     are clipped. All groups in one step: every ratio is exactly 1, nothing clipped, one optimizer step."""
