@@ -130,12 +130,23 @@ def test_a_group_of_equal_rewards_takes_no_optimizer_step(policy):
 
 
 def test_micro_batches_give_the_same_update_as_the_whole_group(policy):
-    """An update a sequence at a time (the memory of one) moves the weights as the whole group at once does, and
-    reports the same loss and clipped fraction."""
+    """An update a sequence at a time (the memory of one) gives the whole group's gradient, moves the weights as the
+    whole group at once does, and reports the same loss and clipped fraction."""
+    gradients = []
+    for micro_batch in (0, 1):
+        model = load_model(policy)
+        group, _ = _one_group(model, [0.0, 1.0, 0.0, 1.0], seed=1)
+        rl.group_backward(model, group, torch.tensor([-1.0, 1.0, -1.0, 1.0]), rl.RLConfig(micro_batch=micro_batch), 1.0)
+        gradients.append({k: p.grad.clone() for k, p in model.named_parameters() if p.grad is not None})
+    assert gradients[0].keys() == gradients[1].keys() and gradients[0]
+    for name, whole_gradient in gradients[0].items():  # the same to float rounding, relative to its largest entry
+        assert (whole_gradient - gradients[1][name]).abs().max() <= 1e-5 * whole_gradient.abs().max()
     groups = [[0.0, 1.0, 0.0, 1.0], [1.0, 0.0, 0.0, 0.5]]
     whole, whole_stats, _ = _updated(policy, groups, rl.RLConfig(micro_batch=0))
     sliced, sliced_stats, _ = _updated(policy, groups, rl.RLConfig(micro_batch=1))
-    assert all(torch.allclose(whole[k], sliced[k], atol=1e-6) for k in whole)
+    # Adam divides by the root of each gradient's square, so a near-zero gradient's float rounding (the order of a
+    # sum) can move its weight by up to a few 1e-6 over four steps; the largest moves are about 3e-3.
+    assert all(torch.allclose(whole[k], sliced[k], atol=1e-5) for k in whole)
     untouched = load_model(policy).state_dict()
     assert any(not torch.allclose(untouched[k], sliced[k], atol=1e-6) for k in sliced)
     for a, b in zip(whole_stats, sliced_stats, strict=True):
