@@ -95,13 +95,16 @@ def run_prefix(config: SimCheckConfig, world: WorldModel) -> str:
     return f"sim-check-{config_hash(key)[:8]}"
 
 
-def check_simulator(config: SimCheckConfig, world: WorldModel, log: Log, warn: Log, progress=None) -> dict:
-    """All the figures, as the JSON sim-check writes; SimCheckError before anything runs when there is nothing."""
+def check_simulator(
+    config: SimCheckConfig, world: WorldModel, log: Log, warn: Log, progress=None, details: list[dict] | None = None
+) -> dict:
+    """All the figures, as the JSON sim-check writes; SimCheckError before anything runs when there is nothing.
+    `details` gets every single-step turn's answer and judgement, per model (sim-check --predictions)."""
     progress = progress or (lambda items, description, total: items)
     if config.episodes and config.control:
         load_control(config.control)  # a bad control file is refused before any model is asked
     result = {"world_model": world.name, "agent": config.agent.label, "judge": config.judge.build().label}
-    result["single_step"] = single_step(config, world.chat, progress, warn)
+    result["single_step"] = single_step(config, world.chat, progress, warn, details)
     if config.episodes:
         plan = EpisodePlan(config.run, config.agent, world.simulate, run_prefix(config, world), config.split,
                            config.control, config.simulated_success,
@@ -127,8 +130,11 @@ class _Warnings:
         self.warn(text)
 
 
-def single_step(config: SimCheckConfig, model: ChatModel, progress, warn: Log = print) -> dict:
-    """{group: {model name: figures}} over the held-out turns, for the world model and both baselines."""
+def single_step(
+    config: SimCheckConfig, model: ChatModel, progress, warn: Log = print, details: list[dict] | None = None
+) -> dict:
+    """{group: {model name: figures}} over the held-out turns, for the world model and both baselines; `details`
+    gets one entry per turn and model."""
     from trajforge.evaluation.run import baseline_models, corpus_rows
 
     try:
@@ -148,7 +154,8 @@ def single_step(config: SimCheckConfig, model: ChatModel, progress, warn: Log = 
         ]
         for group in sorted({g for _, g, _ in turns}) + ["all"]:
             chosen = [(t, a, row) for (t, g, row), a in zip(turns, answers, strict=True) if group in (g, "all")]
-            step = step_figures(chat.name, [t for t, _, _ in chosen], [a for _, a, _ in chosen], judge)
+            step = step_figures(chat.name, [t for t, _, _ in chosen], [a for _, a, _ in chosen], judge,
+                                details if group == "all" else None)  # fmt: skip
             figures[group][chat.name] = step | _instructed_turns(chosen)
     return dict(figures)
 

@@ -83,6 +83,8 @@ def _detail(details: list | None, model: str, turn: Turn, answer, prediction, ju
             "model": model,
             "id": turn.id,
             "domain": turn.domain,
+            "action": turn.action,
+            "reference": turn.reference,
             "answer": answer,
             "prediction": prediction.text if prediction else None,
             "tagged": prediction.tagged if prediction else None,

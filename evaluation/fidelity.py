@@ -80,12 +80,16 @@ def _exact(counts: Counter) -> dict:
     return {"turns": counts["turns"], "exact_match": _share(counts["exact"], counts["turns"])}
 
 
-def step_figures(model: str, turns: Sequence[Turn], answers: Sequence[str | None], judge: Judge) -> dict:
+def step_figures(
+    model: str, turns: Sequence[Turn], answers: Sequence[str | None], judge: Judge, details: list[dict] | None = None
+) -> dict:
     """Exact match and error-flag agreement over the turns (an unanswered turn, None, counts as a miss: the
     simulator would have had nothing to show), exact match per action label (most turns first) and per answer
     source (SOURCES' order), and the judge's pooled scores (over non-empty answers, as eval scores them). An empty
-    answer is a prediction, not a missing one: `sort a > b` prints nothing, and a world model that says so is right."""
+    answer is a prediction, not a missing one: `sort a > b` prints nothing, and a world model that says so is right.
+    `details` gets one entry per turn (as eval's --predictions), with whether it matched exactly."""
     exact = agree = 0
+    matched = []
     by_action: dict[str, Counter] = {}
     by_source: dict[str, Counter] = {source: Counter() for source in SOURCES}
     for turn, answer in zip(turns, answers, strict=True):
@@ -93,14 +97,20 @@ def step_figures(model: str, turns: Sequence[Turn], answers: Sequence[str | None
         for c in counts:
             c["turns"] += 1
         if answer is None:
+            matched.append(False)
             continue
         predicted = extract_prediction(answer).text
         same = same_observation(predicted, turn.reference)
+        matched.append(same)
         exact += same
         for c in counts:
             c["exact"] += same
         agree += predicted_error(predicted) == real_error(turn.observation or {"content": turn.reference})
-    report = score(model, list(turns), list(answers), judge)
+    first = len(details) if details is not None else 0
+    report = score(model, list(turns), list(answers), judge, details)
+    if details is not None:
+        for entry, same in zip(details[first:], matched, strict=True):
+            entry["exact"] = same
     return {
         "turns": len(turns),
         "answered": sum(1 for a in answers if a is not None),

@@ -84,6 +84,10 @@ Export = Annotated[
 ]
 
 
+def write_predictions(path: Path, details: list[dict]) -> None:
+    path.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in details))
+
+
 @with_judge_options
 def eval_command(
     checkpoint: Checkpoints = [],  # noqa: B006 - typer copies list defaults
@@ -122,7 +126,7 @@ def eval_command(
     if output is not None:
         write_reports(output, [r.as_dict() for r in result.reports])
     if predictions is not None:
-        predictions.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in result.details))
+        write_predictions(predictions, result.details)
     raise typer.Exit(EXIT_REJECTED if result.rejected else EXIT_OK)
 
 

@@ -17,6 +17,7 @@ from trajforge.collectors.config import CollectConfig
 from trajforge.pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
 from trajforge.pipelines.commands import collect as collect_options
 from trajforge.pipelines.commands.build_corpus import HeldOut, HeldOutFamily, SplitSeed
+from trajforge.pipelines.commands.eval import write_predictions
 from trajforge.pipelines.commands.judge_options import with_judge_options
 from trajforge.pipelines.commands.options import add_options, key_env_help
 from trajforge.pipelines.console import console, out, progress, warn
@@ -51,6 +52,11 @@ Episodes = Annotated[bool, typer.Option(help="Run the episode figures (--no-epis
 MaxTokens = Annotated[int, typer.Option(min=1, help="Longest single-step answer.")]
 Plain = Annotated[bool, typer.Option(help="Single step: plain prompts (--no-plain: the SFT reasoning templates).")]
 Output = Annotated[Path, typer.Option("--json", help="Write every figure as JSON here (the episode runs: -o).")]
+Predictions = Annotated[
+    Path | None,
+    typer.Option(help="Write every single-step turn's action, real observation, answer, extracted prediction, exact "
+                      "match and judgement as JSONL here (the world model and both baselines)."),
+]  # fmt: skip
 
 
 @with_judge_options
@@ -72,6 +78,7 @@ def sim_check_command(
     held_out_family: HeldOutFamily = [],  # noqa: B006 - typer copies list defaults
     judge_spec=None,
     report: Output = Path("sim-check.json"),
+    predictions: Predictions = None,
     run: CollectConfig = DEFAULTS.run,
 ) -> None:
     """Measure a world model (-c CHECKPOINT or --simulate URL=MODEL) against the real environment on HELD-OUT
@@ -85,12 +92,15 @@ def sim_check_command(
     config = SimCheckConfig(corpus=corpus, limit=limit, plain=plain, run=run, agent=agent, split=split,
                             control=None if control == "none" else control, episodes=episodes, judge=judge_spec,
                             sampling=dataclasses.replace(DEFAULTS.sampling, max_tokens=max_tokens))  # fmt: skip
+    details: list[dict] | None = [] if predictions is not None else None
     try:
         with world_model_of(checkpoint, simulate, simulate_key_env) as world:
-            result = check_simulator(config, world, log=console.print, warn=warn, progress=progress)
+            result = check_simulator(config, world, log=console.print, warn=warn, progress=progress, details=details)
     except ValueError as exc:  # no world model, no held-out turn, a bad suite, control file or flag, no Docker
         console.print(Text(str(exc), style="red"), soft_wrap=True)
         raise typer.Exit(EXIT_USAGE) from exc
+    if predictions is not None:
+        write_predictions(predictions, details)
     show(result)
     report.write_text(json.dumps(result, indent=2))
     raise typer.Exit(EXIT_REJECTED if result.get("episodes", {}).get("errors") else EXIT_OK)

@@ -42,6 +42,20 @@ def test_step_figures_count_an_unanswered_turn_as_a_miss():
     assert same_observation("x  \ny\n", "x\ny") and not same_observation("x", "y")
 
 
+def test_step_figures_say_per_turn_what_was_asked_answered_and_matched():
+    turns = [turn("a.txt\n", "ls"), turn("2 b.txt\n", "wc -l b.txt"), turn("b")]
+    details = [{"model": "earlier"}]  # entries already there are left alone
+    answers = ["<predicted_observation>a.txt</predicted_observation>", "3 b.txt", None]
+    figures = step_figures("wm", turns, answers, EmbeddedJudge(), details)
+    assert details[0] == {"model": "earlier"} and len(details) == 4
+    assert [d["exact"] for d in details[1:]] == [True, False, False]
+    assert sum(d["exact"] for d in details[1:]) == figures["exact_match"] * len(turns)
+    second = details[2]
+    asked = (second["model"], second["action"], second["reference"], second["prediction"])
+    assert asked == ("wm", "wc -l b.txt", "2 b.txt\n", "3 b.txt")
+    assert second["scores"] is not None and details[3]["failure"] == "no answer"
+
+
 def test_an_empty_answer_is_the_prediction_of_a_silent_command_not_a_missing_one():
     turns = [turn("", "sort a.txt > b.txt", exit_code=0), turn("3 a.txt\n", "wc -l a.txt", exit_code=0),
              turn("", "rm b.txt", exit_code=0)]  # fmt: skip

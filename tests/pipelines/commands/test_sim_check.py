@@ -17,7 +17,8 @@ def test_sim_check_of_a_checkpoint_prints_every_figure(tmp_path, corpus_dir, tin
     report = tmp_path / "sim-check.json"
     args = ["sim-check", "-c", str(tiny_checkpoint), "--corpus", str(corpus_dir), "--limit", "2", "--max-tokens", "8",
             "--suite", "terminal", "--task", "project-dirs", "--control", "errors", "-o", str(tmp_path / "runs"),
-            "--concurrency", "1", "--json", str(report)]  # fmt: skip
+            "--concurrency", "1", "--json", str(report),
+            "--predictions", str(tmp_path / "predictions.jsonl")]  # fmt: skip
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     assert "copy previous (model-free)" in result.output and "retrieval (model-free)" in result.output
@@ -36,6 +37,11 @@ def test_sim_check_of_a_checkpoint_prints_every_figure(tmp_path, corpus_dir, tin
     by_source = figures["single_step"]["all"][name]["exact_by_source"]
     assert "single-step exact % by where the answer is found" in result.output and "in the prompt" in result.output
     assert sum(f["turns"] for f in by_source.values()) == figures["single_step"]["all"][name]["turns"]
+    lines = [json.loads(x) for x in (tmp_path / "predictions.jsonl").read_text().splitlines()]
+    assert {d["model"] for d in lines} == set(figures["single_step"]["all"])  # the world model and both baselines
+    ours = [d for d in lines if d["model"] == name]
+    assert len(ours) == figures["single_step"]["all"][name]["turns"] and all(d["reference"] is not None for d in ours)
+    assert sum(d["exact"] for d in ours) == round(figures["single_step"]["all"][name]["exact_match"] * len(ours))
     episodes = figures["episodes"]
     (simulated,) = [r.record for r in read_records([episodes["runs"]["sim"]])]
     (replayed,) = [r.record for r in read_records([episodes["runs"]["replay"]])]
