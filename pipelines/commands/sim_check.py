@@ -93,17 +93,21 @@ def sim_check_command(
                             control=None if control == "none" else control, episodes=episodes, judge=judge_spec,
                             sampling=dataclasses.replace(DEFAULTS.sampling, max_tokens=max_tokens))  # fmt: skip
     details: list[dict] | None = [] if predictions is not None else None
-    try:
-        with world_model_of(checkpoint, simulate, simulate_key_env) as world:
-            result = check_simulator(config, world, log=console.print, warn=warn, progress=progress, details=details)
-    except ValueError as exc:  # no world model, no held-out turn, a bad suite, control file or flag, no Docker
-        console.print(Text(str(exc), style="red"), soft_wrap=True)
-        raise typer.Exit(EXIT_USAGE) from exc
+    result = _measure(config, checkpoint, simulate, simulate_key_env, details)
     if predictions is not None:
         write_predictions(predictions, details)
     show(result)
     report.write_text(json.dumps(result, indent=2))
     raise typer.Exit(EXIT_REJECTED if result.get("episodes", {}).get("errors") else EXIT_OK)
+
+
+def _measure(config: SimCheckConfig, checkpoint, simulate, simulate_key_env, details: list[dict] | None) -> dict:
+    try:
+        with world_model_of(checkpoint, simulate, simulate_key_env) as world:
+            return check_simulator(config, world, log=console.print, warn=warn, progress=progress, details=details)
+    except ValueError as exc:  # no world model, no held-out turn, a bad suite, control file or flag, no Docker
+        console.print(Text(str(exc), style="red"), soft_wrap=True)
+        raise typer.Exit(EXIT_USAGE) from exc
 
 
 def _agent(policy: str, checkpoint: Path | None, endpoint: str | None):
