@@ -2,18 +2,22 @@
 documents), and trainer throughput against a bare torch loop over the same model and batch shapes.
 
     .venv/bin/python benchmarks/training_throughput.py [--corpus data/demo/corpus] [--steps 30]
+    .venv/bin/python benchmarks/training_throughput.py --init smollm2 --context-length 1024 --steps 4
 
-Targets: packing keeps >= 95% of tokens non-padding; trainer tokens/s >= 0.8x the bare loop.
+Targets: packing keeps >= 95% of tokens non-padding; trainer tokens/s >= 0.8x the bare loop. Then the trainer with
+--bf16 (autocast) against itself in fp32 on the same batches: the speed-up, and both runs' last loss.
 Without --corpus, a synthetic corpus of varied lengths is built first (build-corpus on generated raw
 trajectories: 1 to 40 turns each, observation lengths log-normal), so packing has real work to do.
 """
 
 import argparse
+import functools
 import random
 import statistics
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import torch
@@ -128,33 +132,47 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--batch-size", type=int, default=4)
     parser.add_argument("--context-length", type=int, default=512)
+    parser.add_argument("--init", help="smollm2 or a model folder to time instead of the tiny default")
     args = parser.parse_args()
 
     from trajforge.schemas.dataset import load_cpt
     from trajforge.training.distributed import World
     from trajforge.training.loop import LoopConfig, train
-    from trajforge.training.model import TinyModelConfig, build_tiny_model
+    from trajforge.training.model import TinyModelConfig, build_tiny_model, load_model_for, resolve_init
     from trajforge.training.sequences import packed_sequences, rendered_texts
-    from trajforge.training.tokenizer import train_tokenizer
+    from trajforge.training.tokenizer import load_tokenizer, train_tokenizer
 
     torch.set_num_threads(max(1, torch.get_num_threads()))
     with tempfile.TemporaryDirectory() as tmp:
         rows = load_cpt(corpus_folder(args.corpus, Path(tmp)))
-        tokenizer = train_tokenizer(rendered_texts(rows), 4096)
+        if args.init:
+            folder = resolve_init(args.init)
+            tokenizer = load_tokenizer(folder)
+            model = functools.partial(load_model_for, folder, tokenizer)
+        else:
+            tokenizer = train_tokenizer(rendered_texts(rows), 4096)
+            model = functools.partial(build_tiny_model, TinyModelConfig(), tokenizer, seed=0)
         packing_report(rows, tokenizer)
         packed = packed_sequences(rows, tokenizer, args.context_length)
-        config = TinyModelConfig()
-        bare = bare_loop(build_tiny_model(config, tokenizer, seed=0), packed, args.batch_size, args.steps)
+        bare = bare_loop(model(), packed, args.batch_size, args.steps)
         loop = LoopConfig(
             batch_size=args.batch_size, max_steps=args.steps, eval_every=0, save_every=10**9, warmup_steps=1
         )
-        start = time.perf_counter()
-        train(build_tiny_model(config, tokenizer, seed=0), packed, None, loop, Path(tmp) / "run", World(), {})
-        ours = args.steps * args.batch_size * args.context_length / (time.perf_counter() - start)
+        timed = {}
+        for bf16 in (False, True):
+            start = time.perf_counter()
+            last = train(model(), packed, None, replace(loop, bf16=bf16), Path(tmp) / f"run-{bf16}", World(), {})
+            timed[bf16] = (args.steps * args.batch_size * args.context_length / (time.perf_counter() - start), last)
+    ours, bf16 = timed[False][0], timed[True][0]
     print(
         f"bare torch loop: {bare:,.0f} tokens/s; trainer: {ours:,.0f} tokens/s; ratio {ours / bare:.2f}x "
-        f"(target >= 0.8x); model {sum(p.numel() for p in build_tiny_model(config, tokenizer).parameters()):,} "
+        f"(target >= 0.8x); model {sum(p.numel() for p in model().parameters()):,} "
         f"parameters, batch {args.batch_size} x {args.context_length}"
+    )
+    print(
+        f"trainer --bf16: {bf16:,.0f} tokens/s, {bf16 / ours:.2f}x fp32 (AMX on this CPU: "
+        f"{torch.cpu._is_amx_tile_supported()}); last loss {timed[True][1]['loss']:.4f} against fp32's "
+        f"{timed[False][1]['loss']:.4f}"
     )
 
 

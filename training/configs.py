@@ -21,7 +21,7 @@ class LoopConfig:
     weight_decay: float = 0.01
     clip: float = 1.0
     seed: int = 0
-    bf16: bool | None = None  # None: on where the device supports it (CUDA with bf16)
+    bf16: bool | None = None  # None: on a CUDA GPU with bf16; --bf16 turns it on elsewhere (a CPU with AMX)
     eval_every: int = 50
     save_every: int = 50
     log_every: int = 1

@@ -28,8 +28,8 @@ def train_command(
     CPT teach the agent role too.
 
     AdamW with warmup and cosine decay (RL: a constant learning rate), gradient accumulation, clipping, bf16 on GPUs
-    that have it, exact resume from the run folder's latest checkpoint. Under `torchrun --nproc-per-node N -m
-    trajforge train` CPT and SFT train with DDP."""
+    that have it (--bf16 on a CPU with AMX), exact resume from the run folder's latest checkpoint. Under `torchrun
+    --nproc-per-node N -m trajforge train` CPT and SFT train with DDP."""
     from trajforge.endpoints import EndpointError
     from trajforge.training.distributed import close_world, init_world
 

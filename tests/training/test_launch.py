@@ -36,7 +36,8 @@ def test_flags_land_in_the_stage_config():
     cpt = stage_config("cpt", hidden_size=32, layers=2, no_mask=True, eval_every=0, max_steps=7, batch_size=None)
     assert cpt.model == TinyModelConfig(hidden_size=32, intermediate_size=96, layers=2)
     assert cpt.mask_mode == "all" and cpt.loop.max_steps == 7 and cpt.loop.eval_every == 7  # 0: at the end only
-    assert cpt.loop.batch_size == LoopConfig.batch_size
+    assert cpt.loop.batch_size == LoopConfig.batch_size and cpt.loop.bf16 is None  # None: bf16 on a CUDA GPU only
+    assert stage_config("sft", bf16=True).loop.bf16 is True and stage_config("cpt", bf16=False).loop.bf16 is False
     rl = stage_config("rl", group_size=8, kl_coef=0.1, hidden_size=32, max_steps=None)
     assert (rl.group_size, rl.kl_coef, rl.max_steps) == (8, 0.1, RLConfig.max_steps)
     with pytest.raises(ValueError, match="choose cpt, sft, rl"):
@@ -48,3 +49,4 @@ def test_help_shows_each_stages_defaults_and_no_issue_numbers():
     flat = " ".join(re.sub(r"[│╭╮╰╯─]", " ", text).split())
     assert "data/corpus for cpt, data/sft for sft, data/rl for rl" in flat
     assert "rl 1e-05" in flat and "issue" not in flat.lower()
+    assert "--bf16 --no-bf16" in flat

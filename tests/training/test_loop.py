@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -101,6 +102,20 @@ def test_resume_is_exact(tmp_path, sequences, tokenizer):
     train(build_tiny_model(TINY, tokenizer, seed=99), sequences, None, LOOP, interrupted, World(), {}, tokenizer)
     a, b = weights(straight / "checkpoint-6"), weights(interrupted / "checkpoint-6")
     assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_bf16_autocast_on_the_cpu_computes_in_bf16_and_keeps_fp32_weights(tmp_path, sequences, tokenizer):
+    model = build_tiny_model(TINY, tokenizer, seed=0)
+    batch = collate(sequences, [0, 1], torch.device("cpu"))
+    with torch.no_grad():
+        full, tokens = token_loss_sum(model, batch, False)
+        half, same_tokens = token_loss_sum(model, batch, True)
+    assert tokens == same_tokens and float(half) != float(full)  # the matmuls really ran in bf16
+    assert float(half) == pytest.approx(float(full), rel=2e-2)
+    train(model, sequences, None, replace(LOOP, bf16=True), tmp_path, World(), {}, tokenizer)
+    losses = [json.loads(x)["loss"] for x in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    assert losses[-1] < losses[0]
+    assert {w.dtype for w in weights(tmp_path / "checkpoint-6").values()} == {torch.float32}
 
 
 @pytest.mark.slow
