@@ -61,12 +61,14 @@ def token_loss_sum(model, batch: dict[str, torch.Tensor], autocast: bool) -> tup
 
 @torch.no_grad()
 def evaluate(model, sequences: PackedSequences, config: LoopConfig, world: World) -> float:
-    """Mean loss per in-loss token over held-out sequences (all processes together)."""
+    """Mean loss per in-loss token over held-out sequences (all processes together), in the precision training
+    computes in (bf16 moves it by ~0.03%, and halves a real model's evaluation time on an AMX CPU)."""
     model.eval()
     total, tokens = 0.0, 0
+    autocast = bf16_autocast(config, world)
     mine = list(range(world.rank, len(sequences), world.size))
     for i in range(0, len(mine), config.batch_size):
-        loss, n = token_loss_sum(model, collate(sequences, mine[i : i + config.batch_size], world.device), False)
+        loss, n = token_loss_sum(model, collate(sequences, mine[i : i + config.batch_size], world.device), autocast)
         total, tokens = total + float(loss), tokens + n
     model.train()
     total, tokens = all_reduce_sum(total, world), all_reduce_sum(tokens, world)

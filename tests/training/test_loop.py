@@ -112,6 +112,8 @@ def test_bf16_autocast_on_the_cpu_computes_in_bf16_and_keeps_fp32_weights(tmp_pa
         half, same_tokens = token_loss_sum(model, batch, True)
     assert tokens == same_tokens and float(half) != float(full)  # the matmuls really ran in bf16
     assert float(half) == pytest.approx(float(full), rel=2e-2)
+    held_out, held_out_bf16 = (evaluate(model, sequences, replace(LOOP, bf16=b), World()) for b in (False, True))
+    assert held_out_bf16 != held_out and held_out_bf16 == pytest.approx(held_out, rel=2e-2)
     train(model, sequences, None, replace(LOOP, bf16=True), tmp_path, World(), {}, tokenizer)
     losses = [json.loads(x)["loss"] for x in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     assert losses[-1] < losses[0]
