@@ -154,7 +154,9 @@ def main() -> None:
             model = functools.partial(build_tiny_model, TinyModelConfig(), tokenizer, seed=0)
         packing_report(rows, tokenizer)
         packed = packed_sequences(rows, tokenizer, args.context_length)
-        bare = bare_loop(model(), packed, args.batch_size, args.steps)
+        first = model()
+        parameters = sum(p.numel() for p in first.parameters())
+        bare = bare_loop(first, packed, args.batch_size, args.steps)
         loop = LoopConfig(
             batch_size=args.batch_size, max_steps=args.steps, eval_every=0, save_every=10**9, warmup_steps=1
         )
@@ -163,14 +165,14 @@ def main() -> None:
             start = time.perf_counter()
             last = train(model(), packed, None, replace(loop, bf16=bf16), Path(tmp) / f"run-{bf16}", World(), {})
             timed[bf16] = (args.steps * args.batch_size * args.context_length / (time.perf_counter() - start), last)
-    ours, bf16 = timed[False][0], timed[True][0]
+    ours, half = timed[False][0], timed[True][0]
     print(
         f"bare torch loop: {bare:,.0f} tokens/s; trainer: {ours:,.0f} tokens/s; ratio {ours / bare:.2f}x "
-        f"(target >= 0.8x); model {sum(p.numel() for p in model().parameters()):,} "
+        f"(target >= 0.8x); model {parameters:,} "
         f"parameters, batch {args.batch_size} x {args.context_length}"
     )
     print(
-        f"trainer --bf16: {bf16:,.0f} tokens/s, {bf16 / ours:.2f}x fp32 (AMX on this CPU: "
+        f"trainer --bf16: {half:,.0f} tokens/s, {half / ours:.2f}x fp32 (AMX on this CPU: "
         f"{torch.cpu._is_amx_tile_supported()}); last loss {timed[True][1]['loss']:.4f} against fp32's "
         f"{timed[False][1]['loss']:.4f}"
     )
