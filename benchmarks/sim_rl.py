@@ -14,7 +14,10 @@ It drives the real `trajforge` commands, each in this interpreter's environment:
    scripted policy, the explorer, and the scripted policy under `--faults unreliable` (whose trajectories say
    what was injected where); the task split (10% held out by the task id) decides which tasks no stage reads;
 2. build-corpus over them and the world model: `train --stage cpt` (then `--stage sft` when `--wm-sft-steps`);
-3. agent SFT on the successful scripted trajectories of training tasks;
+3. agent SFT on the successful scripted trajectories of training tasks; with `--wm-agent-repeats N`, N real
+   episodes per TRAINING task of that agent (sampled at the RL temperature) join the corpus and the world model is
+   trained again on it with the same steps: the near-misses a learning agent makes, which scripted and explorer
+   episodes never show, are what a simulator must judge when it rewards that agent (held-out tasks stay unseen);
 4. from that agent, the same agent-RL steps (the same episodes) three times: in the real environment; in the world
    model (`--simulate WORLD`); in the world model under control specs sampled per episode (`--control`);
 5. `agent-eval` of every row, and of the scripted policy (model-free reference), on the held-out tasks, clean and
@@ -72,6 +75,8 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--sft-steps", type=int, default=100, help="agent-SFT steps")
     parser.add_argument("--rl-steps", type=int, default=3, help="agent-RL steps, the same for every RL row")
     parser.add_argument("--control", default="unreliable", help="the controlled row's control preset or YAML")
+    parser.add_argument("--wm-agent-repeats", type=int, default=0, help="real episodes per training task of the "
+                        "SFT agent added to the world model's corpus before it is trained again (0: none)")  # fmt: skip
     agent_training_arguments(parser)
     parser.add_argument("--eval-repeats", type=int, default=1, help="agent-eval episodes per held-out task")
     parser.add_argument("--sim-check-limit", type=int, default=40, help="held-out trajectories for single step")
@@ -106,21 +111,47 @@ def collect(args, out: Path, seconds: dict) -> Path:
     return suite
 
 
-def world_model(args, out: Path, seconds: dict) -> Path:
-    """The corpus of every collected episode, and the world model trained on it: CPT, then SFT when asked."""
-    corpus = ["--input", str(out / "raw"), "--output", str(out / "corpus"), "--min-turns", "0", "--no-near-dedup"]
-    seconds["build-corpus"] = trajforge("build-corpus", *corpus)
+def world_model(args, out: Path, seconds: dict, suffix: str = "") -> Path:
+    """The corpus of every collected episode (OUTPUT/raw/*), and the world model trained on it: CPT, then SFT when
+    asked; `suffix` names a second one's folders (corpus-agent, world-agent)."""
+    corpus, world = out / f"corpus{suffix}", out / f"world{suffix}"
+    flags = ["--input", str(out / "raw"), "--output", str(corpus), "--min-turns", "0", "--no-near-dedup"]
+    seconds[f"build-corpus{suffix}"] = trajforge("build-corpus", *flags)
     init = [] if args.init == "tiny" else ["--init", args.init]
-    cpt = ["--stage", "cpt", "--data", str(out / "corpus"), "-o", str(out / "world"), *init, *shape(args)]
-    seconds["world model cpt"] = trajforge("train", *cpt, *steps_flags(args.cpt_steps))
-    world = out / "world" / f"checkpoint-{args.cpt_steps}"
+    cpt = ["--stage", "cpt", "--data", str(corpus), "-o", str(world), *init, *shape(args)]
+    seconds[f"world model cpt{suffix}"] = trajforge("train", *cpt, *steps_flags(args.cpt_steps))
+    checkpoint = world / f"checkpoint-{args.cpt_steps}"
     if not args.wm_sft_steps:
-        return world
-    seconds["curate-sft"] = trajforge("curate-sft", "--input", str(out / "corpus"), "--output", str(out / "wm-sft"))
-    seconds["world model sft"] = trajforge("train", "--stage", "sft", "--data", str(out / "wm-sft"), "-o",
-                                           str(out / "world-sft"), "--init", str(world), *shape(args),
-                                           *steps_flags(args.wm_sft_steps))  # fmt: skip
-    return out / "world-sft" / f"checkpoint-{args.wm_sft_steps}"
+        return checkpoint
+    sft_data, sft_world = out / f"wm-sft{suffix}", out / f"world-sft{suffix}"
+    seconds[f"curate-sft{suffix}"] = trajforge("curate-sft", "--input", str(corpus), "--output", str(sft_data))
+    seconds[f"world model sft{suffix}"] = trajforge("train", "--stage", "sft", "--data", str(sft_data), "-o",
+                                                    str(sft_world), "--init", str(checkpoint), *shape(args),
+                                                    *steps_flags(args.wm_sft_steps))  # fmt: skip
+    return sft_world / f"checkpoint-{args.wm_sft_steps}"
+
+
+def training_tasks(suite: Path) -> list[str]:
+    """The ids of the suite's tasks that the task split sends to training (build-corpus's default split)."""
+    from trajforge.collectors.tasks import load_suite, task_split
+
+    loaded = load_suite(str(suite))
+    return [t.id for t in loaded.tasks if task_split(loaded, t) != "held_out"]
+
+
+def world_model_with_agent(args, out: Path, sft: Path, seconds: dict) -> Path:
+    """`--wm-agent-repeats` real episodes of every training task by the SFT agent, sampled as RL samples it, into
+    OUTPUT/raw/agent; then the world model again, on every collected episode (OUTPUT/corpus-agent, world-agent)."""
+    from trajforge.agents.config import AgentRLConfig
+
+    temperature = args.rl_temperature if args.rl_temperature is not None else AgentRLConfig.temperature
+    tasks = [flag for task in training_tasks(out / "suite.yaml") for flag in ("--task", task)]
+    seconds["collect agent"] = trajforge_allowing_errors(
+        "collect", "--suite", str(out / "suite.yaml"), "--policy", "checkpoint", "--checkpoint", str(sft),
+        "--temperature", str(temperature), "--repeats", str(args.wm_agent_repeats), "--max-turns", str(args.max_turns),
+        "--output", str(out / "raw"), "--run-id", "agent", "--concurrency", str(args.concurrency), *tasks,
+    )  # fmt: skip
+    return world_model(args, out, seconds, suffix="-agent")
 
 
 def agent_sft(args, out: Path, seconds: dict) -> Path:
@@ -321,23 +352,32 @@ def _num(value: float | None) -> str:
     return "-" if value is None else f"{value:.1f}"
 
 
+def header(args, rows: list[dict]) -> str:
+    """What the table below was measured on."""
+    world = f"{args.cpt_steps} world-model CPT steps" + (f" + {args.wm_sft_steps} SFT" if args.wm_sft_steps else "")
+    if args.wm_agent_repeats:
+        world += f" (trained again with {args.wm_agent_repeats} real SFT-agent episodes per training task)"
+    return (f"\nsim RL, --init {args.init}, family {args.family}: {args.tasks} generated tasks, "
+            f"{rows[0]['clean']['episodes']} held-out episodes per row; {world}, {args.sft_steps} agent-SFT steps, "
+            f"{args.rl_steps} agent-RL steps x {args.tasks_per_step} tasks x {args.group_size} episodes per RL row "
+            f"(controlled: --control {args.control})")  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> None:
     args = arguments(argv)
     out, seconds, started = Path(args.output), {}, time.perf_counter()
     collect(args, out, seconds)
     world = world_model(args, out, seconds)
     sft = agent_sft(args, out, seconds)
+    if args.wm_agent_repeats:
+        world = world_model_with_agent(args, out, sft, seconds)
     agents = {SFT: sft, **rl_rows(args, out, sft, world, seconds)}
     names = [SCRIPTED, *agents]
     rows = table(names, evaluate(args, out, agents, False, seconds), evaluate(args, out, agents, True, seconds))
     checked = sim_check(args, out, world, seconds)
     fid = fidelity(checked)
     found = targets({r["row"]: r for r in rows}, fid)
-    print(f"\nsim RL, --init {args.init}, family {args.family}: {args.tasks} generated tasks, "
-          f"{rows[0]['clean']['episodes']} held-out episodes per row; {args.cpt_steps} world-model CPT steps"
-          f"{f' + {args.wm_sft_steps} SFT' if args.wm_sft_steps else ''}, {args.sft_steps} agent-SFT steps, "
-          f"{args.rl_steps} agent-RL steps x {args.tasks_per_step} tasks x {args.group_size} episodes per RL row "
-          f"(controlled: --control {args.control})")  # fmt: skip
+    print(header(args, rows))
     print_table(rows, fid)
     said = reading(found)
     print(f"\n{said}")

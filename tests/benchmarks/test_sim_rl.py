@@ -106,3 +106,30 @@ def test_the_tiny_models_width_and_depth_reach_every_training_run_and_only_the_t
                      "--layers", "6"]  # fmt: skip
     assert "--hidden-size" not in sim_rl.shape(sim_rl.arguments(["--init", "smollm2", "--hidden-size", "256"]))
     assert sim_rl.shape(sim_rl.arguments([])) == ["--context-length", "512", "--batch-size", "4"]
+
+
+def test_the_sft_agents_episodes_are_collected_on_training_tasks_only_and_train_a_second_world_model(
+    tmp_path, monkeypatch
+):
+    from trajforge.agents.evaluation import held_out_suites
+    from trajforge.collectors.tasks import load_suite
+    from trajforge.schemas.splits import SplitConfig
+
+    args = sim_rl.arguments(["--output", str(tmp_path), "--tasks", "60", "--wm-agent-repeats", "2"])
+    suite = sim_rl.write_suite(tmp_path / "suite.yaml", "terminal", 60, 0)
+    commands, worlds = [], []
+    monkeypatch.setattr(sim_rl, "trajforge_allowing_errors", lambda *a: commands.append(a) or 1.0)
+    monkeypatch.setattr(sim_rl, "world_model", lambda a, out, s, suffix="": worlds.append(suffix) or out / suffix)
+    world = sim_rl.world_model_with_agent(args, tmp_path, tmp_path / "agent-sft" / "checkpoint-9", {})
+
+    (command,) = commands
+    collected = {command[i + 1] for i, flag in enumerate(command) if flag == "--task"}
+    held_out = {t.id for t in held_out_suites([load_suite(str(suite))], SplitConfig())[0].tasks}
+    assert held_out and not collected & held_out and len(collected) + len(held_out) == 60
+    assert command[command.index("--checkpoint") + 1] == str(tmp_path / "agent-sft" / "checkpoint-9")
+    assert command[command.index("--repeats") + 1] == "2" and command[command.index("--run-id") + 1] == "agent"
+    assert command[command.index("--temperature") + 1] == "1.0"  # agent-rl's default sampling temperature
+    assert worlds == ["-agent"] and world == tmp_path / "-agent"
+    said = sim_rl.header(args, [{"clean": {"episodes": 6}}])
+    assert "trained again with 2 real SFT-agent episodes per training task" in said
+    assert "trained again" not in sim_rl.header(sim_rl.arguments([]), [{"clean": {"episodes": 6}}])
