@@ -22,8 +22,8 @@ It drives the real `trajforge` commands, each in this interpreter's environment:
    model (`--simulate WORLD`); in the world model under control specs sampled per episode (`--control`);
 5. `agent-eval` of every row, and of the scripted policy (model-free reference), on the held-out tasks, clean and
    under `--faults unreliable`;
-6. `sim-check` of the world model on the same held-out tasks and corpus (single step beside both baselines,
-   success agreement, WM2Real, controllability under `--control`).
+6. `sim-check` of the world model on the same held-out tasks and corpus (single step beside both baselines;
+   success agreement, WM2Real and controllability under `--control` with the SFT agent's episodes).
 
 OUTPUT/sim-rl.json holds the rows, the fidelity figures, each target with whether it is met, the reading and the
 wall times. A world model trained on a few hundred episodes is small: the reading says plainly what it misses.
@@ -193,10 +193,14 @@ def evaluate(args, out: Path, agents: dict[str, Path], faults: bool, seconds: di
     return json.loads(report.read_text())["agents"]
 
 
-def sim_check(args, out: Path, world: Path, seconds: dict) -> dict:
+def sim_check(args, out: Path, world: Path, sft: Path, seconds: dict) -> dict:
+    """sim-check of the world model with the agent every RL row starts from: whether the simulator decides that
+    agent's successes and failures as the real environment does is what decides its rewards (the scripted policy
+    never fails a generated task for real, so its agreement tests successes only)."""
     report = out / "sim-check.json"
     seconds["sim-check"] = trajforge_allowing_errors(
-        "sim-check", "-c", str(world), "--corpus", str(out / "corpus"), "--suite", str(out / "suite.yaml"),
+        "sim-check", "-c", str(world), "--agent-checkpoint", str(sft), "--corpus", str(out / "corpus"),
+        "--suite", str(out / "suite.yaml"),
         "--control", args.control, "--limit", str(args.sim_check_limit), "--max-tokens", str(args.max_tokens),
         "--max-turns", str(args.max_turns), "--concurrency", str(args.concurrency), "-o", str(out / "sim-check"),
         "--json", str(report), *(["--no-plain"] if args.wm_sft_steps else []),  # an SFT world model: its template
@@ -374,7 +378,7 @@ def main(argv: list[str] | None = None) -> None:
     agents = {SFT: sft, **rl_rows(args, out, sft, world, seconds)}
     names = [SCRIPTED, *agents]
     rows = table(names, evaluate(args, out, agents, False, seconds), evaluate(args, out, agents, True, seconds))
-    checked = sim_check(args, out, world, seconds)
+    checked = sim_check(args, out, world, sft, seconds)
     fid = fidelity(checked)
     found = targets({r["row"]: r for r in rows}, fid)
     print(header(args, rows))

@@ -133,3 +133,14 @@ def test_the_sft_agents_episodes_are_collected_on_training_tasks_only_and_train_
     said = sim_rl.header(args, [{"clean": {"episodes": 6}}])
     assert "trained again with 2 real SFT-agent episodes per training task" in said
     assert "trained again" not in sim_rl.header(sim_rl.arguments([]), [{"clean": {"episodes": 6}}])
+
+
+def test_sim_check_runs_the_episodes_of_the_agent_every_rl_row_starts_from(tmp_path, monkeypatch):
+    commands = []
+    monkeypatch.setattr(sim_rl, "trajforge_allowing_errors", lambda *a: commands.append(a) or 1.0)
+    (tmp_path / "sim-check.json").write_text('{"world_model": "wm", "single_step": {}}')
+    sft = tmp_path / "agent-sft" / "checkpoint-9"
+    result = sim_rl.sim_check(sim_rl.arguments([]), tmp_path, tmp_path / "world", sft, {})
+    (command,) = commands
+    assert command[0] == "sim-check" and command[command.index("--agent-checkpoint") + 1] == str(sft)
+    assert command[command.index("-c") + 1] == str(tmp_path / "world") and result["world_model"] == "wm"
