@@ -132,11 +132,12 @@ def world_model(args, out: Path, seconds: dict, suffix: str = "") -> Path:
 
 
 def training_tasks(suite: Path) -> list[str]:
-    """The ids of the suite's tasks that the task split sends to training (build-corpus's default split)."""
-    from trajforge.collectors.tasks import load_suite, task_split
+    """The ids of the suite's tasks that agent-rl trains on (the default split's training tasks with a check)."""
+    from trajforge.agents.rl import trainable_tasks
+    from trajforge.collectors.tasks import load_suite
+    from trajforge.schemas.splits import SplitConfig
 
-    loaded = load_suite(str(suite))
-    return [t.id for t in loaded.tasks if task_split(loaded, t) != "held_out"]
+    return [task.id for _, task in trainable_tasks([load_suite(str(suite))], SplitConfig())]
 
 
 def world_model_with_agent(args, out: Path, sft: Path, seconds: dict) -> Path:
