@@ -6,6 +6,8 @@ table the simulator's fidelity figures (`trajforge sim-check`) and a plain-words
     .venv/bin/python benchmarks/sim_rl.py                                # the tiny default (make sim-demo)
     .venv/bin/python benchmarks/sim_rl.py --family kvstore               # the MCP kvstore family instead
     .venv/bin/python benchmarks/sim_rl.py --init smollm2 --sft-steps 4 --rl-steps 1   # CPU: a taste
+    .venv/bin/python benchmarks/sim_rl.py --agent-init smollm2 --agent-lr 1e-4 --guide scripted \
+        --rl-lr 2e-5 --rl-temperature 0.7                # a tiny world model, SmolLM2 as the agent
     .venv/bin/python benchmarks/sim_rl.py --init smollm2 --tasks 2000 --cpt-steps 300 --wm-sft-steps 200 \\
         --sft-steps 300 --rl-steps 30 --batch-size 8 --context-length 1024   # one GPU
 
@@ -66,6 +68,12 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--init", default="tiny", help="tiny (trained from scratch), smollm2, or a model folder: "
                         "the starting weights of the world model and of the agent")  # fmt: skip
+    parser.add_argument(
+        "--agent-init",
+        help="the agent's starting weights when not --init's: e.g. --init tiny "
+        "--agent-init smollm2, a cheap world model and an agent that copies words (default: --init)",
+    )
+    parser.add_argument("--agent-lr", type=float, help="agent-SFT peak learning rate (default: --lr)")
     parser.add_argument("--family", choices=sorted(FAMILIES), default="terminal", help="the generated task family")
     parser.add_argument("--output", default="runs/sim-rl")
     parser.add_argument("--tasks", type=int, default=120, help="generated tasks (10%% are held out)")
@@ -82,7 +90,11 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--sim-check-limit", type=int, default=40, help="held-out trajectories for single step")
     parser.add_argument("--max-tokens", type=int, default=256, help="sim-check's longest single-step answer")
     parser.add_argument("--concurrency", type=int, default=4, help="episodes at once")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    args.agent_init = args.agent_init or args.init
+    if args.agent_init == "tiny" and args.init != "tiny":
+        parser.error("--agent-init tiny needs --init tiny: the tiny agent trains in the tiny world model's tokenizer")
+    return args
 
 
 def trajforge_allowing_errors(*args: str) -> float:
@@ -156,9 +168,12 @@ def world_model_with_agent(args, out: Path, sft: Path, seconds: dict) -> Path:
 
 
 def agent_sft(args, out: Path, seconds: dict) -> Path:
-    start = ["--tokenizer", str(out / "world" / "tokenizer")] if args.init == "tiny" else ["--init", args.init]
+    tiny = args.agent_init == "tiny"
+    start = ["--tokenizer", str(out / "world" / "tokenizer")] if tiny else ["--init", args.agent_init]
+    lr = args.lr if args.agent_lr is None else args.agent_lr
+    agent = argparse.Namespace(**{**vars(args), "init": args.agent_init, "lr": lr})  # its shape(): the agent's flags
     seconds[SFT] = trajforge("train", "--stage", "agent-sft", "--data", str(out / "raw" / "scripted"), "-o",
-                             str(out / "agent-sft"), *start, *shape(args), *steps_flags(args.sft_steps))  # fmt: skip
+                             str(out / "agent-sft"), *start, *shape(agent), *steps_flags(args.sft_steps))  # fmt: skip
     return out / "agent-sft" / f"checkpoint-{args.sft_steps}"
 
 
@@ -362,7 +377,8 @@ def header(args, rows: list[dict]) -> str:
     world = f"{args.cpt_steps} world-model CPT steps" + (f" + {args.wm_sft_steps} SFT" if args.wm_sft_steps else "")
     if args.wm_agent_repeats:
         world += f" (trained again with {args.wm_agent_repeats} real SFT-agent episodes per training task)"
-    return (f"\nsim RL, --init {args.init}, family {args.family}: {args.tasks} generated tasks, "
+    agent = f" (agent: {args.agent_init})" if args.agent_init != args.init else ""
+    return (f"\nsim RL, --init {args.init}{agent}, family {args.family}: {args.tasks} generated tasks, "
             f"{rows[0]['clean']['episodes']} held-out episodes per row; {world}, {args.sft_steps} agent-SFT steps, "
             f"{args.rl_steps} agent-RL steps x {args.tasks_per_step} tasks x {args.group_size} episodes per RL row "
             f"(controlled: --control {args.control})")  # fmt: skip

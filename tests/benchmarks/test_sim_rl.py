@@ -144,3 +144,23 @@ def test_sim_check_runs_the_episodes_of_the_agent_every_rl_row_starts_from(tmp_p
     (command,) = commands
     assert command[0] == "sim-check" and command[command.index("--agent-checkpoint") + 1] == str(sft)
     assert command[command.index("-c") + 1] == str(tmp_path / "world") and result["world_model"] == "wm"
+
+
+def test_an_agent_of_another_model_trains_from_it_with_its_own_learning_rate(tmp_path, monkeypatch):
+    commands = []
+    monkeypatch.setattr(sim_rl, "trajforge", lambda *a: commands.append(a) or 1.0)
+    argv = ["--output", str(tmp_path), "--lr", "2e-3", "--hidden-size", "256", "--agent-init", "smollm2"]
+    args = sim_rl.arguments([*argv, "--agent-lr", "1e-4"])
+    sim_rl.agent_sft(args, tmp_path, {})
+    (command,) = commands
+    assert command[command.index("--init") + 1] == "smollm2" and "--tokenizer" not in command
+    assert command[command.index("--lr") + 1] == "0.0001" and "--hidden-size" not in command
+    assert "(agent: smollm2)" in sim_rl.header(args, [{"clean": {"episodes": 6}}])
+
+    commands.clear()
+    sim_rl.agent_sft(sim_rl.arguments(argv[:-2]), tmp_path, {})
+    (command,) = commands  # the default: the tiny agent in the world model's tokenizer, with the world model's shape
+    assert command[command.index("--tokenizer") + 1] == str(tmp_path / "world" / "tokenizer")
+    assert command[command.index("--lr") + 1] == "0.002" and command[command.index("--hidden-size") + 1] == "256"
+    with pytest.raises(SystemExit):
+        sim_rl.arguments(["--init", "smollm2", "--agent-init", "tiny"])
