@@ -6,7 +6,7 @@ table the simulator's fidelity figures (`trajforge sim-check`) and a plain-words
     .venv/bin/python benchmarks/sim_rl.py                                # the tiny default (make sim-demo)
     .venv/bin/python benchmarks/sim_rl.py --family kvstore               # the MCP kvstore family instead
     .venv/bin/python benchmarks/sim_rl.py --init smollm2 --sft-steps 4 --rl-steps 1   # CPU: a taste
-    .venv/bin/python benchmarks/sim_rl.py --agent-init smollm2 --agent-lr 1e-4 --guide scripted \
+    .venv/bin/python benchmarks/sim_rl.py --agent-init smollm2 --agent-lr 1e-4 --guide scripted \\
         --rl-lr 2e-5 --rl-temperature 0.7                # a tiny world model, SmolLM2 as the agent
     .venv/bin/python benchmarks/sim_rl.py --init smollm2 --tasks 2000 --cpt-steps 300 --wm-sft-steps 200 \\
         --sft-steps 300 --rl-steps 30 --batch-size 8 --context-length 1024   # one GPU
@@ -67,7 +67,7 @@ def write_suite(path: Path, family: str, tasks: int, seed: int) -> Path:
 def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--init", default="tiny", help="tiny (trained from scratch), smollm2, or a model folder: "
-                        "the starting weights of the world model and of the agent")  # fmt: skip
+                        "the starting weights of the world model (and of the agent, unless --agent-init)")  # fmt: skip
     parser.add_argument(
         "--agent-init",
         help="the agent's starting weights when not --init's: e.g. --init tiny "
