@@ -91,7 +91,8 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--max-tokens", type=int, default=256, help="sim-check's longest single-step answer")
     parser.add_argument("--concurrency", type=int, default=4, help="episodes at once")
     args = parser.parse_args(argv)
-    args.agent_init = args.agent_init or args.init
+    args.agent_init = args.agent_init or args.init  # the agent's defaults resolved here, once
+    args.agent_lr = args.lr if args.agent_lr is None else args.agent_lr
     if args.agent_init == "tiny" and args.init != "tiny":
         parser.error("--agent-init tiny needs --init tiny: the tiny agent trains in the tiny world model's tokenizer")
     return args
@@ -170,8 +171,7 @@ def world_model_with_agent(args, out: Path, sft: Path, seconds: dict) -> Path:
 def agent_sft(args, out: Path, seconds: dict) -> Path:
     tiny = args.agent_init == "tiny"
     start = ["--tokenizer", str(out / "world" / "tokenizer")] if tiny else ["--init", args.agent_init]
-    lr = args.lr if args.agent_lr is None else args.agent_lr
-    agent = argparse.Namespace(**{**vars(args), "init": args.agent_init, "lr": lr})  # its shape(): the agent's flags
+    agent = argparse.Namespace(**{**vars(args), "init": args.agent_init, "lr": args.agent_lr})  # shape() of the agent
     seconds[SFT] = trajforge("train", "--stage", "agent-sft", "--data", str(out / "raw" / "scripted"), "-o",
                              str(out / "agent-sft"), *start, *shape(agent), *steps_flags(args.sft_steps))  # fmt: skip
     return out / "agent-sft" / f"checkpoint-{args.sft_steps}"
