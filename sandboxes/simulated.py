@@ -10,13 +10,15 @@ the episode's parts (task, action space, the task's real starting state, simulat
 turn the action as the user's message and the observation as the assistant's, then the new action. The agent sees
 only the prediction the one extractor reads out of the answer (evaluation/extraction.py).
 
-The task's own check runs in the world model too (`check`): a shell check is one more simulated command whose
-predicted exit code decides, a tool check one more simulated tool call whose predicted result is tested, a page
-check is tested on the predicted page; a task with no check may be judged by an endpoint judge of completion
-(sandboxes/completion_judge.py). `check_details` says how it was decided."""
+The task's own check runs in the world model too (`check`): a shell check that compares one file with a value
+(`test "$(cat F)" = V`) is decided by the file's predicted content, compared as the check compares it; any other
+shell check is one more simulated command whose predicted exit code decides, a tool check one more simulated tool
+call whose predicted result is tested, a page check is tested on the predicted page; a task with no check may be
+judged by an endpoint judge of completion (sandboxes/completion_judge.py). `check_details` says how it was decided."""
 
 import json
 import re
+import shlex
 from typing import Literal
 
 from trajforge.endpoints import ChatClient, Endpoint, EndpointError
@@ -32,6 +34,7 @@ from trajforge.schemas.turn_text import action_text
 Prompt = Literal["plain", "template"]
 ATTEMPTS = 3  # answers asked for one observation before the world model is declared unable to give one
 EXIT_LINE = re.compile(r"exit code: (\d+)\s*\Z")
+FILE_EQUALS = re.compile(r'test "\$\(cat ([^\s"$`()\\]+)\)" = (.+)', re.DOTALL)
 SIMULATED = json.dumps({"simulated": True})
 
 
@@ -142,8 +145,11 @@ class SimulatedEnvironment(Sandbox):
             predicted = self._predict(Action(kind="shell", content=exit_code_command(check.command)))
             match = EXIT_LINE.search(predicted)
             code = int(match.group(1)) if match else None
-            self._details = _decided("a simulated shell check: its predicted exit code", predicted, exit_code=code)
-            return code == 0
+            compared = compared_file(check.command)
+            if compared is None:
+                self._details = _decided("a simulated shell check: its predicted exit code", predicted, exit_code=code)
+                return code == 0
+            return self._file_equals(*compared, check_exit_code=code)
         if isinstance(check, ToolCheck):
             predicted = self._predict(tool_check_action(check))
             is_error, text = tool_result(predicted)
@@ -160,6 +166,22 @@ class SimulatedEnvironment(Sandbox):
             passed, self._details = self.judge.judge(task, turns)
             return passed
         return None
+
+    def _file_equals(self, path: str, expected: str, check_exit_code: int | None) -> bool:
+        """`test "$(cat PATH)" = EXPECTED` on the world model's state: `cat PATH` is simulated and its content compared
+        as the shell compares it (trailing newlines dropped; a missing file reads empty). A world model predicts a
+        file it has shown or written far more often than it predicts a comparison's exit code, which it was seen to
+        call 0 for a file it had itself just shown holding something else; the check's own predicted exit code is
+        recorded beside the decision."""
+        predicted = self._predict(Action(kind="shell", content=f"cat {path}"))
+        content = "" if predicted.startswith(f"cat: {path}: ") else predicted.rstrip("\n")
+        self._details = _decided(
+            f"the predicted content of {path}, compared as the check compares it",
+            predicted,
+            expected=expected,
+            check_exit_code=check_exit_code,
+        )
+        return content == expected
 
     def check_details(self) -> dict:
         return self._details
@@ -185,6 +207,19 @@ class SimulatedEnvironment(Sandbox):
             self._joined = False
             self.world_model.leave()
         self.messages = []
+
+
+def compared_file(command: str) -> tuple[str, str] | None:
+    """(path, value) of a check that compares one file's content with one value, `test "$(cat PATH)" = VALUE`
+    (the generated terminal families' check); None for any other check."""
+    match = FILE_EQUALS.fullmatch(command.strip())
+    if match is None:
+        return None
+    try:
+        words = shlex.split(match.group(2))
+    except ValueError:
+        return None
+    return (match.group(1), words[0]) if len(words) == 1 else None
 
 
 def tool_result(predicted: str) -> tuple[bool, str]:

@@ -38,7 +38,7 @@ def test_collect_simulates_count_lines_with_an_in_process_checkpoint_batched_acr
         assert verifier["decided_by"].startswith("the task's check in the world model")  # success or not: decided
     batches = world_model._LOADED[key].broker.batch_sizes[before:]
     assert max(batches) > 1  # concurrent episodes shared a generate call
-    assert sum(batches) == 3 * 4  # three actions and the check, per episode
+    assert sum(batches) == 3 * 5  # per episode: three actions, the check's exit code and the compared file
 
 
 def test_a_long_conversation_is_fitted_to_the_models_window(tiny_checkpoint):

@@ -24,7 +24,7 @@ def count_lines():
 
 
 def test_a_simulated_episode_through_text_rewarded_by_the_check_in_the_world_model():
-    world_model = ScriptedWorldModel(tagged(""), tagged("exit code: 0"))
+    world_model = ScriptedWorldModel(tagged(""), tagged("exit code: 0"), tagged("5"))
     env = TextEnvironment(SimulatedEnvironment(world_model))
     first = env.reset(count_lines())
     assert "--- notes.txt (30 bytes)\nmilk" in first
@@ -32,7 +32,7 @@ def test_a_simulated_episode_through_text_rewarded_by_the_check_in_the_world_mod
     assert world_model.asked[0][-1]["content"] == "wc -l < notes.txt > answer.txt"
     observation, reward, done, info = env.step("The answer is in answer.txt.")
     assert (reward, done, info["status"]) == (1.0, True, "success")
-    assert info["check"]["exit_code"] == 0 and "world model" in info["check"]["decided_by"]
+    assert info["check"]["predicted"] == "5" and "world model" in info["check"]["decided_by"]
 
 
 def test_unreadable_text_and_the_turn_limit_end_the_episode_with_no_reward():

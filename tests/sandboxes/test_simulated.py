@@ -1,6 +1,7 @@
 """A world model as the environment: a real served checkpoint answers the actions of a scripted episode."""
 
 import json
+import shlex
 import threading
 from dataclasses import replace
 
@@ -14,7 +15,7 @@ from trajforge.endpoints import Endpoint
 from trajforge.evaluation.turns import corpus_turn
 from trajforge.sandboxes.base import PageCheck, ShellCheck, Task, ToolCheck
 from trajforge.sandboxes.faults import FaultInjector
-from trajforge.sandboxes.simulated import ATTEMPTS, EndpointWorldModel, SimulatedEnvironment
+from trajforge.sandboxes.simulated import ATTEMPTS, EndpointWorldModel, SimulatedEnvironment, compared_file
 from trajforge.sandboxes.starting_state import StartingState
 from trajforge.schemas.records import SYSTEM_PROMPT_PARTS, Action
 
@@ -72,7 +73,7 @@ COUNT_LINES = Task(
 
 
 def test_the_world_model_is_asked_as_a_corpus_turn_and_the_agent_sees_only_the_prediction():
-    world_model = ScriptedWorldModel(tagged("5 notes.txt"), tagged("exit code: 0"))
+    world_model = ScriptedWorldModel(tagged("5 notes.txt"), tagged("exit code: 0"), tagged("5"))
     trajectory = run_episode(SimulatedEnvironment(world_model), ScriptedPolicy(), COUNT_LINES, "k", "run", seed=0)
     assert trajectory.turns[0].observation.content == "5 notes.txt"  # no reasoning, no tags
     row = {
@@ -89,16 +90,59 @@ def test_the_world_model_is_asked_as_a_corpus_turn_and_the_agent_sees_only_the_p
     check = world_model.asked[1]
     assert [m["role"] for m in check] == ["system", "user", "assistant", "user"]
     assert check[-1]["content"] == '( test "$(cat answer.txt)" = 5 ); echo "exit code: $?"'
+    # A check comparing a file with a value is decided by the file's predicted content, asked as one more command.
+    assert world_model.asked[2][-1]["content"] == "cat answer.txt" and len(world_model.asked) == 3
     assert trajectory.outcome.status == "success" and len(trajectory.turns) == 1
-    assert json.loads(trajectory.outcome.verifier)["exit_code"] == 0
-    assert "predicted exit code" in json.loads(trajectory.outcome.verifier)["decided_by"]
+    verifier = json.loads(trajectory.outcome.verifier)
+    assert verifier["check_exit_code"] == 0 and verifier["expected"] == "5"
+    assert verifier["decided_by"].endswith("the predicted content of answer.txt, compared as the check compares it")
 
 
 def test_a_predicted_nonzero_or_missing_exit_code_fails_the_shell_check():
-    for answer, code in ((tagged("exit code: 1"), 1), (tagged("cat: answer.txt: No such file"), None)):
+    task = replace(COUNT_LINES, check=ShellCheck(command="grep -q milk notes.txt"))
+    for answer, code in ((tagged("exit code: 1"), 1), (tagged("grep: notes.txt: No such file"), None)):
         env = SimulatedEnvironment(ScriptedWorldModel(tagged("5 notes.txt"), answer))
-        trajectory = run_episode(env, ScriptedPolicy(), COUNT_LINES, "k", "run", seed=0)
+        trajectory = run_episode(env, ScriptedPolicy(), task, "k", "run", seed=0)
         assert trajectory.outcome.status == "failure" and json.loads(trajectory.outcome.verifier)["exit_code"] == code
+        assert "predicted exit code" in json.loads(trajectory.outcome.verifier)["decided_by"]
+    env = SimulatedEnvironment(ScriptedWorldModel(tagged("5 notes.txt"), tagged("exit code: 0")))
+    assert run_episode(env, ScriptedPolicy(), task, "k", "run", seed=0).outcome.status == "success"
+
+
+def test_a_file_comparison_is_decided_by_the_files_predicted_content_not_the_predicted_exit_code():
+    cases = (
+        ("exit code: 0", "4\n", "failure"),  # the world model's own file contradicts its exit code: the file decides
+        ("exit code: 1", "5\n\n", "success"),  # trailing newlines are dropped, as $(...) drops them
+        ("exit code: 0", "cat: answer.txt: No such file or directory", "failure"),  # a missing file reads empty
+        ("exit code: 0", "5 answer.txt", "failure"),
+    )
+    for check_answer, content, status in cases:
+        env = SimulatedEnvironment(ScriptedWorldModel(tagged("5 notes.txt"), tagged(check_answer), tagged(content)))
+        trajectory = run_episode(env, ScriptedPolicy(), COUNT_LINES, "k", "run", seed=0)
+        assert trajectory.outcome.status == status, (check_answer, content)
+        assert json.loads(trajectory.outcome.verifier)["predicted"] == content
+    empty = replace(COUNT_LINES, check=ShellCheck(command="test \"$(cat answer.txt)\" = ''"))
+    env = SimulatedEnvironment(
+        ScriptedWorldModel(
+            tagged("5 notes.txt"), tagged("exit code: 1"), tagged("cat: answer.txt: No such file or directory")
+        )
+    )
+    assert run_episode(env, ScriptedPolicy(), empty, "k", "run", seed=0).outcome.status == "success"
+
+
+def test_only_a_one_file_one_value_comparison_is_read_as_one():
+    assert compared_file('test "$(cat results/answer.txt)" = 9') == ("results/answer.txt", "9")
+    assert compared_file("test \"$(cat out.txt)\" = 'two words'") == ("out.txt", "two words")
+    sorted_lines = 'test "$(cat out.txt)" = ' + shlex.quote("apple\nkoala")  # how generated tasks quote a list
+    assert compared_file(sorted_lines) == ("out.txt", "apple\nkoala")
+    for command in (
+        "test -f out.txt",
+        'test "$(cat a.txt b.txt)" = 1',
+        'test "$(cat a.txt)" = 1 && rm a.txt',
+        "grep -q x a.txt",
+        'test "$(cat a.txt)" = "unclosed',
+    ):
+        assert compared_file(command) is None, command
 
 
 def one_action_task(domain: str, action: Action, check) -> Task:
