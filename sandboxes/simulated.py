@@ -18,7 +18,6 @@ judged by an endpoint judge of completion (sandboxes/completion_judge.py). `chec
 
 import json
 import re
-import shlex
 from typing import Literal
 
 from trajforge.endpoints import ChatClient, Endpoint, EndpointError
@@ -27,14 +26,13 @@ from trajforge.evaluation.turns import corpus_turn
 from trajforge.sandboxes.base import InfraError, PageCheck, Sandbox, ShellCheck, Task, ToolCheck, tool_check_action
 from trajforge.sandboxes.completion_judge import CompletionJudge
 from trajforge.sandboxes.starting_state import StartingState
-from trajforge.schemas.check_turn import exit_code_command
+from trajforge.schemas.check_turn import compared_file, exit_code_command, file_command
 from trajforge.schemas.records import Action, Observation
 from trajforge.schemas.turn_text import action_text
 
 Prompt = Literal["plain", "template"]
 ATTEMPTS = 3  # answers asked for one observation before the world model is declared unable to give one
 EXIT_LINE = re.compile(r"exit code: (\d+)\s*\Z")
-FILE_EQUALS = re.compile(r'test "\$\(cat ([^\s"$`()\\]+)\)" = (.+)', re.DOTALL)
 SIMULATED = json.dumps({"simulated": True})
 
 
@@ -113,15 +111,17 @@ class SimulatedEnvironment(Sandbox):
 
     def step(self, action: Action) -> Observation:
         predicted = self._predict(action)
-        self._row["turns"].append({"action": action.model_dump(), "observation": {"content": predicted}})
+        self._row["turns"].append(_turn(action, predicted))
         fmt = "json" if _is_json(predicted) else "aria" if predicted.startswith("URL: ") else "text"
         return Observation(content=predicted, format=fmt, metadata=SIMULATED)
 
-    def _predict(self, action: Action) -> str:
-        """The observation the world model predicts for `action` after the turns so far; an answer with no
-        observation in it is asked again (another seed), and after ATTEMPTS the episode ends as infra_error."""
-        turns = self._row["turns"]
-        row = {**self._row, "turns": [*turns, {"action": action.model_dump(), "observation": {"content": ""}}]}
+    def _predict(self, action: Action, row: dict | None = None) -> str:
+        """The observation the world model predicts for `action` after the turns so far (of this episode, or of
+        `row`); an answer with no observation in it is asked again (another seed), and after ATTEMPTS the episode
+        ends as infra_error."""
+        row = self._row if row is None else row
+        turns = row["turns"]
+        row = {**row, "turns": [*turns, _turn(action, "")]}
         turn = corpus_turn(row, len(turns), plain=self.world_model.prompt == "plain")
         self.messages = [{"role": role, "content": content} for role, content in turn.messages]
         for attempt in range(ATTEMPTS):
@@ -142,14 +142,15 @@ class SimulatedEnvironment(Sandbox):
     def check(self, task: Task) -> bool | None:
         check = task.check
         if isinstance(check, ShellCheck):
-            predicted = self._predict(Action(kind="shell", content=exit_code_command(check.command)))
+            action = Action(kind="shell", content=exit_code_command(check.command))
+            predicted = self._predict(action)
             match = EXIT_LINE.search(predicted)
             code = int(match.group(1)) if match else None
             compared = compared_file(check.command)
             if compared is None:
                 self._details = _decided("a simulated shell check: its predicted exit code", predicted, exit_code=code)
                 return code == 0
-            return self._file_equals(*compared, check_exit_code=code)
+            return self._file_equals(*compared, check=_turn(action, predicted), check_exit_code=code)
         if isinstance(check, ToolCheck):
             predicted = self._predict(tool_check_action(check))
             is_error, text = tool_result(predicted)
@@ -167,13 +168,15 @@ class SimulatedEnvironment(Sandbox):
             return passed
         return None
 
-    def _file_equals(self, path: str, expected: str, check_exit_code: int | None) -> bool:
-        """`test "$(cat PATH)" = EXPECTED` on the world model's state: `cat PATH` is simulated and its content compared
-        as the shell compares it (trailing newlines dropped; a missing file reads empty). A world model predicts a
-        file it has shown or written far more often than it predicts a comparison's exit code, which it was seen to
-        call 0 for a file it had itself just shown holding something else; the check's own predicted exit code is
-        recorded beside the decision."""
-        predicted = self._predict(Action(kind="shell", content=f"cat {path}"))
+    def _file_equals(self, path: str, expected: str, check: dict, check_exit_code: int | None) -> bool:
+        """`test "$(cat PATH)" = EXPECTED` on the world model's state: `cat PATH` is simulated after the episode and
+        its check turn (as a real outcome records the two, schemas/check_turn.py) and its content compared as the
+        shell compares it (trailing newlines dropped; a missing file reads empty). A world model predicts a file it
+        has shown or written far more often than it predicts a comparison's exit code, which it was seen to call 0
+        for a file it had itself just shown holding something else; the check's own predicted exit code is recorded
+        beside the decision."""
+        after_check = {**self._row, "turns": [*self._row["turns"], check]}
+        predicted = self._predict(Action(kind="shell", content=file_command(path)), after_check)
         content = "" if predicted.startswith(f"cat: {path}: ") else predicted.rstrip("\n")
         self._details = _decided(
             f"the predicted content of {path}, compared as the check compares it",
@@ -209,19 +212,6 @@ class SimulatedEnvironment(Sandbox):
         self.messages = []
 
 
-def compared_file(command: str) -> tuple[str, str] | None:
-    """(path, value) of a check that compares one file's content with one value, `test "$(cat PATH)" = VALUE`
-    (the generated terminal families' check); None for any other check."""
-    match = FILE_EQUALS.fullmatch(command.strip())
-    if match is None:
-        return None
-    try:
-        words = shlex.split(match.group(2))
-    except ValueError:
-        return None
-    return (match.group(1), words[0]) if len(words) == 1 else None
-
-
 def tool_result(predicted: str) -> tuple[bool, str]:
     """(is an error, the text) of a predicted MCP tool result: the JSON a server's result is recorded as
     (`content` parts, `structuredContent`, `isError`), or plain text when the prediction is not that JSON."""
@@ -242,6 +232,10 @@ def _starting_state(task: Task) -> StartingState | None:
     """The task's real starting state, as collectors ground a simulated task (`config.starting_state`)."""
     data = task.config.get("starting_state")
     return StartingState.from_dict(data) if isinstance(data, dict) else None
+
+
+def _turn(action: Action, observation: str) -> dict:
+    return {"action": action.model_dump(), "observation": {"content": observation}}
 
 
 def _decided(how: str, predicted: str, **found) -> dict:

@@ -26,7 +26,14 @@ from trajforge.sandboxes.containers import Limits, start_container
 from trajforge.sandboxes.image import REPOSITORY
 from trajforge.sandboxes.shell import DEFAULT_MAX_OUTPUT, PersistentShell, ShellDied, ShellResult, ansi_c_quote
 from trajforge.sandboxes.starting_state import WORKDIR, StartingState
-from trajforge.schemas.check_turn import check_turn, exit_code_command, exit_code_observation
+from trajforge.schemas.check_turn import (
+    check_turn,
+    compared_file,
+    exit_code_command,
+    exit_code_observation,
+    file_command,
+    file_turn,
+)
 from trajforge.schemas.records import Action, Observation
 
 SHELL_TOOL = {
@@ -263,13 +270,19 @@ class DockerTerminal(Sandbox):
             return None
         if self.container is None:
             return False
+        code, output = self._check_command(task.check.command)
+        action = Action(kind="shell", content=exit_code_command(task.check.command))
+        self._check_turn = check_turn(action, exit_code_observation(output, code))
+        if (compared := compared_file(task.check.command)) is not None:  # the file the simulator reads to decide
+            self._check_turn |= file_turn(compared[0], self._check_command(file_command(compared[0]))[1])
+        return code == 0
+
+    def _check_command(self, command: str) -> tuple[int, str]:
+        """(exit code, output) of a command run beside the episode's shell, in /work, as the check runs."""
         try:
             result = self.container.exec_run(
-                ["timeout", str(CHECK_TIMEOUT_S), "bash", "-c", task.check.command], user="1000:1000", workdir="/work"
+                ["timeout", str(CHECK_TIMEOUT_S), "bash", "-c", command], user="1000:1000", workdir="/work"
             )
         except docker.errors.DockerException as exc:
             raise InfraError(f"could not run the success check: {exc}") from exc
-        output = (result.output or b"").decode(errors="replace")
-        action = Action(kind="shell", content=exit_code_command(task.check.command))
-        self._check_turn = check_turn(action, exit_code_observation(output, result.exit_code))
-        return result.exit_code == 0
+        return result.exit_code, (result.output or b"").decode(errors="replace")

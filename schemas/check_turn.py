@@ -1,15 +1,39 @@
 """The task's check as one more turn. A real episode records, in its `outcome.verifier`, the check that decided it as
 an action and the environment's answer (`check_turn`): a shell check is the command made to print its exit code
-last (`exit code: N`), a tool check is the tool call and its result. The world-model render (training/render.py)
-puts that turn after the episode's own, so a world model learns to answer the check exactly as the simulator asks
-it (sandboxes/simulated.py); the agent render leaves it out (the agent never took it)."""
+last (`exit code: N`), a tool check is the tool call and its result. A check that compares one file with one value
+(`test "$(cat PATH)" = VALUE`, `compared_file`) also records the file as it was then (`file_turn`: `cat PATH` and
+its output). The world-model render (training/render.py) puts those turns after the episode's own, so a world model
+learns to answer them exactly as the simulator asks them (sandboxes/simulated.py, which decides a file comparison by
+the predicted file); the agent render leaves them out (the agent never took them)."""
 
 import json
+import re
+import shlex
 from collections.abc import Mapping
 
 from trajforge.schemas.records import Action
 
 KEY = "check_turn"
+FILE_KEY = "file_turn"
+FILE_EQUALS = re.compile(r'test "\$\(cat ([^\s"$`()\\]+)\)" = (.+)', re.DOTALL)
+
+
+def compared_file(command: str) -> tuple[str, str] | None:
+    """(path, value) of a check that compares one file's content with one value, `test "$(cat PATH)" = VALUE`
+    (the generated terminal families' check); None for any other check."""
+    match = FILE_EQUALS.fullmatch(command.strip())
+    if match is None:
+        return None
+    try:
+        words = shlex.split(match.group(2))
+    except ValueError:
+        return None
+    return (match.group(1), words[0]) if len(words) == 1 else None
+
+
+def file_command(path: str) -> str:
+    """The shell action that shows a compared file (its path has no quote, space or expansion: FILE_EQUALS)."""
+    return f"cat {path}"
 
 
 def exit_code_command(command: str) -> str:
@@ -26,18 +50,34 @@ def exit_code_observation(output: str, exit_code: int) -> str:
 
 def check_turn(action: Action, observation: str) -> dict:
     """The check as a turn, for an outcome's verifier JSON."""
-    return {KEY: {"action": action.model_dump(mode="json", exclude_none=True), "observation": observation}}
+    return {KEY: _turn(action, observation)}
 
 
-def recorded_check_turn(row: Mapping) -> tuple[dict, str] | None:
-    """(action, observation content) of the check a row's outcome recorded; None when it recorded none."""
+def file_turn(path: str, observation: str) -> dict:
+    """The compared file as a turn after the check, for an outcome's verifier JSON."""
+    return {FILE_KEY: _turn(Action(kind="shell", content=file_command(path)), observation)}
+
+
+def _turn(action: Action, observation: str) -> dict:
+    return {"action": action.model_dump(mode="json", exclude_none=True), "observation": observation}
+
+
+def recorded_check_turns(row: Mapping) -> list[tuple[dict, str]]:
+    """(action, observation content) of the check a row's outcome recorded, then of the compared file where it
+    recorded one; none when it recorded no check."""
     verifier = (row.get("outcome") or {}).get("verifier")
     if not verifier:
-        return None
+        return []
     try:
-        turn = json.loads(verifier).get(KEY)
-    except (ValueError, AttributeError):
-        return None
-    if not isinstance(turn, dict) or not isinstance(turn.get("action"), dict):
-        return None
-    return turn["action"], str(turn.get("observation") or "")
+        recorded = json.loads(verifier)
+    except ValueError:
+        return []
+    if not isinstance(recorded, dict):
+        return []
+    turns = []
+    for key in (KEY, FILE_KEY):
+        turn = recorded.get(key)
+        if not isinstance(turn, dict) or not isinstance(turn.get("action"), dict):
+            break
+        turns.append((turn["action"], str(turn.get("observation") or "")))
+    return turns

@@ -1,7 +1,6 @@
 """A world model as the environment: a real served checkpoint answers the actions of a scripted episode."""
 
 import json
-import shlex
 import threading
 from dataclasses import replace
 
@@ -15,7 +14,7 @@ from trajforge.endpoints import Endpoint
 from trajforge.evaluation.turns import corpus_turn
 from trajforge.sandboxes.base import PageCheck, ShellCheck, Task, ToolCheck
 from trajforge.sandboxes.faults import FaultInjector
-from trajforge.sandboxes.simulated import ATTEMPTS, EndpointWorldModel, SimulatedEnvironment, compared_file
+from trajforge.sandboxes.simulated import ATTEMPTS, EndpointWorldModel, SimulatedEnvironment
 from trajforge.sandboxes.starting_state import StartingState
 from trajforge.schemas.records import SYSTEM_PROMPT_PARTS, Action
 
@@ -90,8 +89,12 @@ def test_the_world_model_is_asked_as_a_corpus_turn_and_the_agent_sees_only_the_p
     check = world_model.asked[1]
     assert [m["role"] for m in check] == ["system", "user", "assistant", "user"]
     assert check[-1]["content"] == '( test "$(cat answer.txt)" = 5 ); echo "exit code: $?"'
-    # A check comparing a file with a value is decided by the file's predicted content, asked as one more command.
-    assert world_model.asked[2][-1]["content"] == "cat answer.txt" and len(world_model.asked) == 3
+    # A check comparing a file with a value is decided by the file's predicted content, asked after the check turn
+    # as a real outcome records the two (schemas/check_turn.py).
+    read = world_model.asked[2]
+    assert [m["role"] for m in read] == ["system", "user", "assistant", "user", "assistant", "user"]
+    assert read[3]["content"] == check[-1]["content"] and read[4]["content"] == "exit code: 0"
+    assert read[-1]["content"] == "cat answer.txt" and len(world_model.asked) == 3
     assert trajectory.outcome.status == "success" and len(trajectory.turns) == 1
     verifier = json.loads(trajectory.outcome.verifier)
     assert verifier["check_exit_code"] == 0 and verifier["expected"] == "5"
@@ -128,21 +131,6 @@ def test_a_file_comparison_is_decided_by_the_files_predicted_content_not_the_pre
         )
     )
     assert run_episode(env, ScriptedPolicy(), empty, "k", "run", seed=0).outcome.status == "success"
-
-
-def test_only_a_one_file_one_value_comparison_is_read_as_one():
-    assert compared_file('test "$(cat results/answer.txt)" = 9') == ("results/answer.txt", "9")
-    assert compared_file("test \"$(cat out.txt)\" = 'two words'") == ("out.txt", "two words")
-    sorted_lines = 'test "$(cat out.txt)" = ' + shlex.quote("apple\nkoala")  # how generated tasks quote a list
-    assert compared_file(sorted_lines) == ("out.txt", "apple\nkoala")
-    for command in (
-        "test -f out.txt",
-        'test "$(cat a.txt b.txt)" = 1',
-        'test "$(cat a.txt)" = 1 && rm a.txt',
-        "grep -q x a.txt",
-        'test "$(cat a.txt)" = "unclosed',
-    ):
-        assert compared_file(command) is None, command
 
 
 def one_action_task(domain: str, action: Action, check) -> Task:

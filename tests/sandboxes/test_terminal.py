@@ -8,7 +8,7 @@ import pytest
 from trajforge.sandboxes.base import ResourceLimitExceeded, ShellCheck, Task
 from trajforge.sandboxes.containers import RUN_LABEL, Limits, reap_stale, remove_owned, start_container
 from trajforge.sandboxes.terminal import DockerTerminal
-from trajforge.schemas.check_turn import recorded_check_turn
+from trajforge.schemas.check_turn import recorded_check_turns
 from trajforge.schemas.records import Action
 
 TASK = Task(id="t", instruction="play", files={"notes/todo.txt": "buy milk\nfix bug\n"}, setup=("git init -q repo",))
@@ -113,13 +113,27 @@ def test_success_check(terminal):
     task = Task(id="c", instruction="make a file", check=ShellCheck(command="test -f /work/done"))
     terminal.reset(task)
     assert terminal.check(task) is False
-    action, observation = recorded_check_turn({"outcome": {"verifier": json.dumps(terminal.check_details())}})
+    [(action, observation)] = recorded_check_turns({"outcome": {"verifier": json.dumps(terminal.check_details())}})
     assert observation == "exit code: 1\n"
     assert sh(terminal, action["content"]).content == observation  # what the shell shows for the recorded action
     sh(terminal, "touch done")
     assert terminal.check(task) is True
     assert terminal.check_details()["check_turn"]["observation"] == "exit code: 0\n"
     assert terminal.check(Task(id="n", instruction="no check")) is None
+
+
+def test_a_file_comparison_records_the_file_after_its_check(terminal):
+    """The file the simulator reads to decide such a check, as the real shell showed it then."""
+    task = Task(id="c", instruction="count", check=ShellCheck(command='test "$(cat out/n.txt)" = 5'))
+    terminal.reset(task)
+    assert terminal.check(task) is False
+    turns = recorded_check_turns({"outcome": {"verifier": json.dumps(terminal.check_details())}})
+    assert [action["content"] for action, _ in turns][1:] == ["cat out/n.txt"]
+    assert turns[1][1] == "cat: out/n.txt: No such file or directory\n"
+    sh(terminal, "mkdir out && printf '4\\n' > out/n.txt")
+    assert terminal.check(task) is False
+    file_read = terminal.check_details()["file_turn"]
+    assert file_read["observation"] == "4\n" == sh(terminal, file_read["action"]["content"]).content
 
 
 def test_stale_containers_are_reaped(docker_client, sandbox_image):

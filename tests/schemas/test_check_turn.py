@@ -1,10 +1,13 @@
 import json
+import shlex
 
 from trajforge.schemas.check_turn import (
     check_turn,
+    compared_file,
     exit_code_command,
     exit_code_observation,
-    recorded_check_turn,
+    file_turn,
+    recorded_check_turns,
 )
 from trajforge.schemas.records import Action
 
@@ -20,10 +23,37 @@ def test_the_recorded_turn_reads_back_from_the_outcome_verifier():
     action = Action(kind="tool_call", name="get", content='{"key": "a"}')
     verifier = json.dumps({"decided_by": "the task's check, in the real environment"} | check_turn(action, "1"))
     row = {"outcome": {"status": "success", "verifier": verifier}}
-    assert recorded_check_turn(row) == ({"kind": "tool_call", "name": "get", "content": '{"key": "a"}'}, "1")
+    assert recorded_check_turns(row) == [({"kind": "tool_call", "name": "get", "content": '{"key": "a"}'}, "1")]
+
+
+def test_a_compared_file_is_read_back_after_the_check():
+    check = check_turn(Action(kind="shell", content=exit_code_command('test "$(cat a.txt)" = 5')), "exit code: 1\n")
+    row = {"outcome": {"verifier": json.dumps(check | file_turn("a.txt", "4\n"))}}
+    assert [action["content"] for action, _ in recorded_check_turns(row)] == [
+        '( test "$(cat a.txt)" = 5 ); echo "exit code: $?"',
+        "cat a.txt",
+    ]
+    assert recorded_check_turns(row)[1][1] == "4\n"
+    alone = {"outcome": {"verifier": json.dumps(file_turn("a.txt", "4\n"))}}  # never without its check
+    assert recorded_check_turns(alone) == []
 
 
 def test_rows_without_a_recorded_check_have_none():
     for outcome in (None, {}, {"verifier": None}, {"verifier": "not json"}, {"verifier": '["a list"]'},
                     {"verifier": '{"decided_by": "x"}'}, {"verifier": '{"check_turn": {"action": "ls"}}'}):  # fmt: skip
-        assert recorded_check_turn({"outcome": outcome}) is None
+        assert recorded_check_turns({"outcome": outcome}) == []
+
+
+def test_only_a_one_file_one_value_comparison_is_read_as_one():
+    assert compared_file('test "$(cat results/answer.txt)" = 9') == ("results/answer.txt", "9")
+    assert compared_file("test \"$(cat out.txt)\" = 'two words'") == ("out.txt", "two words")
+    sorted_lines = 'test "$(cat out.txt)" = ' + shlex.quote("apple\nkoala")  # how generated tasks quote a list
+    assert compared_file(sorted_lines) == ("out.txt", "apple\nkoala")
+    for command in (
+        "test -f out.txt",
+        'test "$(cat a.txt b.txt)" = 1',
+        'test "$(cat a.txt)" = 1 && rm a.txt',
+        "grep -q x a.txt",
+        'test "$(cat a.txt)" = "unclosed',
+    ):
+        assert compared_file(command) is None, command

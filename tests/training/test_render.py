@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from trajforge.schemas.check_turn import check_turn, exit_code_command
+from trajforge.schemas.check_turn import check_turn, exit_code_command, file_turn
 from trajforge.schemas.records import Action
 from trajforge.schemas.system_prompt import render_system_prompt
 from trajforge.training.chat_format import ASSISTANT, BEGIN, END, SYSTEM, USER
@@ -129,6 +129,16 @@ def test_the_recorded_check_is_one_more_turn_whose_answer_is_learned():
     assert doc.text.endswith(f'{USER}( test -f done ); echo "exit code: $?"{END}\n{ASSISTANT}exit code: 1\n{END}\n')
     assert in_loss(doc) == [f"exit code: 1\n{END}"]  # the episode's own turn stays masked
     assert render_row(cpt_row(MASKED)).text == doc.text[: doc.text.index(f"{USER}( test -f")]
+
+
+def test_a_compared_file_recorded_after_the_check_is_learned_after_it():
+    command = 'test "$(cat a.txt)" = 5'
+    check = check_turn(Action(kind="shell", content=exit_code_command(command)), "exit code: 1\n")
+    verifier = json.dumps(check | file_turn("a.txt", "4\n"))
+    row = cpt_row(MASKED) | {"outcome": {"status": "failure", "verifier": verifier}}
+    doc = render_row(row)
+    assert doc.text.endswith(f"exit code: 1\n{END}\n{USER}cat a.txt{END}\n{ASSISTANT}4\n{END}\n")
+    assert in_loss(doc) == [f"exit code: 1\n{END}", f"4\n{END}"]
 
 
 def test_unknown_mask_mode():
