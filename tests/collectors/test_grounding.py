@@ -15,7 +15,7 @@ from trajforge.collectors.episode import run_episode
 from trajforge.collectors.grounding import cache_folder, ground_suites
 from trajforge.collectors.policies.scripted import ScriptedPolicy
 from trajforge.sandboxes.simulated import SimulatedEnvironment
-from trajforge.schemas.check_turn import exit_code_command, recorded_check_turn
+from trajforge.schemas.check_turn import exit_code_command, recorded_check_turns
 
 SIMULATE = "http://127.0.0.1:9/v1=world-model"
 
@@ -76,7 +76,7 @@ def test_what_setup_leaves_is_recorded_once_from_a_real_sandbox_and_matches_a_re
     assert simulated.action_space == real.action_space and simulated.initial_state == real.initial_state
     assert "real environment" in real.outcome.verifier
     # The check that decided it is recorded as the turn the simulator asks (schemas/check_turn.py).
-    action, observation = recorded_check_turn(real.model_dump())
+    (action, observation), *_ = recorded_check_turns(real.model_dump())
     assert action == {"kind": "shell", "content": exit_code_command(task.check.command)}
     assert observation.endswith("exit code: 0\n")
 
@@ -92,7 +92,7 @@ def test_an_mcp_tasks_tools_and_seed_data_are_recorded_from_its_real_server(stat
         real = run_episode(server, ScriptedPolicy(), task, "k", "run", seed=0)
     finally:
         server.close()
-    action, observation = recorded_check_turn(real.model_dump())  # the check's tool call and the server's answer
+    [(action, observation)] = recorded_check_turns(real.model_dump())  # the check's tool call and the server's answer
     assert real.outcome.status == "success" and action["name"] == task.check.tool
     assert json.loads(action["content"]) == task.check.arguments
     assert task.check.contains in json.loads(observation)["content"][0]["text"]  # the result as a step records one
