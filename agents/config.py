@@ -41,6 +41,7 @@ class AgentRLConfig:
     report_to: str = "none"  # where metrics.jsonl's lines also go: none or tensorboard (training/metrics_log.py)
     simulate: str | None = None  # episodes in a world model instead: a checkpoint, or URL=MODEL (collect --simulate)
     simulate_prompt: str = "auto"
+    simulate_file_check: str = "content"  # content or exit-code (collect --simulate-file-check)
     simulate_key_env: str = "TRAJFORGE_SIMULATE_API_KEY"
     control: str | None = None  # with simulate: a control preset or YAML, a spec sampled per episode (collect's)
     sim_check_corpus: str | None = None  # with simulate: the world model's single-step figures on its held-out turns

@@ -87,6 +87,7 @@ def simulation_config(config: AgentRLConfig) -> CollectConfig:
     return CollectConfig(
         simulate=config.simulate,
         simulate_prompt=config.simulate_prompt,
+        simulate_file_check=config.simulate_file_check,
         simulate_key_env=config.simulate_key_env,
         image=config.image,
         command_timeout=config.command_timeout,

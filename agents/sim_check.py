@@ -92,6 +92,8 @@ def run_prefix(config: SimCheckConfig, world: WorldModel) -> str:
     key = {"world": world.identity or world.name, "agent": config.agent.label, "control": config.control,
            "seed": config.run.seed, "suites": config.run.suites, "repeats": config.run.repeats,
            "tasks": config.run.tasks}  # fmt: skip
+    if config.run.simulate_file_check != "content":  # the runs of the default rule keep their names
+        key["file_check"] = config.run.simulate_file_check
     return f"sim-check-{config_hash(key)[:8]}"
 
 

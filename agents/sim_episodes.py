@@ -7,6 +7,7 @@ A simulated episode's success is read by `simulated_success` (its outcome: the t
 where the simulator decides one; undecided otherwise): pluggable, as SimCheckConfig.simulated_success."""
 
 import dataclasses
+import json
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,6 +31,19 @@ def outcome_success(trajectory: Trajectory) -> bool | None:
     """Success as the episode's outcome says it: True, False, or None when nothing decided it."""
     status = trajectory.outcome.status
     return True if status == "success" else False if status in ("failure", "agent_error", "timeout") else None
+
+
+def exit_code_success(trajectory: Trajectory) -> bool | None:
+    """Success had a file comparison the world model decided by the file's content been decided by the check's
+    predicted exit code, which such an episode records beside (`check_exit_code`); else its outcome's success."""
+    if _content_decided(trajectory):
+        return json.loads(trajectory.outcome.verifier)["check_exit_code"] == 0
+    return outcome_success(trajectory)
+
+
+def _content_decided(trajectory: Trajectory) -> bool:
+    verifier = json.loads(trajectory.outcome.verifier) if trajectory.outcome.verifier else None
+    return isinstance(verifier, dict) and "check_exit_code" in verifier
 
 
 @dataclass(frozen=True)
@@ -79,7 +93,7 @@ def run_episodes(plan: EpisodePlan, log: Log, warn: Log, progress) -> dict:
     replayed = _records(runs["replay"].run_dir)
     figures = {
         "tasks": len(names),
-        "success": _success(suites, real, sim, plan),
+        "success": success_figures(suites, real, sim, plan),
         "wm2real": _wm2real(suites, sim, replayed, plan),
     }
     if plan.control:
@@ -128,10 +142,17 @@ def _per_group(suites: list[Suite], records: dict[str, Trajectory], figure: Call
     return {group: figure([records[k] for k in keys]) for group, keys in _keys(suites, records).items()}
 
 
-def _success(suites, real, sim, plan: EpisodePlan) -> dict:
+def success_figures(suites, real, sim, plan: EpisodePlan) -> dict:
+    """Per group, the confusion of real and simulated success; where some file comparisons were decided by the
+    file's content, also `by_exit_code`: the same episodes had their checks' predicted exit codes decided them."""
+
     def figure(keys: list[str]) -> dict:
-        pairs = [(outcome_success(real[k]), plan.simulated_success(sim[k])) for k in keys if k in sim]
-        return success_confusion(pairs)
+        keys = [k for k in keys if k in sim]
+        confusion = success_confusion([(outcome_success(real[k]), plan.simulated_success(sim[k])) for k in keys])
+        if any(_content_decided(sim[k]) for k in keys):
+            by_exit_code = [(outcome_success(real[k]), exit_code_success(sim[k])) for k in keys]
+            confusion["by_exit_code"] = success_confusion(by_exit_code)
+        return confusion
 
     return {group: figure(keys) for group, keys in _keys(suites, real).items()}
 

@@ -88,6 +88,7 @@ def simulated(real: KindSpec, config: CollectConfig) -> SimulatedSpec:
         **world_model,
         instruction=config.simulation_instruction,
         prompt=config.simulate_prompt,
+        file_check=config.simulate_file_check,
         action_space=real.simulated_action_space(),
         stands_for=real.kind,
         real=real.model_dump(mode="json", exclude_defaults=True) | {"kind": real.kind},
@@ -136,6 +137,7 @@ def run_config(config: CollectConfig, suites: list[Suite], policy_args: dict, wa
         "faults": {s.name: s.faults for s in suites if s.faults},
         "simulate": config.simulate,
         **({"simulate_prompt": config.simulate_prompt} if config.simulate_prompt != "auto" else {}),
+        **({"simulate_file_check": config.simulate_file_check} if config.simulate_file_check != "content" else {}),
         **({"simulate_judge": config.simulate_judge} if config.simulate_judge else {}),
     }
     if config.control:  # only when given: the default run ids of runs without it stay what they were

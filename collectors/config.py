@@ -2,6 +2,10 @@
 
 from dataclasses import dataclass
 
+# how a simulated check comparing one file with a value is decided (sandboxes/simulated.py): the file's predicted
+# content, or the check's predicted exit code
+FILE_CHECKS = ("content", "exit-code")
+
 
 @dataclass(frozen=True)
 class CollectConfig:
@@ -35,4 +39,5 @@ class CollectConfig:
     simulate_judge: str | None = None  # URL=MODEL of an endpoint judging completion of tasks without a check
     simulate_judge_key_env: str = "TRAJFORGE_SIMULATE_JUDGE_API_KEY"
     simulate_prompt: str = "auto"  # how the world model is asked: auto, plain (a CPT model) or template (SFT, RL)
+    simulate_file_check: str = "content"  # a simulated file comparison: decided by content or exit-code
     verify_generated: bool = False  # first run every generated task's scripted solution; refuse the run if one fails

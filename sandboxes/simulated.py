@@ -11,10 +11,12 @@ turn the action as the user's message and the observation as the assistant's, th
 only the prediction the one extractor reads out of the answer (evaluation/extraction.py).
 
 The task's own check runs in the world model too (`check`): a shell check that compares one file with a value
-(`test "$(cat F)" = V`) is decided by the file's predicted content, compared as the check compares it; any other
-shell check is one more simulated command whose predicted exit code decides, a tool check one more simulated tool
-call whose predicted result is tested, a page check is tested on the predicted page; a task with no check may be
-judged by an endpoint judge of completion (sandboxes/completion_judge.py). `check_details` says how it was decided."""
+(`test "$(cat F)" = V`) is decided by the file's predicted content, compared as the check compares it
+(`file_check` "content"; "exit-code" decides it as any other shell check: which agrees better with the real
+environment depends on the world model, docs/simulation.md); any other shell check is one more simulated command
+whose predicted exit code decides, a tool check one more simulated tool call whose predicted result is tested, a
+page check is tested on the predicted page; a task with no check may be judged by an endpoint judge of completion
+(sandboxes/completion_judge.py). `check_details` says how it was decided."""
 
 import json
 import re
@@ -31,6 +33,7 @@ from trajforge.schemas.records import Action, Observation
 from trajforge.schemas.turn_text import action_text
 
 Prompt = Literal["plain", "template"]
+FileCheck = Literal["content", "exit-code"]  # how a check comparing one file with a value is decided
 ATTEMPTS = 3  # answers asked for one observation before the world model is declared unable to give one
 EXIT_LINE = re.compile(r"exit code: (\d+)\s*\Z")
 SIMULATED = json.dumps({"simulated": True})
@@ -78,8 +81,9 @@ class SimulatedEnvironment(Sandbox):
         instruction: str = "",
         action_space: list[dict] | None = None,
         judge: CompletionJudge | None = None,
+        file_check: FileCheck = "content",
     ):
-        self.world_model, self.judge = world_model, judge
+        self.world_model, self.judge, self.file_check = world_model, judge, file_check
         self.name = f"simulated:{world_model.name}"
         self.instruction = instruction
         self.offered = action_space or []  # the action space of the kind it stands for, unless a recording says
@@ -146,7 +150,7 @@ class SimulatedEnvironment(Sandbox):
             predicted = self._predict(action)
             match = EXIT_LINE.search(predicted)
             code = int(match.group(1)) if match else None
-            compared = compared_file(check.command)
+            compared = compared_file(check.command) if self.file_check == "content" else None
             if compared is None:
                 self._details = _decided("a simulated shell check: its predicted exit code", predicted, exit_code=code)
                 return code == 0

@@ -41,6 +41,9 @@ class SimulatedSpec(KindSpec):
     judge_url: str | None = None
     judge_model: str | None = None
     judge_key_env: str | None = None
+    # how a check comparing one file with a value is decided: the file's predicted content, or the check's
+    # predicted exit code (sandboxes/simulated.py)
+    file_check: Literal["content", "exit-code"] = "content"
     # A world model has no state to set up: what a suite holds for its real kind is accepted, and its setup is
     # recorded once from the real environment; its check runs in the world model.
     setup_types = (str, Action)
@@ -74,4 +77,4 @@ class SimulatedSpec(KindSpec):
         judge = None
         if self.judge_url and self.judge_model:
             judge = CompletionJudge(Endpoint(self.judge_url, self.judge_model, self.judge_key_env))
-        return SimulatedEnvironment(self.world_model(), self.instruction, self.action_space, judge)
+        return SimulatedEnvironment(self.world_model(), self.instruction, self.action_space, judge, self.file_check)

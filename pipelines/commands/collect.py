@@ -8,7 +8,7 @@ from rich.text import Text
 
 import trajforge.agents  # noqa: F401 - registers the checkpoint policy among POLICIES
 from trajforge.collectors.collection import collect
-from trajforge.collectors.config import CollectConfig
+from trajforge.collectors.config import FILE_CHECKS, CollectConfig
 from trajforge.collectors.policies import POLICIES
 from trajforge.pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
 from trajforge.pipelines.commands.options import add_options, key_env_help
@@ -89,6 +89,14 @@ SIMULATE_PROMPT = typer.Option(
     "(a CPT checkpoint); template: a world-model template asking for <predicted_observation> (SFT, RL); auto: plain "
     "for a CPT checkpoint, template otherwise (an endpoint does not say what it serves).",
 )
+SimulateFileCheck = Enum("SimulateFileCheck", {name: name for name in FILE_CHECKS}, type=str)
+SIMULATE_FILE_CHECK = typer.Option(
+    SimulateFileCheck(DEFAULTS.simulate_file_check),
+    help='With --simulate: how a task check comparing one file with a value (test "$(cat F)" = V) is decided. '
+    "content: by the file the world model predicts for cat F after the episode; exit-code: by the check's predicted "
+    "exit code, as other shell checks. Which agrees better with the real environment depends on the world model: "
+    "sim-check reports both.",
+)
 SIMULATE_JUDGE = typer.Option(
     None,
     help="With --simulate: URL=MODEL of an OpenAI-compatible judge that decides, for tasks without a check of their "
@@ -130,6 +138,7 @@ OPTIONS = {  # {parameter: (type, option)}, in the order of --help; `_config` ma
     "simulation_instruction": (str, SIMULATION_INSTRUCTION),
     "control": (str | None, CONTROL),
     "simulate_prompt": (SimulatePrompt, SIMULATE_PROMPT),
+    "simulate_file_check": (SimulateFileCheck, SIMULATE_FILE_CHECK),
     "simulate_judge": (str | None, SIMULATE_JUDGE),
     "simulate_judge_key_env": (str, SIMULATE_JUDGE_KEY_ENV),
     "verify_generated": (bool, VERIFY_GENERATED),
@@ -141,6 +150,7 @@ def _config(options: dict) -> CollectConfig:
     as their values."""
     suites, tasks, policy = tuple(options.pop("suite")), tuple(options.pop("task")), options.pop("policy").value
     options["simulate_prompt"] = options["simulate_prompt"].value
+    options["simulate_file_check"] = options["simulate_file_check"].value
     return CollectConfig(suites=suites, tasks=tasks, policy=policy, **options)
 
 

@@ -25,7 +25,8 @@ from trajforge.sandboxes.control import CONTROL_PRESETS
 from trajforge.schemas.splits import SplitConfig
 
 DEFAULTS = SimCheckConfig()
-RUN_OPTIONS = ("repeats", "concurrency", "retries", "max_turns", "command_timeout", "image", "seed", "explorer_steps")
+RUN_OPTIONS = ("repeats", "concurrency", "retries", "max_turns", "command_timeout", "image", "seed", "explorer_steps",
+               "simulate_file_check")  # fmt: skip
 
 Checkpoint = Annotated[Path | None, typer.Option("--checkpoint", "-c", help="The world model: a checkpoint folder.")]
 Simulate = Annotated[
@@ -132,6 +133,7 @@ RUN = {  # the collect runs of the episodes: {parameter: (type, option)}, in the
 
 def _run_config(options: dict) -> CollectConfig:
     suites, tasks, key_env = tuple(options.pop("suite")), tuple(options.pop("task")), options.pop("agent_key_env")
+    options["simulate_file_check"] = options["simulate_file_check"].value
     return CollectConfig(suites=suites, tasks=tasks, llm_key_env=key_env, **options)
 
 
@@ -217,13 +219,20 @@ def episode_table(result: dict, episodes: dict) -> Table:
     table = Table(title=title, box=box.SIMPLE_HEAD, caption="success: agreement over the episodes the simulator "
                   "decided; WM2Real: per turn of the replayed actions; control: instructed faults produced, and "
                   "uninstructed turns left clean (latency is not scored: no text shows it)")  # fmt: skip
-    for column in ("group", "success agree %", "decided", "WM2Real exact %", "WM2Real error flag %",
-                   "sim successes real %", "faults produced %", "clean turns %"):  # fmt: skip
+    other_rule = any("by_exit_code" in success for success in episodes["success"].values())
+    for column in ("group", "success agree %", *(["by exit code %"] if other_rule else []), "decided",
+                   "WM2Real exact %", "WM2Real error flag %", "sim successes real %", "faults produced %",
+                   "clean turns %"):  # fmt: skip
         table.add_column(column, justify="left" if column == "group" else "right")
+    if other_rule:
+        table.caption += ("; by exit code: the agreement had the file comparisons decided by content been decided "
+                          "by their predicted exit codes (--simulate-file-check exit-code)")  # fmt: skip
     control = episodes.get("controllability", {})
     for group, success in episodes["success"].items():
         wm2real, ctl = episodes["wm2real"].get(group, {}), control.get(group, {})
-        table.add_row(group, _percent(success["agreement"]), f"{success['decided']}/{success['episodes']}",
+        by_exit_code = [_percent(success.get("by_exit_code", {}).get("agreement"))] if other_rule else []
+        table.add_row(group, _percent(success["agreement"]), *by_exit_code,
+                      f"{success['decided']}/{success['episodes']}",
                       _percent(wm2real.get("exact_match")), _percent(wm2real.get("error_flag_agreement")),
                       _percent(wm2real.get("real_share_of_simulated_successes")),
                       _percent(ctl.get("produced_share")), _percent(ctl.get("clean_share")))  # fmt: skip

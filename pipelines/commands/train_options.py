@@ -147,6 +147,12 @@ OPTIONS = {
     "simulate_prompt": _option(
         str | None, "--simulate-prompt", help="agent-rl with --simulate: auto, plain or template (see collect)."
     ),
+    "simulate_file_check": _option(
+        str | None,
+        "--simulate-file-check",
+        help="agent-rl with --simulate: a check comparing one file with a value is decided by the file's predicted "
+        "content or the check's predicted exit-code (see collect; sim-check says which agrees better).",
+    ),
     "control": _option(
         str | None,
         "--control",

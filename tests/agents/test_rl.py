@@ -72,6 +72,8 @@ def test_the_config_takes_the_train_commands_flags():
     assert config.lr == AgentRLConfig.lr and config.split == SplitConfig()
     split = agent_rl_config(split_held_out=0.3, split_seed=4, held_out_family=["terminal-text"]).split
     assert split == SplitConfig(held_out=0.3, seed=4, held_out_families=("terminal-text",))
+    simulated = agent_rl_config(simulate="wm", simulate_prompt="plain", simulate_file_check="exit-code")
+    assert rl.simulation_config(simulated).simulate_file_check == "exit-code"  # as collect --simulate is given it
 
 
 class _HalfSucceed(FakeEnvironment):

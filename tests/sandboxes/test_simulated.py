@@ -133,6 +133,16 @@ def test_a_file_comparison_is_decided_by_the_files_predicted_content_not_the_pre
     assert run_episode(env, ScriptedPolicy(), empty, "k", "run", seed=0).outcome.status == "success"
 
 
+def test_under_the_exit_code_rule_a_file_comparison_is_decided_by_its_predicted_exit_code_and_no_file_is_read():
+    for check_answer, status in (("exit code: 0", "success"), ("exit code: 1", "failure")):
+        world_model = ScriptedWorldModel(tagged("5 notes.txt"), tagged(check_answer), tagged("5"))
+        env = SimulatedEnvironment(world_model, file_check="exit-code")
+        trajectory = run_episode(env, ScriptedPolicy(), COUNT_LINES, "k", "run", seed=0)
+        verifier = json.loads(trajectory.outcome.verifier)
+        assert trajectory.outcome.status == status and "predicted exit code" in verifier["decided_by"]
+        assert len(world_model.asked) == 2  # the episode's one command, then the check: no cat of the file
+
+
 def one_action_task(domain: str, action: Action, check) -> Task:
     return Task(id=f"{domain}-task", instruction="Do it.", domain=domain, actions=(action,), check=check)
 
