@@ -20,12 +20,15 @@ It drives the real `trajforge` commands, each in this interpreter's environment:
    episodes per TRAINING task of that agent (sampled at the RL temperature) join the corpus and the world model is
    trained again on it with the same steps: the near-misses a learning agent makes, which scripted and explorer
    episodes never show, are what a simulator must judge when it rewards that agent (held-out tasks stay unseen);
-4. from that agent, the same agent-RL steps (the same episodes) three times: in the real environment; in the world
+4. `sim-check` of the world model on the held-out tasks and corpus (single step beside both baselines; success
+   agreement, WM2Real and controllability under `--control` with the SFT agent's episodes). With `--file-check
+   auto` it also decides how the simulated RL rows decide a file comparison (`--simulate-file-check`): by the
+   rule whose success agreement on these episodes is higher (the file's content on a tie) -- one bit chosen on the
+   simulator's agreement, never on an agent's success;
+5. from that agent, the same agent-RL steps (the same episodes) three times: in the real environment; in the world
    model (`--simulate WORLD`); in the world model under control specs sampled per episode (`--control`);
-5. `agent-eval` of every row, and of the scripted policy (model-free reference), on the held-out tasks, clean and
-   under `--faults unreliable`;
-6. `sim-check` of the world model on the same held-out tasks and corpus (single step beside both baselines;
-   success agreement, WM2Real and controllability under `--control` with the SFT agent's episodes).
+6. `agent-eval` of every row, and of the scripted policy (model-free reference), on the held-out tasks, clean and
+   under `--faults unreliable`.
 
 OUTPUT/sim-rl.json holds the rows, the fidelity figures, each target with whether it is met, the reading and the
 wall times. A world model trained on a few hundred episodes is small: the reading says plainly what it misses.
@@ -83,6 +86,9 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--sft-steps", type=int, default=100, help="agent-SFT steps")
     parser.add_argument("--rl-steps", type=int, default=3, help="agent-RL steps, the same for every RL row")
     parser.add_argument("--control", default="unreliable", help="the controlled row's control preset or YAML")
+    parser.add_argument("--file-check", choices=("auto", "content", "exit-code"), default="auto",
+                        help="how the simulator decides a file comparison (--simulate-file-check); auto: the rule "
+                        "with the higher success agreement in sim-check")  # fmt: skip
     parser.add_argument("--wm-agent-repeats", type=int, default=0, help="real episodes per training task of the "
                         "SFT agent added to the world model's corpus before it is trained again (0: none)")  # fmt: skip
     agent_training_arguments(parser)
@@ -177,9 +183,9 @@ def agent_sft(args, out: Path, seconds: dict) -> Path:
     return out / "agent-sft" / f"checkpoint-{args.sft_steps}"
 
 
-def rl_rows(args, out: Path, sft: Path, world: Path, seconds: dict) -> dict[str, Path]:
+def rl_rows(args, out: Path, sft: Path, world: Path, rule: str, seconds: dict) -> dict[str, Path]:
     """The three RL rows from the same agent with the same steps and episodes; their checkpoints by row."""
-    simulate = ["--simulate", str(world)]
+    simulate = ["--simulate", str(world), "--simulate-file-check", rule]
     runs = {
         REAL_RL: ("rl-real", []),
         SIM_RL: ("rl-sim", [*simulate, "--sim-check-corpus", str(out / "corpus")]),  # the figures printed first
@@ -220,8 +226,19 @@ def sim_check(args, out: Path, world: Path, sft: Path, seconds: dict) -> dict:
         "--control", args.control, "--limit", str(args.sim_check_limit), "--max-tokens", str(args.max_tokens),
         "--max-turns", str(args.max_turns), "--concurrency", str(args.concurrency), "-o", str(out / "sim-check"),
         "--json", str(report), *(["--no-plain"] if args.wm_sft_steps else []),  # an SFT world model: its template
+        "--simulate-file-check", "content" if args.file_check == "auto" else args.file_check,  # content: both rules
     )  # fmt: skip
     return json.loads(report.read_text())
+
+
+def file_check_rule(file_check: str, checked: dict) -> str:
+    """The rule the simulated RL rows decide a file comparison by: `file_check`, or for auto the one with the higher
+    success agreement in sim-check's episodes (under the content rule they record the exit code too)."""
+    if file_check != "auto":
+        return file_check
+    success = checked.get("episodes", {}).get("success", {}).get("all", {})
+    content, exit_code = success.get("agreement"), success.get("by_exit_code", {}).get("agreement")
+    return "exit-code" if content is not None and exit_code is not None and exit_code > content else "content"
 
 
 def _score(overall: dict) -> dict:
@@ -240,8 +257,9 @@ def table(names: list[str], clean: list[dict], faulty: list[dict]) -> list[dict]
     return rows
 
 
-def fidelity(result: dict) -> dict:
-    """sim-check's figures over all held-out turns and episodes, as the reading uses them."""
+def fidelity(result: dict, rule: str = "content") -> dict:
+    """sim-check's figures over all held-out turns and episodes, as the reading uses them; success agreement under
+    the file-check `rule` the simulated rows use."""
     step = result["single_step"].get("all", {})
     world = step.get(result["world_model"], {})
     baselines = {n: f for n, f in step.items() if n != result["world_model"]}
@@ -249,6 +267,10 @@ def fidelity(result: dict) -> dict:
 
     def over_all(part: str, key: str):
         return episodes.get(part, {}).get("all", {}).get(key)
+
+    agreement = over_all("success", "agreement")
+    if rule == "exit-code" and over_all("success", "by_exit_code"):  # sim-check ran the content rule: both recorded
+        agreement = over_all("success", "by_exit_code")["agreement"]
 
     return {
         "world_model": result["world_model"],
@@ -259,7 +281,8 @@ def fidelity(result: dict) -> dict:
             n: {"exact_match": f.get("exact_match"), "factuality": f.get("judge_factuality")}
             for n, f in baselines.items()
         },  # fmt: skip
-        "success_agreement": over_all("success", "agreement"),
+        "file_check": rule,
+        "success_agreement": agreement,
         "wm2real_exact_match": over_all("wm2real", "exact_match"),
         "sim_successes_real": over_all("wm2real", "real_share_of_simulated_successes"),
         "faults_produced": over_all("controllability", "produced_share"),
@@ -363,7 +386,8 @@ def print_table(rows: list[dict], fid: dict) -> None:
                       for n, b in fid["baselines"].items())  # fmt: skip
     print(f"\nsimulator {fid['world_model']} (sim-check, held-out): single step on {fid['turns']} turns: exact "
           f"{pct(fid['exact_match'])}, factuality {_num(fid['factuality'])} ({bases}); success agreement "
-          f"{pct(fid['success_agreement'])}; WM2Real exact {pct(fid['wm2real_exact_match'])}, simulated successes "
+          f"{pct(fid['success_agreement'])} (file comparisons by {fid['file_check']}); WM2Real exact "
+          f"{pct(fid['wm2real_exact_match'])}, simulated successes "
           f"real {pct(fid['sim_successes_real'])}; instructed faults produced {pct(fid['faults_produced'])}, "
           f"clean turns {pct(fid['clean_turns'])}")  # fmt: skip
 
@@ -392,11 +416,12 @@ def main(argv: list[str] | None = None) -> None:
     sft = agent_sft(args, out, seconds)
     if args.wm_agent_repeats:
         world = world_model_with_agent(args, out, sft, seconds)
-    agents = {SFT: sft, **rl_rows(args, out, sft, world, seconds)}
+    checked = sim_check(args, out, world, sft, seconds)
+    rule = file_check_rule(args.file_check, checked)
+    agents = {SFT: sft, **rl_rows(args, out, sft, world, rule, seconds)}
     names = [SCRIPTED, *agents]
     rows = table(names, evaluate(args, out, agents, False, seconds), evaluate(args, out, agents, True, seconds))
-    checked = sim_check(args, out, world, sft, seconds)
-    fid = fidelity(checked)
+    fid = fidelity(checked, rule)
     found = targets({r["row"]: r for r in rows}, fid)
     print(header(args, rows))
     print_table(rows, fid)

@@ -164,3 +164,15 @@ def test_an_agent_of_another_model_trains_from_it_with_its_own_learning_rate(tmp
     assert command[command.index("--lr") + 1] == "0.002" and command[command.index("--hidden-size") + 1] == "256"
     with pytest.raises(SystemExit):
         sim_rl.arguments(["--init", "smollm2", "--agent-init", "tiny"])
+
+
+def test_auto_decides_file_comparisons_by_the_rule_that_agrees_better_and_reports_its_agreement():
+    result = checked(0.85, 60.0, 0.527, 0.95)
+    assert sim_rl.file_check_rule("auto", result) == "content"  # no exit-code figure recorded: the default
+    result["episodes"]["success"]["all"]["by_exit_code"] = {"agreement": 0.74}
+    assert sim_rl.file_check_rule("auto", result) == "exit-code"
+    assert sim_rl.file_check_rule("content", result) == "content"  # as the user said
+    assert sim_rl.fidelity(result, "exit-code")["success_agreement"] == 0.74
+    assert sim_rl.fidelity(result)["success_agreement"] == 0.527
+    result["episodes"]["success"]["all"]["by_exit_code"] = {"agreement": 0.527}
+    assert sim_rl.file_check_rule("auto", result) == "content"  # a tie keeps the content rule
