@@ -46,6 +46,7 @@ class AgentRLConfig:
     control: str | None = None  # with simulate: a control preset or YAML, a spec sampled per episode (collect's)
     sim_check_corpus: str | None = None  # with simulate: the world model's single-step figures on its held-out turns
     min_exact_match: float = 0.8  # below it (single-step exact match) the run warns before it trains
+    audit_every: int = 0  # with simulate: every N steps, the step's episodes replayed for real (agents/reward_audit.py)
 
     def as_dict(self) -> dict:
         return asdict(self)

@@ -14,7 +14,9 @@ nothing about the policy and is left out of its group.
 With `simulate` (a checkpoint, or URL=MODEL) every episode runs in that world model instead, as `collect --simulate`
 runs them: each task grounded in its real starting state, its reward the task's check run in the world model; with
 `control`, each episode under a control spec sampled from that distribution. Before training, the world model's
-single-step figures on `sim_check_corpus` are printed, with a warning for each below its threshold.
+single-step figures on `sim_check_corpus` are printed, with a warning for each below its threshold; with
+`audit_every`, every so many steps the step's episodes are replayed in the real environment and the metrics say
+how often the simulated reward was the real outcome (agents/reward_audit.py).
 
 Each step's metrics line says whether RL can learn: the success rate and the share of degenerate groups (every
 episode of a task with the same reward: no gradient). With `guide="scripted"` a group whose episodes all failed
@@ -32,7 +34,9 @@ import torch
 from trajforge.agents.checkpoint_policy import Actor, acting_folder
 from trajforge.agents.config import AgentRLConfig
 from trajforge.agents.guidance import add_guides, check_guide
+from trajforge.agents.reward_audit import audit_due, audit_rewards
 from trajforge.agents.rollouts import Rollout, plan_groups, run_rollouts
+from trajforge.agents.sim_check import Thresholds
 from trajforge.collectors.collection import in_world_model, prepare_environments, start_docker
 from trajforge.collectors.config import CollectConfig
 from trajforge.collectors.environments import Settings, build_environment
@@ -196,9 +200,12 @@ class AgentRL:
             raise ValueError("--stage agent-rl needs --init: a checkpoint that can act (e.g. after agent-sft)")
         require_sampling(config.temperature)
         check_guide(config.guide)
-        self.config, self.folder = config, acting_folder(config.init)
+        if config.audit_every and not config.simulate:
+            raise ValueError("--audit-every audits a world model's rewards in the real environment: give --simulate")
+        self.config, self.folder, self.log, self.warn = config, acting_folder(config.init), log, warn
         self.output = Path(config.output)
-        suites = simulated_suites([load_suite(s) for s in config.suites], config, f"agent-rl-{self.output.name}", log)
+        self.real_suites = [load_suite(s) for s in config.suites]
+        suites = simulated_suites(self.real_suites, config, f"agent-rl-{self.output.name}", log)
         self.tasks = trainable_tasks(suites, config.split)
         self.actor = Actor.load(self.folder, temperature=config.temperature)
         self.reference = copy.deepcopy(self.actor.model).eval() if config.kl_coef else None  # the starting model
@@ -245,7 +252,23 @@ class AgentRL:
                 f"{metrics['degenerate_groups']:.0%} of groups have equal rewards (no gradient) at success "
                 f"{metrics['success']:.0%}: start from a better agent (agent-sft), or raise --group-size"
             )
+        if audit_due(step + 1, self.config.audit_every):
+            metrics["audit"] = self.audit(step + 1, [r.trajectory for g in groups for r in g if not r.guided])
         return metrics
+
+    def audit(self, step: int, simulated: list) -> dict:
+        """The step's simulated episodes replayed in the real environment (agents/reward_audit.py)."""
+        c = self.config
+        run = CollectConfig(suites=c.suites, output=str(self.output / "audit"), run_id=f"step-{step:05d}",
+                            concurrency=c.concurrency, max_turns=c.max_turns, command_timeout=c.command_timeout,
+                            image=c.image)  # fmt: skip
+        audit = audit_rewards(self.real_suites, simulated, run, self.log, self.warn)
+        floor = Thresholds().success_agreement
+        if audit["agreement"] is not None and audit["agreement"] < floor:
+            self.warn(f"warning: step {step}: the world model's reward was the real outcome in "
+                      f"{audit['agreement']:.0%} of the step's episodes (below {floor:.0%}): the agent is also "
+                      "learning what the simulator gets wrong")  # fmt: skip
+        return audit
 
     def save(self, step: int, metrics: dict) -> None:
         info = {

@@ -121,8 +121,19 @@ def _print_agent_rl_step(m: dict) -> None:
         f"{m['degenerate_groups']:.0%}, loss {_loss(m)}, {m['episodes_per_min']:.1f} episodes/min, "
         f"{m['tokens_per_s']:.0f} generated tok/s"
     )
+    if "audit" in m:
+        a = m["audit"]
+        console.print(
+            f"  audit: {a['episodes']} episodes replayed in the real environment: the simulated reward was the real "
+            f"outcome in {_share(a['agreement'])}, {_share(a['sim_successes_real'])} of simulated successes real "
+            f"(real success {_share(a['real_success'])})"
+        )
     if "warning" in m:
         console.print(f"  [yellow]warning[/]: {m['warning']}")
+
+
+def _share(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0%}"
 
 
 def _summary(stage: str, config, last: dict, eval_only: bool) -> str:

@@ -159,6 +159,13 @@ OPTIONS = {
         help="agent-rl with --simulate: a control preset (unreliable, errors, lists) or YAML distribution; each "
         "episode samples the faults the world model is told to show (see collect --control).",
     ),
+    "audit_every": _option(
+        int | None,
+        "--audit-every",
+        help="agent-rl with --simulate: every N steps, replay the step's simulated episodes in the real environment "
+        "and log how often the world model's reward agreed with the real outcome (metrics `audit`; real episodes, "
+        "counted). 0: never.",
+    ),
     "sim_check_corpus": _option(
         str | None,
         "--sim-check-corpus",

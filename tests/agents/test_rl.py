@@ -151,6 +151,41 @@ def test_a_step_in_a_world_model_rewards_each_episode_by_the_check_run_there(
     assert all(e["initial_state"] == "The working directory /work is empty." for e in episodes)
 
 
+@pytest.mark.slow
+def test_an_audit_replays_the_steps_simulated_episodes_in_real_docker_and_scores_their_rewards(
+    tmp_path, tiny_agent, scripted_actor, monkeypatch, sandbox_image
+):
+    """A world model that calls every check passed (`exit code: 0`, decided by exit code): the agent writes 1, so
+    for real t1 succeeds and t0 fails; the audit replays the four episodes in Docker and finds half the rewards true."""
+    from types import SimpleNamespace
+
+    from tests.chat_server import chat_server
+
+    actor = scripted_actor(["```bash\necho 1 > answer.txt\n```", "Done."])
+    monkeypatch.setattr(rl, "Actor", SimpleNamespace(load=lambda folder, **settings: actor))
+    passed = json.dumps({"choices": [{"message": {"role": "assistant", "content": "exit code: 0"}}]}).encode()
+    warnings = []
+    with chat_server(lambda request: (200, passed)) as (url, _):
+        config = AgentRLConfig(
+            suites=(_suite(tmp_path, 2),), output=str(tmp_path / "run"), init=str(tiny_agent), group_size=2,
+            tasks_per_step=2, max_turns=2, max_new_tokens=16, max_steps=2, save_every=2, audit_every=2,
+            split=SplitConfig(held_out=0.0), simulate=f"{url}=wm", simulate_prompt="plain",
+            simulate_file_check="exit-code", image=sandbox_image,
+        )  # fmt: skip
+        rl.run_agent_rl(config, log=lambda text: None, warn=warnings.append)
+    first, second = [json.loads(x) for x in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert "audit" not in first and first["success"] == 1.0  # step 1 is not audited; the simulator paid everything
+    audit = second["audit"]
+    assert audit["episodes"] == 4 and audit["agreement"] == 0.5 and audit["sim_successes_real"] == 0.5
+    assert audit["real_success"] == 0.5
+    replays = [json.loads(x) for f in (tmp_path / "run" / "audit" / "step-00002").glob("segment-*.jsonl")
+               for x in f.read_text().splitlines()]  # fmt: skip
+    assert {r["source"]["kind"] for r in replays} == {"collected"} and len(replays) == 4
+    assert any("reward was the real outcome in 50%" in w for w in warnings)
+    with pytest.raises(ValueError, match="--audit-every audits a world model's rewards"):
+        rl.AgentRL(AgentRLConfig(init=str(tiny_agent), audit_every=1))
+
+
 def test_a_world_model_that_never_answers_stops_the_run_at_its_first_step(
     tmp_path, tiny_agent, scripted_actor, monkeypatch
 ):

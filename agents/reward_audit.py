@@ -1,0 +1,57 @@
+"""`agent-rl --simulate --audit-every N`: are the world model's rewards true of the episodes RL actually trains on?
+sim-check measures success agreement on held-out tasks with the starting agent; RL samples other episodes (at its
+temperature, from a policy that moves), and a policy that finds where the simulator calls a failure a success is
+paid for it. Every N steps the step's simulated episodes are replayed in the real environment, their actions as a
+scripted policy (sim-check's WM2Real replay, agents/sim_episodes.py), and the step's metrics get `audit`: how often
+the simulated reward agreed with the real outcome, and the real share of the simulated successes. Real
+interactions: the replays are counted (`audit.episodes`) so a run says what its audits cost."""
+
+import dataclasses
+from collections.abc import Callable
+from pathlib import Path
+
+from trajforge.agents.sim_episodes import REPLAY_SEPARATOR, outcome_success, replay_suites
+from trajforge.collectors.collection import collect
+from trajforge.collectors.config import CollectConfig
+from trajforge.collectors.tasks import Suite
+from trajforge.evaluation.fidelity import replay_figures, success_confusion
+from trajforge.schemas.records import Trajectory
+from trajforge.schemas.sources import read_records
+
+Log = Callable[[str], None]
+
+
+def audit_due(step: int, every: int) -> bool:
+    """Whether step `step` (1-based) is audited: every `every` steps, none when 0."""
+    return every > 0 and step % every == 0
+
+
+def audit_rewards(
+    real_suites: list[Suite], simulated: list[Trajectory], run: CollectConfig, log: Log, warn: Log
+) -> dict:
+    """Replay `simulated` (episodes of `real_suites`' tasks, keyed `<suite>/<task>#<repeat>`) in the real
+    environment with `run`'s settings (output, run id, concurrency, image, ...); the audit's figures."""
+    episodes = {t.source.origin: t for t in simulated if t.outcome.status != "infra_error"}
+    replays = replay_suites(real_suites, episodes)
+    config = dataclasses.replace(run, tasks=(), policy="scripted")
+    collected = collect(config, log, warn, suites=replays)
+    replayed = {r.record.source.origin: r.record for r in read_records([collected.run_dir]) if r.ok}
+    pairs, turns = [], []
+    for key, episode in sorted(episodes.items()):
+        place, _, repeat = key.rpartition("#")
+        real = replayed.get(f"{place}{REPLAY_SEPARATOR}{repeat}#0")
+        if real is None or real.outcome.status == "infra_error":
+            continue
+        pairs.append((outcome_success(real), outcome_success(episode)))
+        turns.append(([t.model_dump() for t in episode.turns], [t.model_dump() for t in real.turns],
+                      outcome_success(episode), outcome_success(real)))  # fmt: skip
+    agreement, wm2real = success_confusion(pairs), replay_figures(turns)
+    real_successes = sum(bool(r) for r, _ in pairs)
+    return {
+        "episodes": len(pairs),
+        "agreement": agreement["agreement"],
+        "sim_successes_real": wm2real["real_share_of_simulated_successes"],
+        "real_success": real_successes / len(pairs) if pairs else None,
+        "turn_exact": wm2real["exact_match"],
+        "run": str(Path(collected.run_dir)),
+    }
