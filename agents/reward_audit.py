@@ -10,13 +10,12 @@ import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 
-from trajforge.agents.sim_episodes import REPLAY_SEPARATOR, outcome_success, replay_suites
+from trajforge.agents.sim_episodes import replay_suites, replayed_pairs, run_records
 from trajforge.collectors.collection import collect
 from trajforge.collectors.config import CollectConfig
 from trajforge.collectors.tasks import Suite
 from trajforge.evaluation.fidelity import replay_figures, success_confusion
 from trajforge.schemas.records import Trajectory
-from trajforge.schemas.sources import read_records
 
 Log = Callable[[str], None]
 
@@ -32,26 +31,17 @@ def audit_rewards(
     """Replay `simulated` (episodes of `real_suites`' tasks, keyed `<suite>/<task>#<repeat>`) in the real
     environment with `run`'s settings (output, run id, concurrency, image, ...); the audit's figures."""
     episodes = {t.source.origin: t for t in simulated if t.outcome.status != "infra_error"}
-    replays = replay_suites(real_suites, episodes)
     config = dataclasses.replace(run, tasks=(), policy="scripted")
-    collected = collect(config, log, warn, suites=replays)
-    replayed = {r.record.source.origin: r.record for r in read_records([collected.run_dir]) if r.ok}
-    pairs, turns = [], []
-    for key, episode in sorted(episodes.items()):
-        place, _, repeat = key.rpartition("#")
-        real = replayed.get(f"{place}{REPLAY_SEPARATOR}{repeat}#0")
-        if real is None or real.outcome.status == "infra_error":
-            continue
-        pairs.append((outcome_success(real), outcome_success(episode)))
-        turns.append(([t.model_dump() for t in episode.turns], [t.model_dump() for t in real.turns],
-                      outcome_success(episode), outcome_success(real)))  # fmt: skip
-    agreement, wm2real = success_confusion(pairs), replay_figures(turns)
-    real_successes = sum(bool(r) for r, _ in pairs)
+    collected = collect(config, log, warn, suites=replay_suites(real_suites, episodes))
+    replays = replayed_pairs(sorted(episodes), episodes, run_records(collected.run_dir))
+    agreement = success_confusion([(real, simulated) for _, _, simulated, real in replays])
+    wm2real = replay_figures(replays)
+    real_successes = sum(bool(real) for *_, real in replays)
     return {
-        "episodes": len(pairs),
+        "episodes": len(replays),
         "agreement": agreement["agreement"],
         "sim_successes_real": wm2real["real_share_of_simulated_successes"],
-        "real_success": real_successes / len(pairs) if pairs else None,
+        "real_success": real_successes / len(replays) if replays else None,
         "turn_exact": wm2real["exact_match"],
         "run": str(Path(collected.run_dir)),
     }

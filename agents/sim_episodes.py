@@ -71,7 +71,8 @@ def _only(suite: Suite, chosen: set[str]) -> Suite:
     return dataclasses.replace(suite, tasks=tuple(t for t in suite.tasks if {t.id, task_name(suite, t)} & chosen))
 
 
-def _records(run_dir: str) -> dict[str, Trajectory]:
+def run_records(run_dir: str) -> dict[str, Trajectory]:
+    """A run folder's readable episodes by key (`<suite>/<task>#<repeat>`)."""
     return {r.record.source.origin: r.record for r in read_records([run_dir]) if r.ok}
 
 
@@ -87,10 +88,10 @@ def run_episodes(plan: EpisodePlan, log: Log, warn: Log, progress) -> dict:
         "real": collect(dataclasses.replace(base, run_id=f"{plan.run_prefix}-real"), log, warn, progress),
         "sim": collect(dataclasses.replace(simulated, run_id=f"{plan.run_prefix}-sim"), log, warn, progress),
     }
-    real, sim = _records(runs["real"].run_dir), _records(runs["sim"].run_dir)
+    real, sim = run_records(runs["real"].run_dir), run_records(runs["sim"].run_dir)
     replay_run = dataclasses.replace(plan.run, tasks=(), policy="scripted", run_id=f"{plan.run_prefix}-replay")
     runs["replay"] = collect(replay_run, log, warn, progress, suites=replay_suites(suites, sim))
-    replayed = _records(runs["replay"].run_dir)
+    replayed = run_records(runs["replay"].run_dir)
     figures = {
         "tasks": len(names),
         "success": success_figures(suites, real, sim, plan),
@@ -99,7 +100,7 @@ def run_episodes(plan: EpisodePlan, log: Log, warn: Log, progress) -> dict:
     if plan.control:
         controlled = dataclasses.replace(simulated, run_id=f"{plan.run_prefix}-controlled", control=plan.control)
         runs["controlled"] = collect(controlled, log, warn, progress)
-        figures["controllability"] = _per_group(suites, _records(runs["controlled"].run_dir), controllability)
+        figures["controllability"] = _per_group(suites, run_records(runs["controlled"].run_dir), controllability)
     figures["runs"] = {name: collected.run_dir for name, collected in runs.items()}
     figures["errors"] = {name: c.result.infra_errors + c.result.task_errors for name, c in runs.items()}
     figures["errors"] = {name: n for name, n in figures["errors"].items() if n}
@@ -157,22 +158,31 @@ def success_figures(suites, real, sim, plan: EpisodePlan) -> dict:
     return {group: figure(keys) for group, keys in _keys(suites, real).items()}
 
 
-def _wm2real(suites, sim, replayed, plan: EpisodePlan) -> dict:
-    def replay_key(key: str) -> str:
-        place, _, repeat = key.rpartition("#")
-        return f"{place}{REPLAY_SEPARATOR}{repeat}#0"
+def replay_key(key: str) -> str:
+    """The key of the replay (replay_suites) of the simulated episode `key`."""
+    place, _, repeat = key.rpartition("#")
+    return f"{place}{REPLAY_SEPARATOR}{repeat}#0"
 
+
+def replayed_pairs(
+    keys: list[str], sim: dict[str, Trajectory], replayed: dict[str, Trajectory], simulated_success=outcome_success
+) -> list[tuple]:
+    """(simulated turns, replayed turns, simulated success, real success of the replay) of each of `keys` that was
+    replayed: what replay_figures reads."""
+    return [
+        (
+            [t.model_dump() for t in sim[k].turns],
+            [t.model_dump() for t in replayed[replay_key(k)].turns],
+            simulated_success(sim[k]),
+            outcome_success(replayed[replay_key(k)]),
+        )
+        for k in keys
+        if replay_key(k) in replayed
+    ]
+
+
+def _wm2real(suites, sim, replayed, plan: EpisodePlan) -> dict:
     def figure(keys: list[str]) -> dict:
-        episodes = [
-            (
-                [t.model_dump() for t in sim[k].turns],
-                [t.model_dump() for t in replayed[replay_key(k)].turns],
-                plan.simulated_success(sim[k]),
-                outcome_success(replayed[replay_key(k)]),
-            )
-            for k in keys
-            if replay_key(k) in replayed
-        ]
-        return replay_figures(episodes)
+        return replay_figures(replayed_pairs(keys, sim, replayed, plan.simulated_success))
 
     return {group: figure(keys) for group, keys in _keys(suites, sim).items()}
