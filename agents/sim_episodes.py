@@ -21,10 +21,9 @@ from trajforge.sandboxes.base import Task
 from trajforge.sandboxes.controllability import controllability
 from trajforge.schemas.records import Trajectory
 from trajforge.schemas.sources import read_records
-from trajforge.schemas.splits import SplitConfig
+from trajforge.schemas.splits import REPLAY_SEPARATOR, SplitConfig
 
 Log = Callable[[str], None]
-REPLAY_SEPARATOR = ".replay-"  # a replay task's id: <task id>.replay-<repeat>
 
 
 def outcome_success(trajectory: Trajectory) -> bool | None:

@@ -78,9 +78,14 @@ def task_key(record: Mapping) -> str:
     return f"trajectory:{record['trajectory_id']}"
 
 
+REPLAY_SEPARATOR = ".replay-"  # a replay task's id (sim-check's WM2Real, agent-rl's audit): <task id>.replay-<repeat>
+
+
 def collected_task_key(origin: str) -> str:
-    """The task key of a collected episode whose runner key is `origin` ("<suite>/<task>", "#<repeat>" or not)."""
-    return f"task:{origin.split('#', 1)[0]}"
+    """The task key of a collected episode whose runner key is `origin` ("<suite>/<task>", "#<repeat>" or not). A
+    replay of a simulated episode is of its task: the same key, so it lands on its task's side of the split (a
+    replay of a held-out task is never trained on)."""
+    return f"task:{origin.split('#', 1)[0].split(REPLAY_SEPARATOR, 1)[0]}"
 
 
 def task_draw(key: str, seed: int = 0) -> float:

@@ -17,6 +17,21 @@ def test_collected_episodes_of_one_task_share_its_key():
     )
     assert task_key(scripted) == task_key(explorer) == "task:terminal/count-lines"
     assert split_of(scripted) == split_of(explorer)
+    # a replay of a simulated episode (sim-check's WM2Real, agent-rl's audit) is an episode of the same task
+    replay = record(source={"kind": "collected", "by": "scripted", "origin": "terminal/count-lines.replay-step3.1#0"})
+    assert task_key(replay) == task_key(scripted)
+
+
+def test_every_replay_of_a_held_out_task_is_held_out():
+    config = SplitConfig(held_out=0.3)
+    held_out = [f"t{i}" for i in range(200) if split_of(collected(f"s/t{i}#0"), config) == "held_out"]
+    assert held_out  # 200 tasks: some are held out
+    replays = [collected(f"s/{task}.replay-{n}#0") for task in held_out for n in range(5)]
+    assert all(split_of(replay, config) == "held_out" for replay in replays)
+
+
+def collected(origin: str) -> dict:
+    return record(source={"kind": "collected", "by": "scripted", "origin": origin})
 
 
 def test_imports_use_the_source_task_id_then_the_trajectory():
