@@ -1,5 +1,6 @@
 """Find record files under paths and read them with the right reader, in a stable order."""
 
+import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -65,6 +66,19 @@ def _in_bookkeeping(path: Path, root: Path) -> bool:
     return any(part.startswith(("_", ".")) for part in path.relative_to(root).parts[:-1])
 
 
+def _walk(root: Path) -> Iterator[Path]:
+    """Every file under `root`, through symlinked folders too (a raw folder assembled from links to run folders);
+    a folder reached twice by links is read once."""
+    seen: set[Path] = set()
+    for folder, subfolders, names in os.walk(root, followlinks=True):
+        real = Path(folder).resolve()
+        if real in seen:
+            subfolders[:] = []
+            continue
+        seen.add(real)
+        yield from (Path(folder) / name for name in names)
+
+
 def find_files(paths: Iterable[str | Path], suffixes: tuple[str, ...]) -> tuple[list[Path], list[ReadResult]]:
     """Files to read, and one problem per path that does not exist or is not a readable kind of file."""
     files: list[Path] = []
@@ -72,7 +86,7 @@ def find_files(paths: Iterable[str | Path], suffixes: tuple[str, ...]) -> tuple[
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            files += sorted(p for p in path.rglob("*") if is_data_file(p, suffixes) and not _in_bookkeeping(p, path))
+            files += sorted(p for p in _walk(path) if is_data_file(p, suffixes) and not _in_bookkeeping(p, path))
         elif path.is_file() and path.name.endswith(suffixes):
             files.append(path)
         else:

@@ -49,6 +49,8 @@ def plan_inputs(
     documents, missing_documents = find_knowledge_files(knowledge)
     if missing or missing_documents:
         raise FileNotFoundError("; ".join([*(f"{m.source}: {m.reasons()[0]}" for m in missing), *missing_documents]))
+    if not files and not documents:
+        raise FileNotFoundError(f"{', '.join(inputs)}: no {'/'.join(suffixes)} files to read")
     out = output.rstrip("/") + "/"
     found = {f.path: f"{f.size}:{f.mtime_ns}" for f in files if not f.path.startswith(out)}
     found_documents = {

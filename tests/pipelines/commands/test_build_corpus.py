@@ -68,3 +68,17 @@ def test_held_out_family_holds_out_every_task_of_that_family(tmp_path):
     sides = {row["task"]: row["split"] for row in load_cpt(out).to_list()}
     assert sides == {f"task:gen/t{i}": "held_out" if i % 2 else "train" for i in range(6)}
     assert read_manifest(out).config["split"]["held_out_families"] == ["kvstore"]
+
+
+def test_runs_linked_into_a_raw_folder_are_read_and_a_folder_of_nothing_is_refused(tmp_path):
+    write_segments([make_trajectory(task_description=f"Task {i}.") for i in range(3)], tmp_path / "runs" / "a")
+    (tmp_path / "raw").mkdir()
+    (tmp_path / "raw" / "a").symlink_to(tmp_path / "runs" / "a")  # a raw folder assembled from links to runs
+    (tmp_path / "raw" / "again").symlink_to(tmp_path / "runs" / "a")  # the same run twice is read once
+    args = ["build-corpus", "-o", str(tmp_path / "corpus"), "--workers", "1", "--no-near-dedup", "--min-turns", "0"]
+    result = runner.invoke(app, [*args, "-i", str(tmp_path / "raw")])
+    assert result.exit_code == 0, result.output
+    assert read_manifest(tmp_path / "corpus").counts["read"] == 3
+    (tmp_path / "empty").mkdir()
+    empty = runner.invoke(app, [*args, "-i", str(tmp_path / "empty")])
+    assert empty.exit_code == 2 and "no " in empty.output and "files to read" in empty.output
