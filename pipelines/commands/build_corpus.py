@@ -22,7 +22,12 @@ MB = 1024 * 1024
 DEFAULTS = BuildConfig()
 
 Inputs = Annotated[
-    list[str], typer.Option("--input", "-i", help="Raw segments, or folders of them (repeatable; a path or a URL).")
+    list[str],
+    typer.Option(
+        "--input",
+        "-i",
+        help="Raw segments, or folders of them (repeatable; a path or a URL; linked folders are followed).",
+    ),
 ]
 Output = Annotated[
     str, typer.Option("--output", "-o", help="Corpus folder (a path or a URL): cpt/ shards, manifest, rejections.")
