@@ -44,6 +44,7 @@ from trajforge.collectors.policies.base import is_unparseable
 from trajforge.collectors.tasks import Suite, load_suite, task_split
 from trajforge.sandboxes.base import Task
 from trajforge.sandboxes.control import load_control
+from trajforge.schemas.check_turn import FILE_CHECKS
 from trajforge.schemas.splits import SplitConfig, readable_by
 from trajforge.training.gspo import sequence_logprobs
 from trajforge.training.metrics_log import MetricsLog
@@ -200,6 +201,8 @@ class AgentRL:
             raise ValueError("--stage agent-rl needs --init: a checkpoint that can act (e.g. after agent-sft)")
         require_sampling(config.temperature)
         check_guide(config.guide)
+        if config.simulate_file_check not in FILE_CHECKS:
+            raise ValueError(f"--simulate-file-check {config.simulate_file_check!r}: choose {' or '.join(FILE_CHECKS)}")
         if config.audit_every and not config.simulate:
             raise ValueError("--audit-every audits a world model's rewards in the real environment: give --simulate")
         self.config, self.folder, self.log, self.warn = config, acting_folder(config.init), log, warn

@@ -44,6 +44,8 @@ from pathlib import Path
 # this folder is on sys.path when run as a script
 from learning_signal import agent_rl_flags, agent_training_arguments, shape, steps_flags, trajforge
 
+from trajforge.schemas.check_turn import FILE_CHECKS
+
 SCRIPTED = "scripted (model-free reference)"
 SFT = "agent SFT"
 REAL_RL = "RL in the real environment"
@@ -86,7 +88,7 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--sft-steps", type=int, default=100, help="agent-SFT steps")
     parser.add_argument("--rl-steps", type=int, default=3, help="agent-RL steps, the same for every RL row")
     parser.add_argument("--control", default="unreliable", help="the controlled row's control preset or YAML")
-    parser.add_argument("--file-check", choices=("auto", "content", "exit-code"), default="auto",
+    parser.add_argument("--file-check", choices=("auto", *FILE_CHECKS), default="auto",
                         help="how the simulator decides a file comparison (--simulate-file-check); auto: the rule "
                         "with the higher success agreement in sim-check")  # fmt: skip
     parser.add_argument("--wm-agent-repeats", type=int, default=0, help="real episodes per training task of the "

@@ -2,10 +2,6 @@
 
 from dataclasses import dataclass
 
-# how a simulated check comparing one file with a value is decided (sandboxes/simulated.py): the file's predicted
-# content, or the check's predicted exit code
-FILE_CHECKS = ("content", "exit-code")
-
 
 @dataclass(frozen=True)
 class CollectConfig:

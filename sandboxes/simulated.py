@@ -28,12 +28,11 @@ from trajforge.evaluation.turns import corpus_turn
 from trajforge.sandboxes.base import InfraError, PageCheck, Sandbox, ShellCheck, Task, ToolCheck, tool_check_action
 from trajforge.sandboxes.completion_judge import CompletionJudge
 from trajforge.sandboxes.starting_state import StartingState
-from trajforge.schemas.check_turn import compared_file, exit_code_command, file_command
+from trajforge.schemas.check_turn import FileCheck, compared_file, exit_code_command, file_command
 from trajforge.schemas.records import Action, Observation
 from trajforge.schemas.turn_text import action_text
 
 Prompt = Literal["plain", "template"]
-FileCheck = Literal["content", "exit-code"]  # how a check comparing one file with a value is decided
 ATTEMPTS = 3  # answers asked for one observation before the world model is declared unable to give one
 EXIT_LINE = re.compile(r"exit code: (\d+)\s*\Z")
 SIMULATED = json.dumps({"simulated": True})

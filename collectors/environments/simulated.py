@@ -14,6 +14,7 @@ from pydantic import model_validator
 
 from trajforge.collectors.environments.base import KINDS, KindSpec, Settings
 from trajforge.sandboxes.base import PageCheck, Sandbox, ShellCheck, ToolCheck
+from trajforge.schemas.check_turn import FileCheck
 from trajforge.schemas.records import Action
 from trajforge.schemas.registry import Registry
 
@@ -43,7 +44,7 @@ class SimulatedSpec(KindSpec):
     judge_key_env: str | None = None
     # how a check comparing one file with a value is decided: the file's predicted content, or the check's
     # predicted exit code (sandboxes/simulated.py)
-    file_check: Literal["content", "exit-code"] = "content"
+    file_check: FileCheck = "content"
     # A world model has no state to set up: what a suite holds for its real kind is accepted, and its setup is
     # recorded once from the real environment; its check runs in the world model.
     setup_types = (str, Action)

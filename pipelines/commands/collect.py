@@ -8,12 +8,13 @@ from rich.text import Text
 
 import trajforge.agents  # noqa: F401 - registers the checkpoint policy among POLICIES
 from trajforge.collectors.collection import collect
-from trajforge.collectors.config import FILE_CHECKS, CollectConfig
+from trajforge.collectors.config import CollectConfig
 from trajforge.collectors.policies import POLICIES
 from trajforge.pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
 from trajforge.pipelines.commands.options import add_options, key_env_help
 from trajforge.pipelines.console import console, progress, warn
 from trajforge.sandboxes.control import CONTROL_PRESETS
+from trajforge.schemas.check_turn import FILE_CHECKS
 
 DEFAULTS = CollectConfig()
 PolicyChoice = Enum("PolicyChoice", {name: name for name in POLICIES}, type=str)

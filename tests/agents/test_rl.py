@@ -184,6 +184,8 @@ def test_an_audit_replays_the_steps_simulated_episodes_in_real_docker_and_scores
     assert any("reward was the real outcome in 50%" in w for w in warnings)
     with pytest.raises(ValueError, match="--audit-every audits a world model's rewards"):
         rl.AgentRL(AgentRLConfig(init=str(tiny_agent), audit_every=1))
+    with pytest.raises(ValueError, match="--simulate-file-check 'exit': choose content or exit-code"):
+        rl.AgentRL(AgentRLConfig(init=str(tiny_agent), simulate="wm", simulate_file_check="exit"))
 
 
 def test_a_world_model_that_never_answers_stops_the_run_at_its_first_step(
