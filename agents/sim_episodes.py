@@ -35,14 +35,16 @@ def outcome_success(trajectory: Trajectory) -> bool | None:
 def exit_code_success(trajectory: Trajectory) -> bool | None:
     """Success had a file comparison the world model decided by the file's content been decided by the check's
     predicted exit code, which such an episode records beside (`check_exit_code`); else its outcome's success."""
-    if _content_decided(trajectory):
-        return json.loads(trajectory.outcome.verifier)["check_exit_code"] == 0
-    return outcome_success(trajectory)
+    recorded = _recorded_exit_code(trajectory)
+    return outcome_success(trajectory) if recorded is _NONE else recorded == 0
 
 
-def _content_decided(trajectory: Trajectory) -> bool:
+_NONE = object()  # no check_exit_code recorded (a recorded one may itself be None: no exit code predicted)
+
+
+def _recorded_exit_code(trajectory: Trajectory):
     verifier = json.loads(trajectory.outcome.verifier) if trajectory.outcome.verifier else None
-    return isinstance(verifier, dict) and "check_exit_code" in verifier
+    return verifier.get("check_exit_code", _NONE) if isinstance(verifier, dict) else _NONE
 
 
 @dataclass(frozen=True)
@@ -149,7 +151,7 @@ def success_figures(suites, real, sim, plan: EpisodePlan) -> dict:
     def figure(keys: list[str]) -> dict:
         keys = [k for k in keys if k in sim]
         confusion = success_confusion([(outcome_success(real[k]), plan.simulated_success(sim[k])) for k in keys])
-        if any(_content_decided(sim[k]) for k in keys):
+        if any(_recorded_exit_code(sim[k]) is not _NONE for k in keys):
             by_exit_code = [(outcome_success(real[k]), exit_code_success(sim[k])) for k in keys]
             confusion["by_exit_code"] = success_confusion(by_exit_code)
         return confusion
