@@ -42,10 +42,11 @@ lint: setup
 agent-demo: setup sandbox-image
 	$(BIN)/python benchmarks/agent_learning.py --output $(DATA)/agent-demo
 
-# Sim RL, and what it buys (benchmarks/sim_rl.py): a generated terminal family collected (scripted, explorer,
-# --faults unreliable), a world model, agent SFT, then the same agent-RL episodes in the real environment, in the
-# world model and in the world model under sampled controls; every row measured in Docker on held-out tasks, clean
-# and under real faults; the simulator's sim-check figures and a reading against the targets. Tiny model.
+# Sim RL, and what it buys (benchmarks/sim_rl.py), for the generated terminal family and then the MCP kvstore
+# family: each collected (scripted, explorer, --faults unreliable), a world model, agent SFT, then the same agent-RL
+# episodes in the real environment, in the world model and in the world model under sampled controls; every row
+# measured for real on held-out tasks, clean and under real faults; the simulator's sim-check figures and a reading
+# against the targets; one table of both families at the end. Tiny models.
 sim-demo: setup sandbox-image
 	$(BIN)/python benchmarks/sim_rl.py --output $(DATA)/sim-demo
 

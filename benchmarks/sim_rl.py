@@ -4,15 +4,16 @@ HELD-OUT tasks of a generated family, clean and under real injected faults, with
 table the simulator's fidelity figures (`trajforge sim-check`) and a plain-words reading against issue 22's targets.
 
     .venv/bin/python benchmarks/sim_rl.py                                # the tiny default (make sim-demo)
-    .venv/bin/python benchmarks/sim_rl.py --family kvstore               # the MCP kvstore family instead
+    .venv/bin/python benchmarks/sim_rl.py --family kvstore               # the MCP kvstore family alone
     .venv/bin/python benchmarks/sim_rl.py --init smollm2 --sft-steps 4 --rl-steps 1   # CPU: a taste
     .venv/bin/python benchmarks/sim_rl.py --agent-init smollm2 --agent-lr 1e-4 --guide scripted \\
         --rl-lr 2e-5 --rl-temperature 0.7                # a tiny world model, SmolLM2 as the agent
     .venv/bin/python benchmarks/sim_rl.py --init smollm2 --tasks 2000 --cpt-steps 300 --wm-sft-steps 200 \\
         --sft-steps 300 --rl-steps 30 --batch-size 8 --context-length 1024   # one GPU
 
-It drives the real `trajforge` commands, each in this interpreter's environment:
-1. a suite of `--tasks` generated tasks of `--family` (written to OUTPUT/suite.yaml), collected three ways: the
+It drives the real `trajforge` commands, each in this interpreter's environment, once per `--family` (default: the
+terminal family, then the MCP kvstore family), each into OUTPUT/<family>/:
+1. a suite of `--tasks` generated tasks of the family (written to OUTPUT/<family>/suite.yaml), collected three ways: the
    scripted policy, the explorer, and the scripted policy under `--faults unreliable` (whose trajectories say
    what was injected where); the task split (10% held out by the task id) decides which tasks no stage reads;
 2. build-corpus over them and the world model: `train --stage cpt` (then `--stage sft` when `--wm-sft-steps`);
@@ -30,8 +31,9 @@ It drives the real `trajforge` commands, each in this interpreter's environment:
 6. `agent-eval` of every row, and of the scripted policy (model-free reference), on the held-out tasks, clean and
    under `--faults unreliable`.
 
-OUTPUT/sim-rl.json holds the rows, the fidelity figures, each target with whether it is met, the reading and the
-wall times. A world model trained on a few hundred episodes is small: the reading says plainly what it misses.
+OUTPUT/<family>/sim-rl.json holds a family's rows, the fidelity figures, each target with whether it is met, the
+reading and the wall times; OUTPUT/sim-rl.json every family's, and the last table shows every family's rows
+together. A world model trained on a few hundred episodes is small: the reading says plainly what it misses.
 """
 
 import argparse
@@ -55,6 +57,10 @@ FAMILIES = {  # --family: (generator, suite domain, its environment line)
     "terminal": ("terminal-text", "terminal", "environment: {kind: terminal, tools: [shell]}\n"),
     "kvstore": ("kvstore", "mcp", "environment: {kind: mcp, server: kvstore}\n"),
 }
+DEMO_FAMILIES = ("terminal", "kvstore")  # make sim-demo: the terminal family the targets are set on, and an MCP row
+# The family's context when --context-length is not given: a kvstore system prompt alone (tools, seed data) is
+# 614-1,570 tokens, so at 512 the agent's first prompt would not fit.
+CONTEXT_LENGTH = {"terminal": 512, "kvstore": 1024}
 GAIN_POINTS, SHARE_OF_REAL, CONTROL_POINTS = 10.0, 0.8, 10.0
 EXACT, AGREEMENT, PRODUCED = 0.8, 0.85, 0.9
 
@@ -79,7 +85,8 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
         "--agent-init smollm2, a cheap world model and an agent that copies words (default: --init)",
     )
     parser.add_argument("--agent-lr", type=float, help="agent-SFT peak learning rate (default: --lr)")
-    parser.add_argument("--family", choices=sorted(FAMILIES), default="terminal", help="the generated task family")
+    parser.add_argument("--family", choices=sorted(FAMILIES), action="append", help="a generated task family, "
+                        f"repeatable (default: {' and '.join(DEMO_FAMILIES)}, one after the other)")  # fmt: skip
     parser.add_argument("--output", default="runs/sim-rl")
     parser.add_argument("--tasks", type=int, default=120, help="generated tasks (10%% are held out)")
     parser.add_argument("--task-seed", type=int, default=0)
@@ -94,12 +101,14 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--wm-agent-repeats", type=int, default=0, help="real episodes per training task of the "
                         "SFT agent added to the world model's corpus before it is trained again (0: none)")  # fmt: skip
     agent_training_arguments(parser)
+    parser.set_defaults(context_length=None)  # by family (CONTEXT_LENGTH) unless given
     parser.add_argument("--eval-repeats", type=int, default=1, help="agent-eval episodes per held-out task")
     parser.add_argument("--sim-check-limit", type=int, default=40, help="held-out trajectories for single step")
     parser.add_argument("--max-tokens", type=int, default=256, help="sim-check's longest single-step answer")
     parser.add_argument("--concurrency", type=int, default=4, help="episodes at once")
     args = parser.parse_args(argv)
-    args.agent_init = args.agent_init or args.init  # the agent's defaults resolved here, once
+    args.families = list(dict.fromkeys(args.family or DEMO_FAMILIES))  # the defaults resolved here, once
+    args.agent_init = args.agent_init or args.init
     args.agent_lr = args.lr if args.agent_lr is None else args.agent_lr
     if args.agent_init == "tiny" and args.init != "tiny":
         parser.error("--agent-init tiny needs --init tiny: the tiny agent trains in the tiny world model's tokenizer")
@@ -410,9 +419,39 @@ def header(args, rows: list[dict]) -> str:
             f"(controlled: --control {args.control})")  # fmt: skip
 
 
+def family_arguments(args: argparse.Namespace, family: str) -> argparse.Namespace:
+    """`args` for one family's run: its name, and its context length unless --context-length gave one."""
+    return argparse.Namespace(**{**vars(args), "family": family,
+                                 "context_length": args.context_length or CONTEXT_LENGTH[family]})  # fmt: skip
+
+
+def print_summary(results: dict[str, dict]) -> None:
+    """Every family's rows in one table, each with how many of its targets were met."""
+    print(f"\n{'family':<10} {'agent (held-out tasks, real environment)':<42} {'clean: success [95%]':<25} "
+          f"{'--faults unreliable':<25}")  # fmt: skip
+    for family, result in results.items():
+        for r in result["rows"]:
+            print(f"{family:<10} {r['row']:<42} {_cell(r['clean']):<25} {_cell(r['faults']):<25}")
+        met = sum(t["met"] is True for t in result["targets"])
+        print(f"{family:<10} {met} of {len(result['targets'])} targets met (its reading above)")
+
+
 def main(argv: list[str] | None = None) -> None:
     args = arguments(argv)
-    out, seconds, started = Path(args.output), {}, time.perf_counter()
+    started = time.perf_counter()
+    results = {f: run_family(family_arguments(args, f), Path(args.output) / f) for f in args.families}
+    if len(results) > 1:
+        print_summary(results)
+    total = time.perf_counter() - started
+    print(f"wall time, every family: {total:.0f} s")
+    summary = Path(args.output) / "sim-rl.json"
+    summary.write_text(json.dumps({"families": results, "wall_s": total}, indent=2) + "\n")
+    print(f"-> {summary}")
+
+
+def run_family(args: argparse.Namespace, out: Path) -> dict:
+    """One family's table, fidelity figures and reading (printed); its result, also written to OUT/sim-rl.json."""
+    seconds, started = {}, time.perf_counter()
     collect(args, out, seconds)
     world = world_model(args, out, seconds)
     sft = agent_sft(args, out, seconds)
@@ -437,6 +476,7 @@ def main(argv: list[str] | None = None) -> None:
               "seconds": seconds, "wall_s": total}  # fmt: skip
     (out / "sim-rl.json").write_text(json.dumps(result, indent=2) + "\n")
     print(f"-> {out / 'sim-rl.json'}")
+    return result
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
 """benchmarks/sim_rl.py's table, fidelity figures and reading against issue 22's targets, on synthetic agent-eval
 and sim-check results (the benchmark itself drives real Docker; `make sim-demo` runs it)."""
 
+import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -34,6 +36,11 @@ def checked(exact: float, factuality: float, agreement: float, produced: float) 
     episodes = {"success": {"all": {"agreement": agreement}}, "wm2real": {"all": {"exact_match": 0.7}},
                 "controllability": {"all": {"produced_share": produced, "clean_share": 0.95}}}  # fmt: skip
     return {"world_model": "wm", "single_step": {"terminal/terminal-text": step, "all": step}, "episodes": episodes}
+
+
+def terminal(argv: list[str]) -> argparse.Namespace:
+    """The benchmark's arguments for its terminal family's run."""
+    return sim_rl.family_arguments(sim_rl.arguments(argv), "terminal")
 
 
 def by_target(found: list[dict]) -> dict[str, dict]:
@@ -101,11 +108,43 @@ def test_the_suite_it_writes_is_the_family_asked_for(tmp_path):
 
 
 def test_the_tiny_models_width_and_depth_reach_every_training_run_and_only_the_tiny_ones():
-    flags = sim_rl.shape(sim_rl.arguments(["--hidden-size", "256", "--layers", "6", "--lr", "1e-3"]))
+    flags = sim_rl.shape(terminal(["--hidden-size", "256", "--layers", "6", "--lr", "1e-3"]))
     assert flags == ["--context-length", "512", "--batch-size", "4", "--lr", "0.001", "--hidden-size", "256",
                      "--layers", "6"]  # fmt: skip
-    assert "--hidden-size" not in sim_rl.shape(sim_rl.arguments(["--init", "smollm2", "--hidden-size", "256"]))
-    assert sim_rl.shape(sim_rl.arguments([])) == ["--context-length", "512", "--batch-size", "4"]
+    assert "--hidden-size" not in sim_rl.shape(terminal(["--init", "smollm2", "--hidden-size", "256"]))
+    assert sim_rl.shape(terminal([])) == ["--context-length", "512", "--batch-size", "4"]
+
+
+def test_make_sim_demo_runs_the_terminal_family_then_the_mcp_family_each_at_its_context():
+    args = sim_rl.arguments([])
+    assert args.families == ["terminal", "kvstore"]
+    kvstore = sim_rl.family_arguments(args, "kvstore")
+    assert kvstore.family == "kvstore" and sim_rl.shape(kvstore)[:2] == ["--context-length", "1024"]
+    assert args.context_length is None and args.family is None  # one family's settings do not leak into the next
+    given = sim_rl.arguments(["--family", "kvstore", "--family", "kvstore", "--context-length", "768"])
+    assert given.families == ["kvstore"] and sim_rl.family_arguments(given, "kvstore").context_length == 768
+
+
+def test_every_family_runs_into_its_own_folder_and_one_summary_table_holds_them_all(tmp_path, monkeypatch, capsys):
+    def run_family(args, out):
+        clean, faulty = ([100, 40, 70, 60, 65], [90, 20, 40, 25, 50]) if args.family == "terminal" else (
+            [100, 10, 10, 10, 10], [90, 0, 0, 0, 0])  # fmt: skip
+        table = rows(clean, faulty)
+        found = sim_rl.targets(table, sim_rl.fidelity(checked(0.85, 60.0, 0.9, 0.95)))
+        return {"out": str(out), "context": args.context_length, "rows": list(table.values()), "targets": found}
+
+    monkeypatch.setattr(sim_rl, "run_family", run_family)
+    sim_rl.main(["--output", str(tmp_path)])
+    summary = json.loads((tmp_path / "sim-rl.json").read_text())["families"]
+    assert [f["out"] for f in summary.values()] == [str(tmp_path / "terminal"), str(tmp_path / "kvstore")]
+    assert [f["context"] for f in summary.values()] == [512, 1024]
+    printed = capsys.readouterr().out.splitlines()
+    terminal_rows = [line for line in printed if line.startswith("terminal ")]
+    kvstore_rows = [line for line in printed if line.startswith("kvstore ")]
+    assert len(terminal_rows) == len(kvstore_rows) == len(NAMES) + 1
+    assert sim_rl.CONTROLLED_RL in terminal_rows[-2] and " 65% [" in terminal_rows[-2]
+    assert "7 of 7 targets met" in terminal_rows[-1] and "targets met" in kvstore_rows[-1]
+    assert " 10% [" in kvstore_rows[1] and " 10% [" not in terminal_rows[1]
 
 
 def test_the_sft_agents_episodes_are_collected_on_training_tasks_only_and_train_a_second_world_model(
@@ -115,7 +154,7 @@ def test_the_sft_agents_episodes_are_collected_on_training_tasks_only_and_train_
     from trajforge.collectors.tasks import load_suite
     from trajforge.schemas.splits import SplitConfig
 
-    args = sim_rl.arguments(["--output", str(tmp_path), "--tasks", "60", "--wm-agent-repeats", "2"])
+    args = terminal(["--output", str(tmp_path), "--tasks", "60", "--wm-agent-repeats", "2"])
     suite = sim_rl.write_suite(tmp_path / "suite.yaml", "terminal", 60, 0)
     commands, worlds = [], []
     monkeypatch.setattr(sim_rl, "trajforge_allowing_errors", lambda *a: commands.append(a) or 1.0)
@@ -132,7 +171,7 @@ def test_the_sft_agents_episodes_are_collected_on_training_tasks_only_and_train_
     assert worlds == ["-agent"] and world == tmp_path / "-agent"
     said = sim_rl.header(args, [{"clean": {"episodes": 6}}])
     assert "trained again with 2 real SFT-agent episodes per training task" in said
-    assert "trained again" not in sim_rl.header(sim_rl.arguments([]), [{"clean": {"episodes": 6}}])
+    assert "trained again" not in sim_rl.header(terminal([]), [{"clean": {"episodes": 6}}])
 
 
 def test_sim_check_runs_the_episodes_of_the_agent_every_rl_row_starts_from(tmp_path, monkeypatch):
@@ -140,7 +179,7 @@ def test_sim_check_runs_the_episodes_of_the_agent_every_rl_row_starts_from(tmp_p
     monkeypatch.setattr(sim_rl, "trajforge_allowing_errors", lambda *a: commands.append(a) or 1.0)
     (tmp_path / "sim-check.json").write_text('{"world_model": "wm", "single_step": {}}')
     sft = tmp_path / "agent-sft" / "checkpoint-9"
-    result = sim_rl.sim_check(sim_rl.arguments([]), tmp_path, tmp_path / "world", sft, {})
+    result = sim_rl.sim_check(terminal([]), tmp_path, tmp_path / "world", sft, {})
     (command,) = commands
     assert command[0] == "sim-check" and command[command.index("--agent-checkpoint") + 1] == str(sft)
     assert command[command.index("-c") + 1] == str(tmp_path / "world") and result["world_model"] == "wm"
@@ -150,7 +189,7 @@ def test_an_agent_of_another_model_trains_from_it_with_its_own_learning_rate(tmp
     commands = []
     monkeypatch.setattr(sim_rl, "trajforge", lambda *a: commands.append(a) or 1.0)
     argv = ["--output", str(tmp_path), "--lr", "2e-3", "--hidden-size", "256", "--agent-init", "smollm2"]
-    args = sim_rl.arguments([*argv, "--agent-lr", "1e-4"])
+    args = terminal([*argv, "--agent-lr", "1e-4"])
     sim_rl.agent_sft(args, tmp_path, {})
     (command,) = commands
     assert command[command.index("--init") + 1] == "smollm2" and "--tokenizer" not in command
@@ -158,7 +197,7 @@ def test_an_agent_of_another_model_trains_from_it_with_its_own_learning_rate(tmp
     assert "(agent: smollm2)" in sim_rl.header(args, [{"clean": {"episodes": 6}}])
 
     commands.clear()
-    sim_rl.agent_sft(sim_rl.arguments(argv[:-2]), tmp_path, {})
+    sim_rl.agent_sft(terminal(argv[:-2]), tmp_path, {})
     (command,) = commands  # the default: the tiny agent in the world model's tokenizer, with the world model's shape
     assert command[command.index("--tokenizer") + 1] == str(tmp_path / "world" / "tokenizer")
     assert command[command.index("--lr") + 1] == "0.002" and command[command.index("--hidden-size") + 1] == "256"
