@@ -12,6 +12,7 @@ from difflib import SequenceMatcher
 from functools import cached_property
 from typing import ClassVar
 
+from trajforge.schemas.control_record import last_instructed_action
 from trajforge.schemas.records import Trajectory, Turn
 from trajforge.schemas.registry import Registry
 
@@ -34,11 +35,17 @@ class TrajectoryFilter:
 
 
 class TurnFilter(TrajectoryFilter):
-    """A filter that removes turns: `keep(record, turn, next_turn)` says which stay."""
+    """A filter that removes turns: `keep(record, turn, next_turn)` says which stay. In a trajectory that records a
+    control spec, every turn up to the last action the spec names stays: the instruction names faults by the
+    action's place ("action 3 fails"), so removing the faulted turn (a retry cycle, for an injected error) would
+    leave an instruction the episode contradicts, and removing one before it would make it name another action."""
 
     def apply(self, record: Trajectory) -> Trajectory | Drop:
         turns = record.turns
-        kept = [t for i, t in enumerate(turns) if self.keep(record, t, turns[i + 1] if i + 1 < len(turns) else None)]
+        instructed = last_instructed_action(record.metadata)
+        fixed = -1 if instructed is None else instructed
+        kept = [t for i, t in enumerate(turns)
+                if t.index <= fixed or self.keep(record, t, turns[i + 1] if i + 1 < len(turns) else None)]  # fmt: skip
         return record if len(kept) == len(turns) else record.model_copy(update={"turns": kept})
 
     def keep(self, record: Trajectory, turn: Turn, next_turn: Turn | None) -> bool:

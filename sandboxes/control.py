@@ -24,11 +24,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from trajforge.sandboxes.base import Sandbox, Task, WrappedSandbox
 from trajforge.sandboxes.fault_kinds import FAULT_KINDS, can_hit
+from trajforge.schemas.control_record import CONTROL_KEY
 from trajforge.schemas.records import Action, Observation
 from trajforge.schemas.registry import Registry, UnknownName
 from trajforge.schemas.validation import format_path
 
-CONTROL_KEY = "control"  # the trajectory metadata key a spec is recorded under
 PARAMETERS = ("page_size", "seconds", "max_chars")
 
 

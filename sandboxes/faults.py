@@ -15,8 +15,9 @@ import time
 from pydantic import BaseModel, ConfigDict, Field
 
 from trajforge.sandboxes.base import Sandbox, Task, WrappedSandbox
-from trajforge.sandboxes.control import CONTROL_KEY, ControlSpec, Injection
+from trajforge.sandboxes.control import ControlSpec, Injection
 from trajforge.sandboxes.fault_kinds import TRUNCATION_MARK, kind_of_label
+from trajforge.schemas.control_record import CONTROL_KEY
 from trajforge.schemas.records import Action, Observation
 
 PAGE_TOKEN = "page_token"

@@ -60,6 +60,41 @@ def test_retry_cycle_keeps_the_retry():
     assert result.removed_turns == {"retry_cycles": 1}
 
 
+def controlled(turns: list[dict], *faulted: int):
+    """A trajectory recorded under a control spec with an intermittent error at each of `faulted` (action indices)."""
+    spec = {"injections": [{"kind": "intermittent_error", "turn": t} for t in faulted]}
+    return make_trajectory(turns=turns, metadata=json.dumps({"control": spec}))
+
+
+ERROR = "assign: temporary failure (503 Service Unavailable)"
+
+
+def test_an_injected_error_and_its_retry_both_stay_as_the_instruction_names_them():
+    turns = [turn(0, '{"number": 3}', kind="tool_call", name="get_issue"),
+             turn(1, '{"assignee": "dave"}', ERROR, kind="tool_call", name="assign", is_error=True),
+             turn(2, '{"assignee": "bob"}', kind="tool_call", name="assign"),
+             turn(3, '{"number": 3}', kind="tool_call", name="get_issue")]  # fmt: skip
+    result = apply_filters(controlled(turns, 1), ALL)  # "action 2 fails": the retry cycle is what it asked for
+    assert [t.action.name for t in result.record.turns] == ["get_issue", "assign", "assign", "get_issue"]
+    assert result.removed_turns == {}
+    assert len(apply_filters(make_trajectory(turns=turns), ALL).record.turns) == 3  # uncontrolled: removed
+
+
+def test_no_turn_before_an_instructed_fault_is_removed_and_those_after_the_last_are():
+    turns = [
+        turn(0, "cat a.txt", "No such file", exit_code=1),
+        turn(1, "cat a.txt"),
+        turn(2, "sort a.txt", "sort: temporary failure", exit_code=1),
+        turn(3, "sort b.txt > out.txt"),
+        turn(4, "wc -l out.txt", "wc: out.txt: No such file", exit_code=1),
+        turn(5, "wc -l out.txt"),
+    ]
+    result = apply_filters(controlled(turns, 2), ALL)  # removing turn 0 would make "action 3" name turn 3
+    assert [t.action.content for t in result.record.turns][:4] == [t["action"]["content"] for t in turns[:4]]
+    assert [t.index for t in result.record.turns] == [0, 1, 2, 3, 4]  # the retry cycle after the fault: removed
+    assert result.removed_turns == {"retry_cycles": 1}
+
+
 def test_gui_no_change_turns_are_removed():
     turns = [
         turn(0, "{}", kind="browser", name="click", no_change=False),

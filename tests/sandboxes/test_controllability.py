@@ -2,8 +2,9 @@
 left clean, per kind; latency never scored."""
 
 from tests.builders import make_trajectory
-from trajforge.sandboxes.control import CONTROL_KEY, ControlSpec, Injection
+from trajforge.sandboxes.control import ControlSpec, Injection
 from trajforge.sandboxes.controllability import controllability
+from trajforge.schemas.control_record import CONTROL_KEY
 
 ERROR = "ls: temporary failure: Resource temporarily unavailable"
 PAGE = '{"items": [1, 2], "next_page_token": "t1"}'

@@ -1,0 +1,22 @@
+"""schemas/control_record.py reads the control spec a trajectory records as sandboxes/control.py records it."""
+
+import json
+
+from trajforge.sandboxes.control import ControlSpec, Injection
+from trajforge.schemas.control_record import CONTROL_KEY, last_instructed_action
+
+
+def metadata(*injections: Injection) -> str:
+    return json.dumps({"task_id": "t", CONTROL_KEY: ControlSpec(injections=injections).record()})
+
+
+def test_the_last_action_a_recorded_spec_names():
+    spec = metadata(Injection(kind="intermittent_error", turn=3), Injection(kind="latency", turn=1))
+    assert last_instructed_action(spec) == 3
+    assert last_instructed_action(metadata(Injection(kind="intermittent_error", turn=0))) == 0
+
+
+def test_no_spec_or_a_spec_without_faults_names_no_action():
+    assert last_instructed_action(metadata()) is None
+    assert last_instructed_action(json.dumps({"task_id": "t"})) is None
+    assert last_instructed_action(None) is None and last_instructed_action("") is None
