@@ -78,6 +78,8 @@ def test_an_injected_error_and_its_retry_both_stay_as_the_instruction_names_them
     assert [t.action.name for t in result.record.turns] == ["get_issue", "assign", "assign", "get_issue"]
     assert result.removed_turns == {}
     assert len(apply_filters(make_trajectory(turns=turns), ALL).record.turns) == 3  # uncontrolled: removed
+    imported = make_trajectory(turns=turns, metadata="exported by hand")  # not JSON: no spec, filtered as before
+    assert apply_filters(imported, ALL).removed_turns == {"retry_cycles": 1}
 
 
 def test_no_turn_before_an_instructed_fault_is_removed_and_those_after_the_last_are():

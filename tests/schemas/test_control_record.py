@@ -20,3 +20,5 @@ def test_no_spec_or_a_spec_without_faults_names_no_action():
     assert last_instructed_action(metadata()) is None
     assert last_instructed_action(json.dumps({"task_id": "t"})) is None
     assert last_instructed_action(None) is None and last_instructed_action("") is None
+    assert last_instructed_action("cwd=/work") is None  # metadata that is not JSON records no spec
+    assert last_instructed_action(json.dumps({CONTROL_KEY: "errors"})) is None
