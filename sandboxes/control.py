@@ -14,7 +14,6 @@ Distribution file (YAML), or a preset name (CONTROL_PRESETS):
       pagination: {rate: 0.3, page_size: 3, tools: [list_issues]}
 """
 
-import json
 import random
 import time
 from pathlib import Path
@@ -24,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from trajforge.sandboxes.base import Sandbox, Task, WrappedSandbox
 from trajforge.sandboxes.fault_kinds import FAULT_KINDS, can_hit
-from trajforge.schemas.control_record import CONTROL_KEY
+from trajforge.schemas.control_record import CONTROL_KEY, control_record
 from trajforge.schemas.records import Action, Observation
 from trajforge.schemas.registry import Registry, UnknownName
 from trajforge.schemas.validation import format_path
@@ -235,5 +234,5 @@ class ControlledSimulation(WrappedSandbox):
 
 def recorded_control(metadata: str | None) -> ControlSpec | None:
     """The control spec a trajectory's metadata records, or None when it records none."""
-    meta = json.loads(metadata) if metadata else {}
-    return ControlSpec.from_record(meta[CONTROL_KEY]) if isinstance(meta, dict) and CONTROL_KEY in meta else None
+    record = control_record(metadata)
+    return None if record is None else ControlSpec.from_record(record)

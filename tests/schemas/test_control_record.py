@@ -2,8 +2,8 @@
 
 import json
 
-from trajforge.sandboxes.control import ControlSpec, Injection
-from trajforge.schemas.control_record import CONTROL_KEY, last_instructed_action
+from trajforge.sandboxes.control import ControlSpec, Injection, recorded_control
+from trajforge.schemas.control_record import CONTROL_KEY, control_record, last_instructed_action
 
 
 def metadata(*injections: Injection) -> str:
@@ -22,3 +22,10 @@ def test_no_spec_or_a_spec_without_faults_names_no_action():
     assert last_instructed_action(None) is None and last_instructed_action("") is None
     assert last_instructed_action("cwd=/work") is None  # metadata that is not JSON records no spec
     assert last_instructed_action(json.dumps({CONTROL_KEY: "errors"})) is None
+
+
+def test_sandboxes_read_the_spec_back_through_the_same_record():
+    spec = ControlSpec(injections=(Injection(kind="intermittent_error", turn=2),))
+    recorded = metadata(*spec.injections)
+    assert control_record(recorded) == spec.record() and recorded_control(recorded) == spec
+    assert recorded_control("cwd=/work") is None and recorded_control(json.dumps({"task_id": "t"})) is None
