@@ -21,5 +21,6 @@ def control_record(metadata: str | None) -> dict | None:
 
 def last_instructed_action(metadata: str | None) -> int | None:
     """The index (from 0) of the last action a recorded control spec names; None with no spec or no faults."""
-    record = control_record(metadata) or {}
-    return max((i["turn"] for i in record.get("injections", []) if isinstance(i, dict)), default=None)
+    injections = (control_record(metadata) or {}).get("injections")
+    turns = [i.get("turn") for i in injections if isinstance(i, dict)] if isinstance(injections, list) else []
+    return max((t for t in turns if isinstance(t, int)), default=None)

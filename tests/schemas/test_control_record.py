@@ -22,6 +22,7 @@ def test_no_spec_or_a_spec_without_faults_names_no_action():
     assert last_instructed_action(None) is None and last_instructed_action("") is None
     assert last_instructed_action("cwd=/work") is None  # metadata that is not JSON records no spec
     assert last_instructed_action(json.dumps({CONTROL_KEY: "errors"})) is None
+    assert last_instructed_action(json.dumps({CONTROL_KEY: {"injections": [{"kind": "latency"}, 4]}})) is None
 
 
 def test_sandboxes_read_the_spec_back_through_the_same_record():
