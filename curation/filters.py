@@ -42,10 +42,11 @@ class TurnFilter(TrajectoryFilter):
 
     def apply(self, record: Trajectory) -> Trajectory | Drop:
         turns = record.turns
-        instructed = last_instructed_action(record.metadata)
-        fixed = -1 if instructed is None else instructed
-        kept = [t for i, t in enumerate(turns)
-                if t.index <= fixed or self.keep(record, t, turns[i + 1] if i + 1 < len(turns) else None)]  # fmt: skip
+        keep = [self.keep(record, t, turns[i + 1] if i + 1 < len(turns) else None) for i, t in enumerate(turns)]
+        if all(keep):
+            return record
+        instructed = last_instructed_action(record.metadata)  # read only when a turn would go
+        kept = [t for t, k in zip(turns, keep, strict=True) if k or (instructed is not None and t.index <= instructed)]
         return record if len(kept) == len(turns) else record.model_copy(update={"turns": kept})
 
     def keep(self, record: Trajectory, turn: Turn, next_turn: Turn | None) -> bool:
