@@ -42,6 +42,7 @@ class AgentRLConfig:
     simulate: str | None = None  # episodes in a world model instead: a checkpoint, or URL=MODEL (collect --simulate)
     simulate_prompt: str = "auto"
     simulate_file_check: str = "content"  # content or exit-code (collect --simulate-file-check)
+    simulate_max_tokens: int = 512  # the most tokens the world model writes for one observation
     simulate_key_env: str = "TRAJFORGE_SIMULATE_API_KEY"
     control: str | None = None  # with simulate: a control preset or YAML, a spec sampled per episode (collect's)
     sim_check_corpus: str | None = None  # with simulate: the world model's single-step figures on its held-out turns

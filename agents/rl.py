@@ -93,6 +93,7 @@ def simulation_config(config: AgentRLConfig) -> CollectConfig:
         simulate=config.simulate,
         simulate_prompt=config.simulate_prompt,
         simulate_file_check=config.simulate_file_check,
+        simulate_max_tokens=config.simulate_max_tokens,
         simulate_key_env=config.simulate_key_env,
         image=config.image,
         command_timeout=config.command_timeout,

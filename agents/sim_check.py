@@ -94,6 +94,8 @@ def run_prefix(config: SimCheckConfig, world: WorldModel) -> str:
            "tasks": config.run.tasks}  # fmt: skip
     if config.run.simulate_file_check != "content":  # the runs of the default rule keep their names
         key["file_check"] = config.run.simulate_file_check
+    if config.run.simulate_max_tokens != CollectConfig.simulate_max_tokens:
+        key["max_tokens"] = config.run.simulate_max_tokens
     return f"sim-check-{config_hash(key)[:8]}"
 
 

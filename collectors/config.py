@@ -36,4 +36,5 @@ class CollectConfig:
     simulate_judge_key_env: str = "TRAJFORGE_SIMULATE_JUDGE_API_KEY"
     simulate_prompt: str = "auto"  # how the world model is asked: auto, plain (a CPT model) or template (SFT, RL)
     simulate_file_check: str = "content"  # a simulated file comparison: decided by content or exit-code
+    simulate_max_tokens: int = 512  # the most tokens the world model writes for one observation
     verify_generated: bool = False  # first run every generated task's scripted solution; refuse the run if one fails

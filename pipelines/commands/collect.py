@@ -98,6 +98,12 @@ SIMULATE_FILE_CHECK = typer.Option(
     "exit code, as other shell checks. Which agrees better with the real environment depends on the world model: "
     "sim-check reports both.",
 )
+SIMULATE_MAX_TOKENS = typer.Option(
+    DEFAULTS.simulate_max_tokens,
+    min=1,
+    help="With --simulate: the most tokens the world model writes for one observation (a longer answer is cut "
+    "there). Lower it when the agent's context window is small: an observation that fills it ends the episode.",
+)
 SIMULATE_JUDGE = typer.Option(
     None,
     help="With --simulate: URL=MODEL of an OpenAI-compatible judge that decides, for tasks without a check of their "
@@ -140,6 +146,7 @@ OPTIONS = {  # {parameter: (type, option)}, in the order of --help; `_config` ma
     "control": (str | None, CONTROL),
     "simulate_prompt": (SimulatePrompt, SIMULATE_PROMPT),
     "simulate_file_check": (SimulateFileCheck, SIMULATE_FILE_CHECK),
+    "simulate_max_tokens": (int, SIMULATE_MAX_TOKENS),
     "simulate_judge": (str | None, SIMULATE_JUDGE),
     "simulate_judge_key_env": (str, SIMULATE_JUDGE_KEY_ENV),
     "verify_generated": (bool, VERIFY_GENERATED),

@@ -26,7 +26,7 @@ from trajforge.schemas.splits import SplitConfig
 
 DEFAULTS = SimCheckConfig()
 RUN_OPTIONS = ("repeats", "concurrency", "retries", "max_turns", "command_timeout", "image", "seed", "explorer_steps",
-               "simulate_file_check")  # fmt: skip
+               "simulate_file_check", "simulate_max_tokens")  # fmt: skip
 
 Checkpoint = Annotated[Path | None, typer.Option("--checkpoint", "-c", help="The world model: a checkpoint folder.")]
 Simulate = Annotated[

@@ -153,6 +153,13 @@ OPTIONS = {
         help="agent-rl with --simulate: a check comparing one file with a value is decided by the file's predicted "
         "content or the check's predicted exit-code (see collect; sim-check says which agrees better).",
     ),
+    "simulate_max_tokens": _option(
+        int | None,
+        "--simulate-max-tokens",
+        min=1,
+        help="agent-rl with --simulate: the most tokens the world model writes for one observation (default 512; "
+        "lower it for an agent with a small context window, see collect).",
+    ),
     "control": _option(
         str | None,
         "--control",

@@ -74,6 +74,7 @@ def test_the_config_takes_the_train_commands_flags():
     assert split == SplitConfig(held_out=0.3, seed=4, held_out_families=("terminal-text",))
     simulated = agent_rl_config(simulate="wm", simulate_prompt="plain", simulate_file_check="exit-code")
     assert rl.simulation_config(simulated).simulate_file_check == "exit-code"  # as collect --simulate is given it
+    assert rl.simulation_config(agent_rl_config(simulate="wm", simulate_max_tokens=64)).simulate_max_tokens == 64
 
 
 class _HalfSucceed(FakeEnvironment):
@@ -141,6 +142,7 @@ def test_a_step_in_a_world_model_rewards_each_episode_by_the_check_run_there(
         suites=(_suite(tmp_path, 2),), output=str(tmp_path / "run"), init=str(tiny_agent), group_size=2,
         tasks_per_step=1, max_turns=2, max_new_tokens=16, max_steps=1, save_every=1, split=SplitConfig(held_out=0.0),
         simulate=str(tiny_checkpoint), simulate_prompt="plain",  # the tiny world model is a CPT model
+        simulate_max_tokens=32,  # its observation leaves the 1,024-token agent room to say it is done
     )  # fmt: skip
     last = rl.run_agent_rl(config)
     assert last["episodes"] == 2 and set(last["outcomes"]) <= {"success", "failure"}

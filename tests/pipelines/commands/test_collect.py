@@ -95,3 +95,16 @@ def test_the_file_check_rule_decides_a_simulated_file_comparison_and_is_recorded
     assert manifests["exit-code"]["simulate_file_check"] == "exit-code"
     assert "simulate_file_check" not in manifests["content"]  # the default's run ids stay what they were
     assert unknown.exit_code == 2 and "content" in unknown.output and "exit-code" in unknown.output
+
+
+def test_the_world_models_observation_length_is_capped_as_asked_and_recorded(tmp_path):
+    reply = json.dumps({"choices": [{"message": {"role": "assistant", "content": "exit code: 0"}}]}).encode()
+    with chat_server(lambda request: (200, reply)) as (url, requests):
+        args = ["collect", "--suite", "terminal", "--task", "count-lines", "-o", str(tmp_path), "--run-id", "capped",
+                "--simulate", f"{url}=wm", "--simulate-prompt", "plain", "--simulate-max-tokens", "64"]  # fmt: skip
+        assert CliRunner().invoke(app, args).exit_code == 0
+        none_left = CliRunner().invoke(app, [*args[:-1], "0"])
+    assert requests and {r["body"]["max_tokens"] for r in requests} == {64}
+    manifest = json.loads((tmp_path / "capped" / "_manifest.json").read_text())["config"]
+    assert manifest["simulate_max_tokens"] == 64
+    assert none_left.exit_code == 2 and "--simulate-max-tokens" in none_left.output
