@@ -123,11 +123,9 @@ def load_world_models(suites: list[Suite]) -> None:
                 raise ValueError(f"--simulate {spec.checkpoint or spec.url}: {exc}") from exc
 
 
-DEFAULT_TOKENS = CollectConfig.simulate_max_tokens  # a run at the default keeps the id it had before the option
-
-
 def run_config(config: CollectConfig, suites: list[Suite], policy_args: dict, warn: Log) -> dict:
     """What the manifest records of the run (and its default id is a hash of): the kinds add their part."""
+    tokens = config.simulate_max_tokens  # recorded when not the default, so runs at the default keep their ids
     recorded = {
         "suites": [s.name for s in suites],
         "tasks": sorted(config.tasks),
@@ -142,7 +140,7 @@ def run_config(config: CollectConfig, suites: list[Suite], policy_args: dict, wa
         "simulate": config.simulate,
         **({"simulate_prompt": config.simulate_prompt} if config.simulate_prompt != "auto" else {}),
         **({"simulate_file_check": config.simulate_file_check} if config.simulate_file_check != "content" else {}),
-        **({"simulate_max_tokens": max_tokens} if (max_tokens := config.simulate_max_tokens) != DEFAULT_TOKENS else {}),
+        **({"simulate_max_tokens": tokens} if tokens != CollectConfig.simulate_max_tokens else {}),
         **({"simulate_judge": config.simulate_judge} if config.simulate_judge else {}),
     }
     if config.control:  # only when given: the default run ids of runs without it stay what they were

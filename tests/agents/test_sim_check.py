@@ -10,7 +10,14 @@ import re
 import pytest
 
 from tests.chat_server import chat_server
-from trajforge.agents.sim_check import SimCheckConfig, SimCheckError, check_simulator, world_model_of
+from trajforge.agents.sim_check import (
+    SimCheckConfig,
+    SimCheckError,
+    WorldModel,
+    check_simulator,
+    run_prefix,
+    world_model_of,
+)
 from trajforge.collectors.config import CollectConfig
 from trajforge.schemas.sources import read_records
 from trajforge.schemas.splits import SplitConfig
@@ -158,3 +165,17 @@ def test_single_step_measures_controllability_on_real_fault_injected_turns(tmp_p
     assert ours["instructed_faults"] > 0 and ours["produced_share"] == 1.0 and ours["clean_share"] == 1.0
     assert copy["instructed_faults"] == ours["instructed_faults"] and copy["produced_share"] < 1.0
     assert "episodes" not in result  # --no-episodes: no sandbox was started
+
+
+def test_a_changed_simulation_rule_gets_its_own_episode_runs_and_the_defaults_keep_their_names():
+    import dataclasses
+
+    world = WorldModel("wm", chat=None, simulate="wm", identity="folder")
+    default = SimCheckConfig()
+
+    def prefix(**run) -> str:
+        return run_prefix(dataclasses.replace(default, run=dataclasses.replace(default.run, **run)), world)
+
+    assert prefix() == run_prefix(default, world) == prefix(simulate_max_tokens=512)
+    names = {prefix(), prefix(simulate_max_tokens=64), prefix(simulate_file_check="exit-code")}
+    assert len(names) == 3 and all(re.fullmatch(r"sim-check-[0-9a-f]{8}", name) for name in names)
