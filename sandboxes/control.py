@@ -76,13 +76,6 @@ class ControlSpec(_Model):
         """The injections at the actions before `turn`: what an episode that took `turn` actions was given."""
         return ControlSpec(injections=tuple(i for i in self.injections if i.turn < turn))
 
-    def without(self, turns: set[int]) -> "ControlSpec":
-        """The spec of the episode with the actions at `turns` left out: their injections dropped, the later ones
-        renumbered."""
-        kept = (i for i in self.injections if i.turn not in turns)
-        return ControlSpec(injections=tuple(i.model_copy(update={"turn": i.turn - sum(t < i.turn for t in turns)})
-                                            for i in kept))  # fmt: skip
-
     def render(self) -> str:
         """The spec as the simulation instruction says it; '' for no faults (the environment as it is)."""
         if not self.injections:
@@ -130,7 +123,6 @@ class ControlDistribution(_Model):
         return ControlSpec(injections=tuple(injections))
 
 
-TRANSIENT_ERROR = "intermittent_error"  # the fault after which an action has not run
 CONTROL_PRESETS: Registry[dict] = Registry("control preset")
 CONTROL_PRESETS.add(
     "unreliable",
@@ -212,21 +204,16 @@ class ControlledSimulation(WrappedSandbox):
     under the spec's faults up to it, rendered into the `simulation_instruction` the simulator puts in its system
     prompt: a real episode's instruction never names an action past its last, and a world model told of a fault at
     action 12 puts one at action 1. So the task's check, asked after the last action, is asked under the faults of
-    the actions taken, as a real check turn is recorded. Latency, which no text shows, is applied here.
-
-    An action the world model failed with an instructed transient error never ran, as a real one never does
-    (sandboxes/faults.py): the check is asked of the episode without it. Asked with it, a small world model was
-    measured paying an agent that ended the episode right after its answer-writing command failed (W4: 36-48% of
-    such episodes rewarded), so RL in it learned that an error needs no retry."""
+    the actions taken, as a real check turn is recorded. Latency, which no text shows, is applied here."""
 
     def __init__(self, env: Sandbox, distribution: ControlDistribution, seed: int = 0):
         super().__init__(env)
         self.distribution, self.seed = distribution, seed
-        self.spec, self._turn, self._base, self._not_run = ControlSpec(), 0, "", []
+        self.spec, self._turn, self._base = ControlSpec(), 0, ""
 
     def reset(self, task: Task) -> Observation:
         actions = action_kinds(self.env.action_space())
-        self.spec, self._turn, self._not_run = self.distribution.sample(self.seed, task.id, actions), 0, []
+        self.spec, self._turn = self.distribution.sample(self.seed, task.id, actions), 0
         self._base = task.config.get("simulation_instruction", "")
         return self.env.reset(task)
 
@@ -234,28 +221,12 @@ class ControlledSimulation(WrappedSandbox):
         return " ".join(x for x in (self._base, spec.render()) if x)
 
     def step(self, action: Action) -> Observation:
-        injected = self.spec.at(self._turn, action)
-        for injection in injected:
+        for injection in self.spec.at(self._turn, action):
             if injection.kind == "latency":
                 time.sleep(float(injection.params.get("seconds", 0.0)))
         self._turn += 1
         self.env.instruct(self._instruction(self.spec.before(self._turn)))
-        observation = self.env.step(action)
-        failing = any(i.kind == TRANSIENT_ERROR for i in injected)
-        if failing and FAULT_KINDS.get(TRANSIENT_ERROR).detect(observation.content):
-            self._not_run.append(self._turn - 1)
-        return observation
-
-    def check(self, task: Task) -> bool | None:
-        if not self._not_run:
-            return self.env.check(task)
-        not_run = set(self._not_run)
-        instruction = self._instruction(self.spec.before(self._turn).without(not_run))
-        return self.env.check_without(task, not_run, instruction)
-
-    def check_details(self) -> dict:
-        details = self.env.check_details()
-        return {**details, "actions_not_run": [t + 1 for t in self._not_run]} if self._not_run else details
+        return self.env.step(action)
 
     def episode_metadata(self) -> dict:
         return {**self.env.episode_metadata(), CONTROL_KEY: self.spec.record()}

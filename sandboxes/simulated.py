@@ -171,17 +171,6 @@ class SimulatedEnvironment(Sandbox):
             return passed
         return None
 
-    def check_without(self, task: Task, left_out: set[int], instruction: str) -> bool | None:
-        """The task's check asked of this episode without the actions at `left_out` (actions that never ran) and
-        under `instruction`; the episode itself stays as it was."""
-        row = self._row
-        turns = [turn for index, turn in enumerate(row["turns"]) if index not in left_out]
-        self._row = {**row, "turns": turns, "simulation_instruction": instruction}
-        try:
-            return self.check(task)
-        finally:
-            self._row = row
-
     def _file_equals(self, path: str, expected: str, check: dict, check_exit_code: int | None) -> bool:
         """`test "$(cat PATH)" = EXPECTED` on the world model's state: `cat PATH` is simulated after the episode and
         its check turn (as a real outcome records the two, schemas/check_turn.py) and its content compared as the

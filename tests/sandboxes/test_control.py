@@ -122,42 +122,6 @@ def test_each_action_and_the_check_are_asked_under_the_faults_of_the_actions_up_
     assert simulator.stepped_under[0] == "" and "action 3" not in simulator.stepped_under[1]
 
 
-def test_an_action_the_world_model_failed_as_told_is_left_out_of_the_check_as_one_that_never_ran():
-    """Action 2 of 3 is told to fail: a world model that shows the error has the check asked of actions 1 and 3 only,
-    under the spec without action 2 (its later faults renumbered); the episode keeps every turn and its instruction."""
-    from tests.builders import ScriptedWorldModel, tagged
-    from trajforge.sandboxes.base import ShellCheck
-    from trajforge.sandboxes.simulated import SimulatedEnvironment
-
-    dist = ControlDistribution(horizon=3, faults={"intermittent_error": {"rate": 1.0, "turns": (2, 2)},
-                                                  "truncation": {"rate": 1.0, "turns": (3, 3)}})  # fmt: skip
-    spec = dist.sample(0, "t")
-    assert spec.injections == (Injection(kind="intermittent_error", turn=1), Injection(kind="truncation", turn=2))
-    commands = ("ls", "sort a > out.txt", "wc -l out.txt")
-    task = Task(id="t", instruction="Do it.", check=ShellCheck(command="test -s out.txt"),
-                actions=tuple(Action(kind="shell", content=c) for c in commands))  # fmt: skip
-    error = "sort: temporary failure: Resource temporarily unavailable\nexit code: 75"
-    for second, not_run in ((error, [2]), ("exit code: 0", [])):
-        world_model = ScriptedWorldModel(tagged("a\nexit code: 0"), tagged(second), tagged("1\nexit code: 0"),
-                                         tagged("exit code: 1"))  # fmt: skip
-        env = ControlledSimulation(SimulatedEnvironment(world_model), dist)
-        trajectory = run_episode(env, ScriptedPolicy(), task, "k", "run", seed=0)
-        check = world_model.asked[-1]
-        asked_actions = [m["content"] for m in check if m["role"] == "user"]
-        assert json.loads(trajectory.outcome.verifier).get("actions_not_run", []) == not_run
-        assert len(trajectory.turns) == 3 and trajectory.simulation_instruction == spec.render()
-        check_command = '( test -s out.txt ); echo "exit code: $?"'
-        if not_run:
-            assert asked_actions == ["ls", "wc -l out.txt", check_command]
-            assert "Inject these faults: action 2 returns output cut after 200 characters" in check[0]["content"]
-            assert "temporary error" not in check[0]["content"]
-        else:
-            assert asked_actions == ["ls", "sort a > out.txt", "wc -l out.txt", check_command]
-            assert "action 2 fails with a temporary error" in check[0]["content"]
-    assert spec.without({1}).injections == (Injection(kind="truncation", turn=1),)
-    assert spec.without({0, 2}).injections == (Injection(kind="intermittent_error", turn=0),)
-
-
 def test_rendering_says_what_where():
     spec = ControlSpec(
         injections=(
