@@ -2,6 +2,7 @@
 
 from dataclasses import asdict, dataclass, field, fields
 
+from trajforge.collectors.config import CollectConfig
 from trajforge.schemas.splits import SplitConfig
 from trajforge.training.configs import EPS_HIGH, EPS_LOW
 
@@ -40,10 +41,11 @@ class AgentRLConfig:
     degenerate_warning: float = 0.9
     report_to: str = "none"  # where metrics.jsonl's lines also go: none or tensorboard (training/metrics_log.py)
     simulate: str | None = None  # episodes in a world model instead: a checkpoint, or URL=MODEL (collect --simulate)
-    simulate_prompt: str = "auto"
-    simulate_file_check: str = "content"  # content or exit-code (collect --simulate-file-check)
-    simulate_max_tokens: int = 512  # the most tokens the world model writes for one observation
-    simulate_key_env: str = "TRAJFORGE_SIMULATE_API_KEY"
+    # how the world model is asked and decides a check, as collect --simulate is given them (its defaults)
+    simulate_prompt: str = CollectConfig.simulate_prompt
+    simulate_file_check: str = CollectConfig.simulate_file_check  # content or exit-code
+    simulate_max_tokens: int = CollectConfig.simulate_max_tokens  # the most tokens written for one observation
+    simulate_key_env: str = CollectConfig.simulate_key_env
     control: str | None = None  # with simulate: a control preset or YAML, a spec sampled per episode (collect's)
     sim_check_corpus: str | None = None  # with simulate: the world model's single-step figures on its held-out turns
     min_exact_match: float = 0.8  # below it (single-step exact match) the run warns before it trains

@@ -22,5 +22,6 @@ def control_record(metadata: str | None) -> dict | None:
 def last_instructed_action(metadata: str | None) -> int | None:
     """The index (from 0) of the last action a recorded control spec names; None with no spec or no faults."""
     injections = (control_record(metadata) or {}).get("injections")
-    turns = [i.get("turn") for i in injections if isinstance(i, dict)] if isinstance(injections, list) else []
-    return max((t for t in turns if isinstance(t, int)), default=None)
+    if not isinstance(injections, list):
+        return None
+    return max((i["turn"] for i in injections if isinstance(i, dict) and isinstance(i.get("turn"), int)), default=None)
