@@ -279,9 +279,10 @@ def fidelity(result: dict, rule: str = "content") -> dict:
     def over_all(part: str, key: str):
         return episodes.get(part, {}).get("all", {}).get(key)
 
-    agreement = over_all("success", "agreement")
-    if rule == "exit-code" and over_all("success", "by_exit_code"):  # sim-check ran the content rule: both recorded
-        agreement = over_all("success", "by_exit_code")["agreement"]
+    success = episodes.get("success", {}).get("all", {})
+    if rule == "exit-code" and success.get("by_exit_code"):  # sim-check ran the content rule: both recorded
+        success = success["by_exit_code"]
+    matrix = success.get("matrix", {})
 
     return {
         "world_model": result["world_model"],
@@ -293,10 +294,12 @@ def fidelity(result: dict, rule: str = "content") -> dict:
             for n, f in baselines.items()
         },  # fmt: skip
         "file_check": rule,
-        "success_agreement": agreement,
+        "success_agreement": success.get("agreement"),
+        "real_outcomes": {o: sum(matrix[f"real {o}"].values()) for o in ("success", "failure")} if matrix else None,
         "wm2real_exact_match": over_all("wm2real", "exact_match"),
         "sim_successes_real": over_all("wm2real", "real_share_of_simulated_successes"),
         "faults_produced": over_all("controllability", "produced_share"),
+        "instructed_faults": over_all("controllability", "instructed_faults"),
         "clean_turns": over_all("controllability", "clean_share"),
     }
 
@@ -324,6 +327,7 @@ def targets(rows: dict[str, dict], fid: dict) -> list[dict]:
     sim_gain = _points(_rate(rows, CONTROLLED_RL, "clean"), _rate(rows, SFT, "clean"))
     real_gain = _points(_rate(rows, REAL_RL, "clean"), _rate(rows, SFT, "clean"))
     share = sim_gain / real_gain if sim_gain is not None and real_gain and real_gain > 0 else None
+    one_outcome = _one_outcome(fid["real_outcomes"])
     control = _points(_rate(rows, CONTROLLED_RL, "faults"), _rate(rows, SIM_RL, "faults"))
     beats = [fid[k] is not None and all(b[k] is not None and fid[k] > b[k] for b in fid["baselines"].values())
              for k in ("exact_match", "factuality")]  # fmt: skip
@@ -332,19 +336,33 @@ def targets(rows: dict[str, dict], fid: dict) -> list[dict]:
          "figure": sim_gain, "unit": "points", "met": _at_least(sim_gain, GAIN_POINTS),
          "separated": _separated(rows, CONTROLLED_RL, SFT, "clean")},
         {"target": f"RL in the simulator gains >= {SHARE_OF_REAL:.0%} of what RL in the real environment gains",
-         "figure": share, "unit": "share", "met": _at_least(share, SHARE_OF_REAL), "real_gain_points": real_gain},
+         "figure": share, "unit": "share", "met": _at_least(share, SHARE_OF_REAL), "real_gain_points": real_gain,
+         "undecided_because": None if share is not None else
+         "RL in the real environment gained nothing here, so there is no share to take"},
         {"target": f"under real faults, controlled beats uncontrolled by >= {CONTROL_POINTS:.0f} points",
          "figure": control, "unit": "points", "met": _at_least(control, CONTROL_POINTS),
          "separated": _separated(rows, CONTROLLED_RL, SIM_RL, "faults")},
         {"target": f"controllability: >= {PRODUCED:.0%} of instructed faults produced", "figure":
-         fid["faults_produced"], "unit": "share", "met": _at_least(fid["faults_produced"], PRODUCED)},
+         fid["faults_produced"], "unit": "share", "met": _at_least(fid["faults_produced"], PRODUCED),
+         "undecided_because": "sim-check's controlled episodes reached no instructed fault"
+         if fid.get("instructed_faults") == 0 else None},
         {"target": f"single-step exact match >= {EXACT:.0%}", "figure": fid["exact_match"], "unit": "share",
          "met": _at_least(fid["exact_match"], EXACT)},
         {"target": f"success agreement >= {AGREEMENT:.0%}", "figure": fid["success_agreement"], "unit": "share",
-         "met": _at_least(fid["success_agreement"], AGREEMENT)},
+         "met": None if one_outcome else _at_least(fid["success_agreement"], AGREEMENT),
+         "undecided_because": one_outcome},
         {"target": "the world model beats both baselines on factuality and exact match", "figure": None,
          "unit": "", "met": all(beats) if fid["baselines"] else None, "detail": _against_baselines(fid, beats)},
     ]  # fmt: skip
+
+
+def _one_outcome(real: dict | None) -> str | None:
+    """Why success agreement decides nothing when the agent's real episodes all ended one way: a world model that
+    always predicts that outcome agrees on every one."""
+    if not real or (real["success"] and real["failure"]):
+        return None
+    ended = "failed" if real["failure"] else "succeeded"
+    return f"the agent's real episodes all {ended}, so agreement only shows the world model predicts that too"
 
 
 def _against_baselines(fid: dict, beats: list[bool]) -> str:
@@ -372,8 +390,8 @@ def reading(found: list[dict]) -> str:
         figure = f" ({_figure(t) or t.get('detail')})" if _figure(t) or t.get("detail") else ""
         if t.get("separated") is False and t["met"]:
             figure += ", but the 95% intervals overlap: the gain is within noise"
-        if "real_gain_points" in t and t["figure"] is None:
-            figure += " (RL in the real environment gained nothing here, so there is no share to take)"
+        if t["met"] is None and t.get("undecided_because"):
+            figure += f" ({t['undecided_because']})"
         lines.append(f"- {t['target']}: {verdict}{figure}")
     return "\n".join(lines)
 
@@ -397,10 +415,15 @@ def print_table(rows: list[dict], fid: dict) -> None:
                       for n, b in fid["baselines"].items())  # fmt: skip
     print(f"\nsimulator {fid['world_model']} (sim-check, held-out): single step on {fid['turns']} turns: exact "
           f"{pct(fid['exact_match'])}, factuality {_num(fid['factuality'])} ({bases}); success agreement "
-          f"{pct(fid['success_agreement'])} (file comparisons by {fid['file_check']}); WM2Real exact "
+          f"{pct(fid['success_agreement'])} (file comparisons by {fid['file_check']}{_outcomes(fid)}); WM2Real exact "
           f"{pct(fid['wm2real_exact_match'])}, simulated successes "
           f"real {pct(fid['sim_successes_real'])}; instructed faults produced {pct(fid['faults_produced'])}, "
           f"clean turns {pct(fid['clean_turns'])}")  # fmt: skip
+
+
+def _outcomes(fid: dict) -> str:
+    real = fid.get("real_outcomes")
+    return f"; real: {real['success']} successes, {real['failure']} failures" if real else ""
 
 
 def _num(value: float | None) -> str:

@@ -98,6 +98,48 @@ def test_a_simulator_without_episode_figures_leaves_those_targets_undecided():
     assert found["success agreement"]["met"] is None and found["controllability"]["met"] is None
 
 
+def test_controlled_episodes_that_reached_no_fault_leave_controllability_undecided_and_say_so():
+    result = checked(0.85, 60.0, 0.9, 0.95)
+    result["episodes"]["controllability"]["all"] = {"instructed_faults": 0, "produced_share": None}
+    found = sim_rl.targets(rows([100, 40, 70, 60, 65], [90, 20, 40, 25, 50]), sim_rl.fidelity(result))
+    assert by_target(found)["controllability"]["met"] is None
+    assert "cannot tell from this run (sim-check's controlled episodes reached no instructed fault)" in (
+        sim_rl.reading(found)
+    )
+
+
+def outcome_matrix(real_successes: int, real_failures: int) -> dict:
+    """sim-check's success matrix where the world model predicts failure every time."""
+    return {
+        "real success": {"simulated success": 0, "simulated failure": real_successes, "simulated undecided": 0},
+        "real failure": {"simulated success": 0, "simulated failure": real_failures, "simulated undecided": 0},
+    }
+
+
+def test_agreement_over_real_episodes_that_all_failed_decides_nothing_and_the_reading_says_why(capsys):
+    result = checked(0.85, 60.0, 1.0, 0.95)
+    result["episodes"]["success"]["all"]["matrix"] = outcome_matrix(0, 14)
+    fid = sim_rl.fidelity(result)
+    assert fid["real_outcomes"] == {"success": 0, "failure": 14}
+    found = sim_rl.targets(rows([100, 40, 70, 60, 65], [90, 20, 40, 25, 50]), fid)
+    agreement = by_target(found)["success agreement"]
+    assert agreement["met"] is None and agreement["figure"] == 1.0
+    said = sim_rl.reading(found)
+    assert "success agreement >= 85%: cannot tell from this run (100%) (the agent's real episodes all failed" in said
+    sim_rl.print_table(list(rows([100, 40, 70, 60, 65], [90, 20, 40, 25, 50]).values()), fid)
+    assert "real: 0 successes, 14 failures" in capsys.readouterr().out
+
+
+def test_agreement_over_both_outcomes_is_judged_under_the_rule_the_rows_use():
+    result = checked(0.85, 60.0, 0.6, 0.95)
+    result["episodes"]["success"]["all"]["matrix"] = outcome_matrix(0, 14)
+    result["episodes"]["success"]["all"]["by_exit_code"] = {"agreement": 0.9, "matrix": outcome_matrix(2, 18)}
+    fid = sim_rl.fidelity(result, "exit-code")
+    assert fid["real_outcomes"] == {"success": 2, "failure": 18}
+    agreement = by_target(sim_rl.targets(rows([100, 40, 70, 60, 65], [90, 20, 40, 25, 50]), fid))
+    assert agreement["success agreement"]["met"] is True
+
+
 def test_the_suite_it_writes_is_the_family_asked_for(tmp_path):
     from trajforge.collectors.tasks import load_suite
 
