@@ -22,7 +22,7 @@ from trajforge.collectors.config import CollectConfig
 from trajforge.evaluation.benchmark import sample_turns
 from trajforge.evaluation.extraction import extract_prediction
 from trajforge.evaluation.factory import JudgeSpec
-from trajforge.evaluation.fidelity import step_figures
+from trajforge.evaluation.fidelity import one_sided, step_figures
 from trajforge.evaluation.models import ChatModel, Sampling
 from trajforge.evaluation.turns import corpus_turn
 from trajforge.sandboxes.control import load_control, recorded_control
@@ -200,9 +200,12 @@ def below_thresholds(result: dict, thresholds: Thresholds = Thresholds()) -> lis
         if name != result["world_model"] and ours is not None and theirs is not None and ours <= theirs:
             warnings.append(f"factuality {ours:.1f} does not beat the baseline {name} ({theirs:.1f})")
     episodes = result.get("episodes", {})
-    agreement = episodes.get("success", {}).get("all", {}).get("agreement")
+    success = episodes.get("success", {}).get("all", {})
+    agreement = success.get("agreement")
     if agreement is not None and agreement < thresholds.success_agreement:
         warnings.append(f"success agreement {agreement:.1%} is below {thresholds.success_agreement:.0%}")
+    elif agreement is not None and one_sided(success):
+        warnings.append(f"success agreement {agreement:.1%} decides nothing: {one_sided(success)}")
     produced = episodes.get("controllability", {}).get("all", {}).get("produced_share")
     if produced is not None and produced < thresholds.faults_produced:
         warnings.append(f"instructed faults produced {produced:.1%}, below {thresholds.faults_produced:.0%}")

@@ -46,6 +46,7 @@ from pathlib import Path
 # this folder is on sys.path when run as a script
 from learning_signal import agent_rl_flags, agent_training_arguments, shape, steps_flags, trajforge
 
+from trajforge.evaluation.fidelity import one_sided
 from trajforge.schemas.check_turn import FILE_CHECKS
 
 SCRIPTED = "scripted (model-free reference)"
@@ -282,7 +283,6 @@ def fidelity(result: dict, rule: str = "content") -> dict:
     success = episodes.get("success", {}).get("all", {})
     if rule == "exit-code" and success.get("by_exit_code"):  # sim-check ran the content rule: both recorded
         success = success["by_exit_code"]
-    matrix = success.get("matrix", {})
 
     return {
         "world_model": result["world_model"],
@@ -295,7 +295,8 @@ def fidelity(result: dict, rule: str = "content") -> dict:
         },  # fmt: skip
         "file_check": rule,
         "success_agreement": success.get("agreement"),
-        "real_outcomes": {o: sum(matrix[f"real {o}"].values()) for o in ("success", "failure")} if matrix else None,
+        "real_outcomes": success.get("real_outcomes"),
+        "agreement_decides_nothing": one_sided(success),
         "wm2real_exact_match": over_all("wm2real", "exact_match"),
         "sim_successes_real": over_all("wm2real", "real_share_of_simulated_successes"),
         "faults_produced": over_all("controllability", "produced_share"),
@@ -327,7 +328,6 @@ def targets(rows: dict[str, dict], fid: dict) -> list[dict]:
     sim_gain = _points(_rate(rows, CONTROLLED_RL, "clean"), _rate(rows, SFT, "clean"))
     real_gain = _points(_rate(rows, REAL_RL, "clean"), _rate(rows, SFT, "clean"))
     share = sim_gain / real_gain if sim_gain is not None and real_gain and real_gain > 0 else None
-    one_outcome = _one_outcome(fid["real_outcomes"])
     control = _points(_rate(rows, CONTROLLED_RL, "faults"), _rate(rows, SIM_RL, "faults"))
     beats = [fid[k] is not None and all(b[k] is not None and fid[k] > b[k] for b in fid["baselines"].values())
              for k in ("exact_match", "factuality")]  # fmt: skip
@@ -349,20 +349,11 @@ def targets(rows: dict[str, dict], fid: dict) -> list[dict]:
         {"target": f"single-step exact match >= {EXACT:.0%}", "figure": fid["exact_match"], "unit": "share",
          "met": _at_least(fid["exact_match"], EXACT)},
         {"target": f"success agreement >= {AGREEMENT:.0%}", "figure": fid["success_agreement"], "unit": "share",
-         "met": None if one_outcome else _at_least(fid["success_agreement"], AGREEMENT),
-         "undecided_because": one_outcome},
+         "met": None if fid["agreement_decides_nothing"] else _at_least(fid["success_agreement"], AGREEMENT),
+         "undecided_because": fid["agreement_decides_nothing"]},
         {"target": "the world model beats both baselines on factuality and exact match", "figure": None,
          "unit": "", "met": all(beats) if fid["baselines"] else None, "detail": _against_baselines(fid, beats)},
     ]  # fmt: skip
-
-
-def _one_outcome(real: dict | None) -> str | None:
-    """Why success agreement decides nothing when the agent's real episodes all ended one way: a world model that
-    always predicts that outcome agrees on every one."""
-    if not real or (real["success"] and real["failure"]):
-        return None
-    ended = "failed" if real["failure"] else "succeeded"
-    return f"the agent's real episodes all {ended}, so agreement only shows the world model predicts that too"
 
 
 def _against_baselines(fid: dict, beats: list[bool]) -> str:

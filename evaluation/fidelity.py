@@ -140,8 +140,19 @@ def success_confusion(pairs: Sequence[tuple[bool | None, bool | None]]) -> dict:
         "episodes": len(pairs),
         "decided": len(decided),
         "agreement": _share(sum(r == s for r, s in decided), len(decided)),
+        "real_outcomes": {"success": sum(r for r, _ in decided), "failure": sum(not r for r, _ in decided)},
         "matrix": matrix,
     }
+
+
+def one_sided(confusion: Mapping) -> str | None:
+    """Why `success_confusion`'s agreement decides nothing, or None: when the decided real episodes all ended one
+    way, a world model that always predicts that outcome agrees on every one."""
+    real = confusion.get("real_outcomes")
+    if not real or (real["success"] and real["failure"]):
+        return None
+    ended = "failed" if real["failure"] else "succeeded"
+    return f"the agent's real episodes all {ended}, so agreement only shows the world model predicts that too"
 
 
 def replay_figures(episodes: Sequence[tuple[Sequence[Mapping], Sequence[Mapping], bool | None, bool | None]]) -> dict:

@@ -129,6 +129,11 @@ def test_figures_below_the_thresholds_are_said():
     ]
     lenient = below_thresholds(result, Thresholds(exact_match=0.5, faults_produced=0.5))
     assert lenient == [warnings[1]]  # a baseline that wins on facts is said whatever the thresholds
+    result["episodes"]["success"]["all"]["real_outcomes"] = {"success": 0, "failure": 14}
+    assert below_thresholds(result, Thresholds(exact_match=0.5, faults_produced=0.5))[1:] == [
+        "success agreement 90.0% decides nothing: the agent's real episodes all failed, so agreement only shows "
+        "the world model predicts that too"
+    ]
 
 
 def test_single_step_measures_controllability_on_real_fault_injected_turns(tmp_path):

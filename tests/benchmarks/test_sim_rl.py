@@ -108,17 +108,13 @@ def test_controlled_episodes_that_reached_no_fault_leave_controllability_undecid
     )
 
 
-def outcome_matrix(real_successes: int, real_failures: int) -> dict:
-    """sim-check's success matrix where the world model predicts failure every time."""
-    return {
-        "real success": {"simulated success": 0, "simulated failure": real_successes, "simulated undecided": 0},
-        "real failure": {"simulated success": 0, "simulated failure": real_failures, "simulated undecided": 0},
-    }
+def outcomes(real_successes: int, real_failures: int) -> dict:
+    return {"success": real_successes, "failure": real_failures}
 
 
 def test_agreement_over_real_episodes_that_all_failed_decides_nothing_and_the_reading_says_why(capsys):
     result = checked(0.85, 60.0, 1.0, 0.95)
-    result["episodes"]["success"]["all"]["matrix"] = outcome_matrix(0, 14)
+    result["episodes"]["success"]["all"]["real_outcomes"] = outcomes(0, 14)
     fid = sim_rl.fidelity(result)
     assert fid["real_outcomes"] == {"success": 0, "failure": 14}
     found = sim_rl.targets(rows([100, 40, 70, 60, 65], [90, 20, 40, 25, 50]), fid)
@@ -132,8 +128,8 @@ def test_agreement_over_real_episodes_that_all_failed_decides_nothing_and_the_re
 
 def test_agreement_over_both_outcomes_is_judged_under_the_rule_the_rows_use():
     result = checked(0.85, 60.0, 0.6, 0.95)
-    result["episodes"]["success"]["all"]["matrix"] = outcome_matrix(0, 14)
-    result["episodes"]["success"]["all"]["by_exit_code"] = {"agreement": 0.9, "matrix": outcome_matrix(2, 18)}
+    result["episodes"]["success"]["all"]["real_outcomes"] = outcomes(0, 14)
+    result["episodes"]["success"]["all"]["by_exit_code"] = {"agreement": 0.9, "real_outcomes": outcomes(2, 18)}
     fid = sim_rl.fidelity(result, "exit-code")
     assert fid["real_outcomes"] == {"success": 2, "failure": 18}
     agreement = by_target(sim_rl.targets(rows([100, 40, 70, 60, 65], [90, 20, 40, 25, 50]), fid))

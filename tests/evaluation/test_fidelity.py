@@ -9,6 +9,7 @@ from trajforge.evaluation.embedded import EmbeddedJudge
 from trajforge.evaluation.fidelity import (
     action_label,
     answer_source,
+    one_sided,
     predicted_error,
     real_error,
     replay_figures,
@@ -110,6 +111,14 @@ def test_success_confusion():
                                                    "simulated undecided": 1}  # fmt: skip
     assert confusion["matrix"]["real undecided"]["simulated success"] == 1
     assert success_confusion([])["agreement"] is None
+    assert confusion["real_outcomes"] == {"success": 2, "failure": 1}  # of the decided pairs
+    assert one_sided(confusion) is None
+
+
+def test_agreement_over_real_episodes_that_all_ended_one_way_decides_nothing():
+    all_failed = success_confusion([(False, False), (False, False), (None, True)])
+    assert all_failed["agreement"] == 1.0 and "all failed" in one_sided(all_failed)
+    assert "all succeeded" in one_sided(success_confusion([(True, True), (True, False)]))
 
 
 def test_replay_figures():
