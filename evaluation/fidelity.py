@@ -149,8 +149,8 @@ def one_sided(confusion: Mapping) -> str | None:
     """Why `success_confusion`'s agreement decides nothing, or None: when the decided real episodes all ended one
     way, a world model that always predicts that outcome agrees on every one."""
     real = confusion.get("real_outcomes")
-    if not real or (real["success"] and real["failure"]):
-        return None
+    if not real or not (real["success"] or real["failure"]) or (real["success"] and real["failure"]):
+        return None  # none decided (no agreement at all) or both outcomes seen
     ended = "failed" if real["failure"] else "succeeded"
     return f"the agent's real episodes all {ended}, so agreement only shows the world model predicts that too"
 

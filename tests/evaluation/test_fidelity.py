@@ -119,6 +119,7 @@ def test_agreement_over_real_episodes_that_all_ended_one_way_decides_nothing():
     all_failed = success_confusion([(False, False), (False, False), (None, True)])
     assert all_failed["agreement"] == 1.0 and "all failed" in one_sided(all_failed)
     assert "all succeeded" in one_sided(success_confusion([(True, True), (True, False)]))
+    assert one_sided(success_confusion([(None, True), (False, None)])) is None  # nothing decided: no agreement
 
 
 def test_replay_figures():
