@@ -204,8 +204,8 @@ def below_thresholds(result: dict, thresholds: Thresholds = Thresholds()) -> lis
     agreement = success.get("agreement")
     if agreement is not None and agreement < thresholds.success_agreement:
         warnings.append(f"success agreement {agreement:.1%} is below {thresholds.success_agreement:.0%}")
-    elif agreement is not None and one_sided(success):
-        warnings.append(f"success agreement {agreement:.1%} decides nothing: {one_sided(success)}")
+    elif agreement is not None and (why := one_sided(success.get("real_outcomes"))):
+        warnings.append(f"success agreement {agreement:.1%} decides nothing: {why}")
     produced = episodes.get("controllability", {}).get("all", {}).get("produced_share")
     if produced is not None and produced < thresholds.faults_produced:
         warnings.append(f"instructed faults produced {produced:.1%}, below {thresholds.faults_produced:.0%}")

@@ -296,7 +296,6 @@ def fidelity(result: dict, rule: str = "content") -> dict:
         "file_check": rule,
         "success_agreement": success.get("agreement"),
         "real_outcomes": success.get("real_outcomes"),
-        "agreement_decides_nothing": one_sided(success),
         "wm2real_exact_match": over_all("wm2real", "exact_match"),
         "sim_successes_real": over_all("wm2real", "real_share_of_simulated_successes"),
         "faults_produced": over_all("controllability", "produced_share"),
@@ -328,6 +327,7 @@ def targets(rows: dict[str, dict], fid: dict) -> list[dict]:
     sim_gain = _points(_rate(rows, CONTROLLED_RL, "clean"), _rate(rows, SFT, "clean"))
     real_gain = _points(_rate(rows, REAL_RL, "clean"), _rate(rows, SFT, "clean"))
     share = sim_gain / real_gain if sim_gain is not None and real_gain and real_gain > 0 else None
+    agreement_undecided = one_sided(fid["real_outcomes"])
     control = _points(_rate(rows, CONTROLLED_RL, "faults"), _rate(rows, SIM_RL, "faults"))
     beats = [fid[k] is not None and all(b[k] is not None and fid[k] > b[k] for b in fid["baselines"].values())
              for k in ("exact_match", "factuality")]  # fmt: skip
@@ -345,12 +345,12 @@ def targets(rows: dict[str, dict], fid: dict) -> list[dict]:
         {"target": f"controllability: >= {PRODUCED:.0%} of instructed faults produced", "figure":
          fid["faults_produced"], "unit": "share", "met": _at_least(fid["faults_produced"], PRODUCED),
          "undecided_because": "sim-check's controlled episodes reached no instructed fault"
-         if fid.get("instructed_faults") == 0 else None},
+         if fid["instructed_faults"] == 0 else None},
         {"target": f"single-step exact match >= {EXACT:.0%}", "figure": fid["exact_match"], "unit": "share",
          "met": _at_least(fid["exact_match"], EXACT)},
         {"target": f"success agreement >= {AGREEMENT:.0%}", "figure": fid["success_agreement"], "unit": "share",
-         "met": None if fid["agreement_decides_nothing"] else _at_least(fid["success_agreement"], AGREEMENT),
-         "undecided_because": fid["agreement_decides_nothing"]},
+         "met": None if agreement_undecided else _at_least(fid["success_agreement"], AGREEMENT),
+         "undecided_because": agreement_undecided},
         {"target": "the world model beats both baselines on factuality and exact match", "figure": None,
          "unit": "", "met": all(beats) if fid["baselines"] else None, "detail": _against_baselines(fid, beats)},
     ]  # fmt: skip

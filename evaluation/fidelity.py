@@ -145,13 +145,12 @@ def success_confusion(pairs: Sequence[tuple[bool | None, bool | None]]) -> dict:
     }
 
 
-def one_sided(confusion: Mapping) -> str | None:
-    """Why `success_confusion`'s agreement decides nothing, or None: when the decided real episodes all ended one
-    way, a world model that always predicts that outcome agrees on every one."""
-    real = confusion.get("real_outcomes")
-    if not real or not (real["success"] or real["failure"]) or (real["success"] and real["failure"]):
+def one_sided(real_outcomes: Mapping | None) -> str | None:
+    """Why the agreement of a `success_confusion` with these `real_outcomes` decides nothing, or None: when the
+    decided real episodes all ended one way, a world model that always predicts that outcome agrees on every one."""
+    if not real_outcomes or bool(real_outcomes["success"]) == bool(real_outcomes["failure"]):
         return None  # none decided (no agreement at all) or both outcomes seen
-    ended = "failed" if real["failure"] else "succeeded"
+    ended = "failed" if real_outcomes["failure"] else "succeeded"
     return f"the agent's real episodes all {ended}, so agreement only shows the world model predicts that too"
 
 

@@ -112,14 +112,14 @@ def test_success_confusion():
     assert confusion["matrix"]["real undecided"]["simulated success"] == 1
     assert success_confusion([])["agreement"] is None
     assert confusion["real_outcomes"] == {"success": 2, "failure": 1}  # of the decided pairs
-    assert one_sided(confusion) is None
+    assert one_sided(confusion["real_outcomes"]) is None
 
 
 def test_agreement_over_real_episodes_that_all_ended_one_way_decides_nothing():
     all_failed = success_confusion([(False, False), (False, False), (None, True)])
-    assert all_failed["agreement"] == 1.0 and "all failed" in one_sided(all_failed)
-    assert "all succeeded" in one_sided(success_confusion([(True, True), (True, False)]))
-    assert one_sided(success_confusion([(None, True), (False, None)])) is None  # nothing decided: no agreement
+    assert all_failed["agreement"] == 1.0 and "all failed" in one_sided(all_failed["real_outcomes"])
+    assert "all succeeded" in one_sided(success_confusion([(True, True), (True, False)])["real_outcomes"])
+    assert one_sided(success_confusion([(None, True), (False, None)])["real_outcomes"]) is None  # nothing decided
 
 
 def test_replay_figures():
