@@ -1,4 +1,4 @@
-"""`--policy checkpoint --checkpoint DIR`: a model acting as the agent, sampled locally. DIR is a trajforge
+"""`--agent DIR` (the checkpoint policy): a model acting as the agent, sampled locally. DIR is a trajforge
 checkpoint, a local Hugging Face model folder, or `smollm2`.
 
 The episode is a chat in the agent role (training/agent_render.py, the layout agent SFT trains on) in the model's
@@ -42,14 +42,14 @@ def acting_folder(checkpoint: str) -> str:
     except FileNotFoundError as exc:  # smollm2 without its package
         raise ValueError(str(exc)) from exc
     if not (Path(folder) / "config.json").exists():
-        raise ValueError(f"--checkpoint {checkpoint}: no model folder (config.json) there")
+        raise ValueError(f"--agent {checkpoint}: no model folder (config.json) there")
     try:
         tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
     except (OSError, ValueError) as exc:
-        raise ValueError(f"--checkpoint {checkpoint}: no tokenizer in the folder ({exc})") from exc
+        raise ValueError(f"--agent {checkpoint}: no tokenizer in the folder ({exc})") from exc
     if not tokenizer.chat_template and not set(CHAT_MARKERS) <= set(tokenizer.get_vocab()):
         raise AgentFormatError(
-            f"--checkpoint {checkpoint} cannot act: its tokenizer has no chat template and no trajforge chat markers, "
+            f"--agent {checkpoint} cannot act: its tokenizer has no chat template and no trajforge chat markers, "
             "so it has never seen a conversation. Train it with trajforge first, or use an instruct model."
         )
     return folder
@@ -180,15 +180,16 @@ def shared_actor(folder: str, temperature: float = 0.7) -> Actor:
         return _ACTORS[folder, temperature]
 
 
-@POLICIES.register(help="a trajforge or Hugging Face checkpoint acting itself (--checkpoint DIR or smollm2)")
+@POLICIES.register(help="a trajforge or Hugging Face checkpoint acting itself (--agent DIR or smollm2)")
 class CheckpointPolicy(Policy):
     name = "checkpoint"
 
     @classmethod
     def arguments(cls, config) -> dict:
-        if not config.checkpoint:
-            raise ValueError("--policy checkpoint needs --checkpoint: a checkpoint folder, a model folder or smollm2")
-        return {"checkpoint": acting_folder(config.checkpoint), "temperature": config.temperature}
+        weights = config.agent.weights if config.agent is not None else None
+        if weights is None:
+            raise ValueError("--policy checkpoint needs --agent: a checkpoint folder, a model folder or smollm2")
+        return {"checkpoint": acting_folder(weights), "temperature": config.temperature}
 
     def __init__(
         self, checkpoint: str, actor: Actor | None = None, max_new_tokens: int = 256, temperature: float = 0.7

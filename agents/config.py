@@ -2,7 +2,7 @@
 
 from dataclasses import asdict, dataclass, field, fields
 
-from trajforge.collectors.config import CollectConfig
+from trajforge.collectors.simulation import WORLD_MODEL_KEY_ENV, Simulation, simulation
 from trajforge.schemas.splits import SplitConfig
 from trajforge.training.configs import EPS_HIGH, EPS_LOW
 
@@ -11,7 +11,7 @@ AGENT_RL = "agent-rl"
 
 @dataclass(frozen=True)
 class AgentRLConfig:
-    """Multi-turn GSPO over whole episodes in real environments (or, with `simulate`, in a world model), from a
+    """Multi-turn GSPO over whole episodes in real environments (or, with `simulation`, in a world model), from a
     checkpoint that can act (`init`)."""
 
     suites: tuple[str, ...] = ("terminal",)  # bundled suite names or .yaml paths: their training-split tasks
@@ -40,13 +40,7 @@ class AgentRLConfig:
     split: SplitConfig = field(default_factory=SplitConfig)  # which tasks are held out: never trained on
     degenerate_warning: float = 0.9
     report_to: str = "none"  # where metrics.jsonl's lines also go: none or tensorboard (training/metrics_log.py)
-    simulate: str | None = None  # episodes in a world model instead: a checkpoint, or URL=MODEL (collect --simulate)
-    # how the world model is asked and decides a check, as collect --simulate is given them (its defaults)
-    simulate_prompt: str = CollectConfig.simulate_prompt
-    simulate_file_check: str = CollectConfig.simulate_file_check  # content or exit-code
-    simulate_max_tokens: int = CollectConfig.simulate_max_tokens  # the most tokens written for one observation
-    simulate_key_env: str = CollectConfig.simulate_key_env
-    control: str | None = None  # with simulate: a control preset or YAML, a spec sampled per episode (collect's)
+    simulation: Simulation | None = None  # every episode in a world model instead (collect --world-model's)
     sim_check_corpus: str | None = None  # with simulate: the world model's single-step figures on its held-out turns
     min_exact_match: float = 0.8  # below it (single-step exact match) the run warns before it trains
     audit_every: int = 0  # with simulate: every N steps, the step's episodes replayed for real (agents/reward_audit.py)
@@ -60,6 +54,11 @@ def agent_rl_config(**flags) -> AgentRLConfig:
     split flags are build-corpus's and agent-eval's (--held-out, --split-seed, --held-out-family), so the tasks
     agent RL trains on are never the ones they hold out."""
     given = {name: value for name, value in flags.items() if value is not None and value != []}
+    given["simulation"] = simulation(
+        given.pop("world_model", None), given.pop("world_model_key_env", WORLD_MODEL_KEY_ENV),
+        **{name: given.pop(f"simulate_{name}", None) for name in ("prompt", "file_check", "max_tokens")},
+        control=given.pop("control", None),
+    )  # fmt: skip
     if "suite" in given:
         given["suites"] = tuple(given.pop("suite"))
     split = SplitConfig(

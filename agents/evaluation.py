@@ -9,15 +9,14 @@ check (they say nothing of the agent).
 All agents run the same task list, so their rows compare."""
 
 import dataclasses
-import importlib
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 
 from trajforge.collectors.collection import Collected, collect, plan_suites, task_name
-from trajforge.collectors.config import CollectConfig
+from trajforge.collectors.config import AGENT_KEY_ENV, MODEL_POLICIES, CollectConfig, policy_for
 from trajforge.collectors.policies.base import POLICIES, is_unparseable
 from trajforge.collectors.tasks import Suite, task_split
+from trajforge.endpoints.model_ref import ModelRef, parse_model
 from trajforge.evaluation.intervals import wilson_interval
 from trajforge.sandboxes.base import Task
 from trajforge.schemas.records import Trajectory
@@ -25,20 +24,22 @@ from trajforge.schemas.sources import read_records
 from trajforge.schemas.splits import SplitConfig, collected_task_key
 
 Log = Callable[[str], None]
-CHECKPOINT = "checkpoint"  # the policy `-c DIR` runs, registered when its module is imported
-CHECKPOINT_MODULE = "trajforge.agents.checkpoint_policy"
-AGENT_FLAGS = {"llm": "--endpoint URL=MODEL", CHECKPOINT: "-c CHECKPOINT"}  # policies named by their own flag
 CONFIDENCE = 0.95
 NOT_SCORED = {"infra_error": "infra_errors", "task_error": "task_errors", "unknown": "unchecked"}
 
 
 @dataclass(frozen=True)
 class Agent:
-    """One row of the table: a policy and the CollectConfig fields it reads (llm_url, checkpoint, ...)."""
+    """One row of the table: a policy, and the model it acts with (None: a model-free policy)."""
 
     label: str
     policy: str
-    settings: dict = field(default_factory=dict)
+    model: ModelRef | None = None
+
+    @property
+    def settings(self) -> dict:
+        """The CollectConfig fields its run reads."""
+        return {"policy": self.policy, "agent": self.model}
 
 
 class AgentEvalError(ValueError):
@@ -46,34 +47,17 @@ class AgentEvalError(ValueError):
 
 
 def policy_agent(name: str) -> Agent:
-    if name in AGENT_FLAGS:
-        raise AgentEvalError(f"--policy {name}: give {AGENT_FLAGS[name]} instead")
+    if name in MODEL_POLICIES:
+        raise AgentEvalError(f"--policy {name}: give --agent MODEL instead (a checkpoint folder, smollm2 or URL=MODEL)")
     POLICIES.get(name)  # UnknownName lists the policies there are
     return Agent(name, name)
 
 
-def endpoint_agent(entry: str) -> Agent:
-    """`URL=MODEL`: a model behind an OpenAI-compatible endpoint, acting through the llm policy."""
-    url, _, model = entry.partition("=")
-    if not url or not model:
-        raise AgentEvalError(f"--endpoint {entry}: give URL=MODEL, e.g. http://127.0.0.1:8000/v1=tiny")
-    return Agent(f"{model} @ {url}", "llm", {"llm_url": url, "llm_model": model})
-
-
-def checkpoint_agent(folder: str | Path) -> Agent:
-    """A checkpoint acting through the checkpoint policy (which agents/checkpoint_policy.py registers)."""
-    try:
-        importlib.import_module(CHECKPOINT_MODULE)
-    except ModuleNotFoundError as exc:
-        if exc.name != CHECKPOINT_MODULE:  # a module it imports is missing: a broken install, said as it is
-            raise
-    fields = {f.name for f in dataclasses.fields(CollectConfig)}
-    if CHECKPOINT not in POLICIES or CHECKPOINT not in fields:
-        raise AgentEvalError(
-            f"-c {folder}: this trajforge has no checkpoint policy yet ({CHECKPOINT_MODULE}); "
-            f"evaluate an endpoint instead (`trajforge serve {folder}`, then --endpoint URL=MODEL)"
-        )
-    return Agent(str(folder), CHECKPOINT, {CHECKPOINT: str(folder)})
+def model_agent(model: str | ModelRef, key_env: str = AGENT_KEY_ENV) -> Agent:
+    """A model acting as the agent: weights through the checkpoint policy, an endpoint through the llm policy."""
+    ref = parse_model(model, "--agent", key_env)
+    label = f"{ref.endpoint.model} @ {ref.endpoint.url}" if ref.endpoint is not None else ref.weights
+    return Agent(label, policy_for(ref), ref)
 
 
 @dataclass(frozen=True)
@@ -220,7 +204,7 @@ def evaluate_agents(
     names = tuple(task_name(s, t) for s, t in places.values())
     reports = []
     for agent in config.agents:
-        run = dataclasses.replace(config.run, tasks=names, policy=agent.policy, **agent.settings)
+        run = dataclasses.replace(config.run, tasks=names, **agent.settings)
         reports.append(score_agent(agent, collect(run, log, warn, progress), places))
     return AgentEvalResult({s.name: [t.id for t in s.tasks] for s in suites}, config.split, reports)
 

@@ -11,10 +11,10 @@ loss are training/rl.py's and training/gspo.py's; the optimizer, checkpoints, re
 training/optimization.py's, as in every stage. An episode that the infrastructure or a broken task ended says
 nothing about the policy and is left out of its group.
 
-With `simulate` (a checkpoint, or URL=MODEL) every episode runs in that world model instead, as `collect --simulate`
-runs them: each task grounded in its real starting state, its reward the task's check run in the world model; with
-`control`, each episode under a control spec sampled from that distribution. Before training, the world model's
-single-step figures on `sim_check_corpus` are printed, with a warning for each below its threshold; with
+With `simulation` (collectors/simulation.py) every episode runs in its world model instead, as `collect
+--world-model` runs them: each task grounded in its real starting state, its reward the task's check run in the
+world model; with the simulation's `control`, each episode under a control spec sampled from that distribution.
+Before training, the world model's single-step figures on `sim_check_corpus` are printed, with a warning for each below its threshold; with
 `audit_every`, every so many steps the step's episodes are replayed in the real environment and the metrics say
 how often the simulated reward was the real outcome (agents/reward_audit.py).
 
@@ -24,7 +24,6 @@ gets one successful episode of the task's scripted solution (agents/guidance.py:
 `guided_groups`; the step's other figures are the policy's own episodes'."""
 
 import copy
-import dataclasses
 import time
 from collections import Counter
 from pathlib import Path
@@ -43,8 +42,6 @@ from trajforge.collectors.environments import Settings, build_environment
 from trajforge.collectors.policies.base import is_unparseable
 from trajforge.collectors.tasks import Suite, load_suite, task_split
 from trajforge.sandboxes.base import Task
-from trajforge.sandboxes.control import load_control
-from trajforge.schemas.check_turn import FILE_CHECKS
 from trajforge.schemas.splits import SplitConfig, readable_by
 from trajforge.training.gspo import sequence_logprobs
 from trajforge.training.metrics_log import MetricsLog
@@ -87,30 +84,14 @@ def refuse_broken_environments(step: int, rollouts: list[Rollout]) -> None:
         )
 
 
-def simulation_config(config: AgentRLConfig) -> CollectConfig:
-    """What `collect --simulate` would be given to put these suites in the same world model."""
-    return CollectConfig(
-        simulate=config.simulate,
-        simulate_prompt=config.simulate_prompt,
-        simulate_file_check=config.simulate_file_check,
-        simulate_max_tokens=config.simulate_max_tokens,
-        simulate_key_env=config.simulate_key_env,
-        image=config.image,
-        command_timeout=config.command_timeout,
-    )
-
-
 def simulated_suites(suites: list[Suite], config: AgentRLConfig, run_id: str, log) -> list[Suite]:
-    """The suites in the world model `config.simulate` names, each carrying `config.control` (episodes sample their
-    spec from it); the suites as they are without `simulate`. ValueError for control without a world model."""
-    if config.control and not config.simulate:
-        raise ValueError("--control steers a world model: give --simulate too (agent-rl in a real environment "
-                         "trains on its faults only through a suite's `faults`)")  # fmt: skip
-    if not config.simulate:
+    """The suites in the world model of `config.simulation`, grounded in their real starting states, each episode
+    under a control spec sampled from the simulation's control, as `collect --world-model` runs them; the suites as
+    they are without a simulation."""
+    if config.simulation is None:
         return suites
-    control = load_control(config.control).model_dump(exclude_none=True) if config.control else None
-    suites = in_world_model(suites, simulation_config(config), run_id, log)
-    return [dataclasses.replace(s, control=control) for s in suites]
+    run = CollectConfig(simulation=config.simulation, image=config.image, command_timeout=config.command_timeout)
+    return in_world_model(suites, run, run_id, log)
 
 
 PREFLIGHT_TRAJECTORIES = 20  # a quick look before training; `trajforge sim-check` measures every figure
@@ -119,16 +100,14 @@ PREFLIGHT_TRAJECTORIES = 20  # a quick look before training; `trajforge sim-chec
 def preflight(config: AgentRLConfig, log, warn) -> dict | None:
     """The world model's single-step figures before an RL run in it, on the held-out turns of at most
     PREFLIGHT_TRAJECTORIES held-out trajectories (None for a real run, or without a corpus)."""
-    if not config.simulate:
+    if config.simulation is None:
         return None
-    from trajforge.agents.sim_check import Thresholds
     from trajforge.agents.sim_preflight import world_model_figures
 
     thresholds = Thresholds(exact_match=config.min_exact_match)
     report = Path(config.output) / "world-model-check.json"
-    return world_model_figures(config.simulate, config.sim_check_corpus, thresholds, log, warn,
-                               config.simulate_key_env, config.simulate_prompt, PREFLIGHT_TRAJECTORIES,
-                               report)  # fmt: skip
+    return world_model_figures(config.simulation, config.sim_check_corpus, thresholds, log, warn,
+                               PREFLIGHT_TRAJECTORIES, report)  # fmt: skip
 
 
 def group_batch(rollouts: list[Rollout], pad_id: int, device) -> tuple[torch.Tensor, torch.Tensor]:
@@ -202,10 +181,10 @@ class AgentRL:
             raise ValueError("--stage agent-rl needs --init: a checkpoint that can act (e.g. after agent-sft)")
         require_sampling(config.temperature)
         check_guide(config.guide)
-        if config.simulate_file_check not in FILE_CHECKS:
-            raise ValueError(f"--simulate-file-check {config.simulate_file_check!r}: choose {' or '.join(FILE_CHECKS)}")
-        if config.audit_every and not config.simulate:
-            raise ValueError("--audit-every audits a world model's rewards in the real environment: give --simulate")
+        if config.simulation is None:
+            for flag, given in (("--audit-every", config.audit_every), ("--sim-check-corpus", config.sim_check_corpus)):
+                if given:
+                    raise ValueError(f"{flag} measures a world model: give --world-model")
         self.config, self.folder, self.log, self.warn = config, acting_folder(config.init), log, warn
         self.output = Path(config.output)
         self.real_suites = [load_suite(s) for s in config.suites]

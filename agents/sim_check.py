@@ -6,10 +6,11 @@ environment, per domain and task family, on held-out tasks:
 - success agreement, WM2Real and controllability, from episodes (agents/sim_episodes.py).
 
 The world model is anything that answers a conversation (`evaluation.models.ChatModel`) for the single turns,
-plus what collect's `--simulate` takes for the episodes (`world_model_of`): an endpoint's URL=MODEL as given, or
+plus what collect's `--world-model` takes for the episodes (`world_model_of`): an endpoint's URL=MODEL as given, or
 a checkpoint's folder, loaded in-process (agents/world_model.py)."""
 
 import contextlib
+import dataclasses
 import json
 from collections import defaultdict
 from collections.abc import Callable
@@ -19,6 +20,8 @@ from pathlib import Path
 from trajforge.agents.evaluation import Agent
 from trajforge.agents.sim_episodes import EpisodePlan, outcome_success, run_episodes
 from trajforge.collectors.config import CollectConfig
+from trajforge.collectors.simulation import MAX_TOKENS, Simulation
+from trajforge.endpoints.model_ref import FORMS, ModelRef
 from trajforge.evaluation.benchmark import sample_turns
 from trajforge.evaluation.extraction import extract_prediction
 from trajforge.evaluation.factory import JudgeSpec
@@ -42,8 +45,7 @@ class SimCheckError(ValueError):
 class WorldModel:
     name: str
     chat: ChatModel  # answers single held-out turns
-    simulate: str  # what its episodes are simulated with: URL=MODEL, or the checkpoint folder
-    identity: str = ""  # what tells it from another of the same name (its folder, its endpoint)
+    ref: ModelRef  # what its episodes are simulated with: its folder (loaded in-process), or its endpoint
 
 
 @dataclass(frozen=True)
@@ -59,43 +61,48 @@ class SimCheckConfig:
     judge: JudgeSpec = field(default_factory=JudgeSpec)
     sampling: Sampling = Sampling(0.0, 512, 0)
     simulated_success: Callable[[Trajectory], bool | None] = outcome_success
+    # the world model checked and how its episodes ask it (a file check's rule, an observation's tokens); its
+    # prompt follows `plain`, and its control is `control`'s, for the controllability episodes only
+    simulation: Simulation | None = None
+
+    def episode_simulation(self, world: "WorldModel") -> Simulation:
+        """The simulation the episodes run in: the checked world model as loaded, asked as the single turns are."""
+        prompt = "plain" if self.plain else "template"
+        return dataclasses.replace(self.simulation or Simulation(world.ref), world_model=world.ref, prompt=prompt)
 
 
 @contextlib.contextmanager
-def world_model_of(checkpoint: Path | None = None, endpoint: str | None = None, key_env: str | None = None):
-    """The world model of `-c CHECKPOINT` (its weights answer single turns and, loaded in-process, its episodes) or
-    of `--simulate URL=MODEL`."""
-    if (checkpoint is None) == (endpoint is None):
-        raise SimCheckError("give the world model to check: -c CHECKPOINT or --simulate URL=MODEL (one of them)")
-    if endpoint is not None:
-        from trajforge.endpoints import Endpoint
+def world_model_of(ref: ModelRef):
+    """The world model `ref` names: an endpoint's answers, or a folder's weights (which answer single turns and,
+    loaded in-process, its episodes)."""
+    if ref.endpoint is not None:
         from trajforge.evaluation.models import EndpointModel
 
-        url, _, model = endpoint.partition("=")
-        if not url or not model:
-            raise SimCheckError(f"--simulate {endpoint}: give URL=MODEL, e.g. http://127.0.0.1:8000/v1=world-model")
-        yield WorldModel(model, EndpointModel(Endpoint(url, model, key_env, timeout=300.0)), endpoint, endpoint)
+        endpoint = dataclasses.replace(ref.endpoint, timeout=300.0)
+        yield WorldModel(endpoint.model, EndpointModel(endpoint), ref)
         return
     from trajforge.training.chat_models import CheckpointModel
+    from trajforge.training.model import resolve_init
 
-    if not (Path(checkpoint) / "config.json").exists():
-        raise SimCheckError(f"-c {checkpoint}: not a checkpoint folder (no config.json)")
-    chat = CheckpointModel(Path(checkpoint))
-    folder = str(Path(checkpoint).resolve())
-    yield WorldModel(chat.name, chat, folder, folder)  # its episodes simulated in-process (agents/world_model.py)
+    folder = Path(resolve_init(ref.weights))
+    if not (folder / "config.json").exists():
+        raise SimCheckError(f"--world-model {ref}: not a model folder (no config.json); give {FORMS}")
+    chat = CheckpointModel(folder)
+    yield WorldModel(chat.name, chat, ModelRef(weights=str(folder.resolve())))
 
 
 def run_prefix(config: SimCheckConfig, world: WorldModel) -> str:
     """The episode runs' names: a fresh world model, agent or control gets its own runs; the same check resumes."""
     if config.run.run_id:
         return config.run.run_id
-    key = {"world": world.identity or world.name, "agent": config.agent.label, "control": config.control,
+    key = {"world": world.ref.text, "agent": config.agent.label, "control": config.control,
            "seed": config.run.seed, "suites": config.run.suites, "repeats": config.run.repeats,
            "tasks": config.run.tasks}  # fmt: skip
-    if config.run.simulate_file_check != "content":  # the runs of the default rule keep their names
-        key["file_check"] = config.run.simulate_file_check
-    if config.run.simulate_max_tokens != CollectConfig.simulate_max_tokens:
-        key["max_tokens"] = config.run.simulate_max_tokens
+    simulation = config.simulation or Simulation(world.ref)
+    if simulation.file_check != "content":  # the runs of the default rule keep their names
+        key["file_check"] = simulation.file_check
+    if simulation.max_tokens != MAX_TOKENS:
+        key["max_tokens"] = simulation.max_tokens
     return f"sim-check-{config_hash(key)[:8]}"
 
 
@@ -110,9 +117,8 @@ def check_simulator(
     result = {"world_model": world.name, "agent": config.agent.label, "judge": config.judge.build().label}
     result["single_step"] = single_step(config, world.chat, progress, warn, details)
     if config.episodes:
-        plan = EpisodePlan(config.run, config.agent, world.simulate, run_prefix(config, world), config.split,
-                           config.control, config.simulated_success,
-                           prompt="plain" if config.plain else "template")  # fmt: skip
+        plan = EpisodePlan(config.run, config.agent, config.episode_simulation(world), run_prefix(config, world),
+                           config.split, config.control, config.simulated_success)  # fmt: skip
         result["episodes"] = run_episodes(plan, log, warn, progress)
     return result
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from trajforge.agents.evaluation import Agent, family_of, held_out_suites
 from trajforge.collectors.collection import collect, plan_suites, task_name
 from trajforge.collectors.config import CollectConfig
+from trajforge.collectors.simulation import Simulation
 from trajforge.collectors.tasks import Suite
 from trajforge.evaluation.fidelity import replay_figures, success_confusion
 from trajforge.sandboxes.base import Task
@@ -51,12 +52,11 @@ def _recorded_exit_code(trajectory: Trajectory):
 class EpisodePlan:
     run: CollectConfig  # the suites, output, repeats, concurrency ... of every run; `tasks` narrows the held-out ones
     agent: Agent
-    simulate: str  # URL=MODEL of the world model, or its checkpoint folder
+    simulation: Simulation  # the world model the simulated runs ask, and how (its control is `control`'s)
     run_prefix: str  # the runs are <prefix>-real, -sim, -replay, -controlled under run.output
     split: SplitConfig = SplitConfig()
     control: str | None = "errors"
     simulated_success: Callable[[Trajectory], bool | None] = outcome_success
-    prompt: str = "template"  # how the world model is asked (collect --simulate-prompt): plain or template
 
 
 def held_out_tasks(plan: EpisodePlan) -> list[Suite]:
@@ -83,8 +83,8 @@ def run_episodes(plan: EpisodePlan, log: Log, warn: Log, progress) -> dict:
     if not suites:
         return {"tasks": 0, "note": "no held-out task in the suites: no episode figures"}
     names = tuple(task_name(s, t) for s in suites for t in s.tasks)
-    base = dataclasses.replace(plan.run, tasks=names, policy=plan.agent.policy, **plan.agent.settings)
-    simulated = dataclasses.replace(base, simulate=plan.simulate, simulate_prompt=plan.prompt)
+    base = dataclasses.replace(plan.run, tasks=names, **plan.agent.settings)
+    simulated = dataclasses.replace(base, simulation=plan.simulation)
     runs = {
         "real": collect(dataclasses.replace(base, run_id=f"{plan.run_prefix}-real"), log, warn, progress),
         "sim": collect(dataclasses.replace(simulated, run_id=f"{plan.run_prefix}-sim"), log, warn, progress),
@@ -99,7 +99,8 @@ def run_episodes(plan: EpisodePlan, log: Log, warn: Log, progress) -> dict:
         "wm2real": _wm2real(suites, sim, replayed, plan),
     }
     if plan.control:
-        controlled = dataclasses.replace(simulated, run_id=f"{plan.run_prefix}-controlled", control=plan.control)
+        controlled = dataclasses.replace(simulated, run_id=f"{plan.run_prefix}-controlled",
+                                         simulation=plan.simulation.with_control(plan.control))  # fmt: skip
         runs["controlled"] = collect(controlled, log, warn, progress)
         figures["controllability"] = _per_group(suites, run_records(runs["controlled"].run_dir), controllability)
     figures["runs"] = {name: collected.run_dir for name, collected in runs.items()}

@@ -1,4 +1,4 @@
-"""Before `train --stage agent-rl --simulate` trains: the world model's single-step figures on a corpus's held-out
+"""Before `train agent-rl --world-model` trains: the world model's single-step figures on a corpus's held-out
 turns (sim-check's, beside the two model-free baselines), printed, with a warning for each figure below what a
 world model worth training in reaches (`below_thresholds`). Without a corpus there is nothing to measure on: a note
 says so and training goes on."""
@@ -10,25 +10,25 @@ from pathlib import Path
 
 from trajforge.agents.sim_check import SimCheckConfig, Thresholds, below_thresholds, check_simulator, world_model_of
 from trajforge.agents.world_model import prompt_of
+from trajforge.collectors.simulation import Simulation
 
 Log = Callable[[str], None]
 
 
 def world_model_figures(
-    simulate: str, corpus: str | None, thresholds: Thresholds, log: Log, warn: Log, key_env: str | None = None,
-    prompt: str = "auto", limit: int | None = None, report: Path | None = None,
+    simulation: Simulation, corpus: str | None, thresholds: Thresholds, log: Log, warn: Log,
+    limit: int | None = None, report: Path | None = None,
 ) -> dict | None:  # fmt: skip
-    """sim-check's single-step result for the world model `simulate` (a checkpoint, smollm2 or URL=MODEL), its
-    warnings under "below_thresholds"; None (and a note) without a corpus. Written to `report` when given. The
-    turns are asked as the simulator will ask them (`prompt`: auto, plain or template, as --simulate-prompt)."""
+    """sim-check's single-step result for the simulation's world model, its warnings under "below_thresholds";
+    None (and a note) without a corpus. Written to `report` when given. The turns are asked as the simulator will
+    ask them (the simulation's prompt: auto, plain or template)."""
+    ref = simulation.world_model
     if corpus is None:
-        log(f"world model {simulate}: no --sim-check-corpus given, so its fidelity is not measured before training")
+        log(f"world model {ref}: no --sim-check-corpus given, so its fidelity is not measured before training")
         return None
-    endpoint = simulate.startswith(("http://", "https://"))
-    target = simulate if endpoint else _folder(simulate)
-    plain = (prompt if endpoint else prompt_of(target, prompt)) != "template"
-    config = SimCheckConfig(corpus=corpus, limit=limit, plain=plain, episodes=False)
-    with _world_model(target, key_env) as world:
+    with world_model_of(ref) as world:
+        prompt = simulation.prompt if ref.endpoint is not None else prompt_of(world.ref.weights, simulation.prompt)
+        config = SimCheckConfig(corpus=corpus, limit=limit, plain=prompt != "template", episodes=False)
         result = check_simulator(config, world, log, warn)
     result["below_thresholds"] = below_thresholds(result, thresholds)
     result["thresholds"] = dataclasses.asdict(thresholds)
@@ -40,18 +40,6 @@ def world_model_figures(
         report.parent.mkdir(parents=True, exist_ok=True)
         report.write_text(json.dumps(result, indent=2) + "\n")
     return result
-
-
-def _folder(checkpoint: str) -> str:
-    from trajforge.training.model import resolve_init
-
-    return resolve_init(checkpoint)
-
-
-def _world_model(target: str, key_env: str | None):
-    if target.startswith(("http://", "https://")):
-        return world_model_of(endpoint=target, key_env=key_env)
-    return world_model_of(checkpoint=Path(target))
 
 
 def summary_lines(result: dict) -> list[str]:

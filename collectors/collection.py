@@ -7,11 +7,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from trajforge.collectors.config import CollectConfig
-from trajforge.collectors.environments import KindSpec, Settings, build_environment
+from trajforge.collectors.environments import Settings, build_environment
 from trajforge.collectors.environments.simulated import SimulatedSpec
 from trajforge.collectors.grounding import ground_suites
 from trajforge.collectors.policies import POLICIES
 from trajforge.collectors.runner import RunResult, parse_shard, plan_episodes, run_collection
+from trajforge.collectors.simulation import Simulation
 from trajforge.collectors.tasks import Suite, SuiteError, load_faults, load_suite
 from trajforge.collectors.writer import RunWriter
 from trajforge.sandboxes.control import load_control
@@ -40,11 +41,8 @@ def plan_suites(config: CollectConfig) -> list[Suite]:
     if config.faults:
         fault_config = load_faults(config.faults)
         suites = [dataclasses.replace(s, faults=fault_config) for s in suites]
-    if config.control and not config.simulate:
-        raise ValueError("--control steers a world model: give --simulate too (a real environment takes --faults)")
-    if config.simulate:
-        control = load_control(config.control).model_dump(exclude_none=True) if config.control else None
-        suites = [dataclasses.replace(s, environment=simulated(s.environment, config), control=control) for s in suites]
+    if config.simulation is not None:
+        suites = simulated_suites(suites, config.simulation)
     if config.tasks:
         unknown = set(config.tasks) - {name for s in suites for t in s.tasks for name in task_names(s, t)}
         if unknown:
@@ -52,6 +50,16 @@ def plan_suites(config: CollectConfig) -> list[Suite]:
         chosen = set(config.tasks)
         suites = [dataclasses.replace(s, tasks=tuple(t for t in s.tasks if chosen & task_names(s, t))) for s in suites]
     return suites
+
+
+def simulated_suites(suites: list[Suite], simulation: Simulation) -> list[Suite]:
+    """The suites in the simulation's world model, each carrying its control distribution (episodes sample their
+    spec from it); not yet grounded (ground_simulated)."""
+    control = load_control(simulation.control).model_dump(exclude_none=True) if simulation.control else None
+    return [
+        dataclasses.replace(s, environment=SimulatedSpec.standing_in(s.environment, simulation), control=control)
+        for s in suites
+    ]
 
 
 def task_names(suite: Suite, task) -> set[str]:
@@ -64,43 +72,10 @@ def task_name(suite: Suite, task) -> str:
     return f"{suite.name}/{task.id}"
 
 
-def simulated(real: KindSpec, config: CollectConfig) -> SimulatedSpec:
-    """A world model standing in for `real`, offering the action space of real's kind: `--simulate URL=MODEL` (an
-    endpoint) or `--simulate CHECKPOINT` (a folder, or smollm2, run in this process)."""
-    target = config.simulate or ""
-    if target.startswith(("http://", "https://")):
-        url, _, model = target.partition("=")
-        if not model:
-            raise ValueError("--simulate takes URL=MODEL or a checkpoint, e.g. http://127.0.0.1:8000/v1=checkpoint-60")
-        world_model = {"url": url, "model": model, "key_env": config.simulate_key_env}
-    else:
-        world_model = {"checkpoint": target}
-    if config.simulate_judge:
-        judge_url, _, judge_model = config.simulate_judge.partition("=")
-        if not judge_url.startswith(("http://", "https://")) or not judge_model:
-            raise ValueError(f"--simulate-judge takes URL=MODEL, got {config.simulate_judge!r}")
-        world_model |= {
-            "judge_url": judge_url,
-            "judge_model": judge_model,
-            "judge_key_env": config.simulate_judge_key_env,
-        }
-    return SimulatedSpec(
-        **world_model,
-        instruction=config.simulation_instruction,
-        prompt=config.simulate_prompt,
-        file_check=config.simulate_file_check,
-        max_tokens=config.simulate_max_tokens,
-        action_space=real.simulated_action_space(),
-        stands_for=real.kind,
-        real=real.model_dump(mode="json", exclude_defaults=True) | {"kind": real.kind},
-    )
-
-
 def in_world_model(suites: list[Suite], config: CollectConfig, run_id: str, log: Log) -> list[Suite]:
-    """The suites simulated by the world model `config.simulate` names, grounded and loaded (ground_simulated): how
-    another runner of episodes (agent RL) puts its suites in a world model, as `collect --simulate` does."""
-    suites = [dataclasses.replace(s, environment=simulated(s.environment, config)) for s in suites]
-    return ground_simulated(suites, config, run_id, log)
+    """The suites simulated as `config.simulation` says, grounded and loaded (ground_simulated): how another runner
+    of episodes (agent RL) puts its suites in a world model, as `collect --world-model` does."""
+    return ground_simulated(simulated_suites(suites, config.simulation), config, run_id, log)
 
 
 def ground_simulated(suites: list[Suite], config: CollectConfig, run_id: str, log: Log) -> list[Suite]:
@@ -120,12 +95,11 @@ def load_world_models(suites: list[Suite]) -> None:
                 suite.environment.world_model()
             except (OSError, ValueError) as exc:
                 spec = suite.environment
-                raise ValueError(f"--simulate {spec.checkpoint or spec.url}: {exc}") from exc
+                raise ValueError(f"--world-model {spec.checkpoint or spec.url}: {exc}") from exc
 
 
 def run_config(config: CollectConfig, suites: list[Suite], policy_args: dict, warn: Log) -> dict:
     """What the manifest records of the run (and its default id is a hash of): the kinds add their part."""
-    tokens = config.simulate_max_tokens  # recorded when not the default, so runs at the default keep their ids
     recorded = {
         "suites": [s.name for s in suites],
         "tasks": sorted(config.tasks),
@@ -137,14 +111,12 @@ def run_config(config: CollectConfig, suites: list[Suite], policy_args: dict, wa
         "seed": config.seed,
         "shard": config.shard,
         "faults": {s.name: s.faults for s in suites if s.faults},
-        "simulate": config.simulate,
-        **({"simulate_prompt": config.simulate_prompt} if config.simulate_prompt != "auto" else {}),
-        **({"simulate_file_check": config.simulate_file_check} if config.simulate_file_check != "content" else {}),
-        **({"simulate_max_tokens": tokens} if tokens != CollectConfig.simulate_max_tokens else {}),
-        **({"simulate_judge": config.simulate_judge} if config.simulate_judge else {}),
+        "simulate": None,
     }
-    if config.control:  # only when given: the default run ids of runs without it stay what they were
-        recorded["control"] = next((s.control for s in suites if s.control), None)
+    if config.simulation is not None:
+        recorded |= config.simulation.recorded()
+        if config.simulation.control:  # only when given: the default run ids of runs without it stay what they were
+            recorded["control"] = next((s.control for s in suites if s.control), None)
     for kind in sorted({type(s.environment) for s in suites}, key=lambda k: k.__name__):
         notes, warnings = kind.run_notes({s.name: s.environment for s in suites if type(s.environment) is kind})
         recorded |= notes

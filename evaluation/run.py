@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from trajforge.endpoints.model_ref import ModelRef
 from trajforge.evaluation.benchmark import Report, line_turn, sample_turns, sampled_turns, score
 from trajforge.evaluation.factory import JudgeSpec
 from trajforge.evaluation.models import ChatModel, Sampling
@@ -23,10 +24,8 @@ class EvalInputError(ValueError):
 
 @dataclass(frozen=True)
 class EvalConfig:
-    checkpoints: tuple[Path, ...] = ()
-    endpoints: tuple[str, ...] = ()  # URL=MODEL
-    endpoint_key_env: str = "TRAJFORGE_ENDPOINT_API_KEY"  # the variable holding the endpoints' API key
-    untrained: bool = False  # also a random-init model shaped like the first checkpoint
+    models: tuple[ModelRef, ...] = ()  # the world models to score, in the order given
+    untrained: bool = False  # also a random-init model shaped like the first model given as weights
     corpus: str = "data/corpus"  # a build-corpus folder or URL: its held-out tasks
     agentworldbench: Path | None = None  # benchmark lines instead of the corpus
     limit: int | None = None  # held-out trajectories (or benchmark lines) at most
@@ -37,6 +36,11 @@ class EvalConfig:
     judge: JudgeSpec = field(default_factory=JudgeSpec)
     export: Path | None = None  # corpus: the sampled turns as an AgentWorldBench folder
     baselines: bool = True  # also score the model-free baselines (copy previous, retrieval) on the same turns
+
+    @property
+    @property
+    def weights(self) -> list[Path]:
+        return [Path(m.weights) for m in self.models if m.weights is not None]
 
     @property
     def sampling(self) -> Sampling:
@@ -72,13 +76,13 @@ ModelBuilder = Callable[[EvalConfig, Display], list[ChatModel]]
 
 
 def evaluate(config: EvalConfig, build_models: ModelBuilder, display: Display | None = None) -> EvalResult:
-    """Read the items, then score the models `build_models` makes of the config (the checkpoints, the untrained
-    model and the endpoints it names): a checkpoint is loaded only once there is something to score."""
+    """Read the items, then score the models `build_models` makes of the config (the untrained model and the world
+    models it names): a checkpoint is loaded only once there is something to score."""
     display = display or Display()
     items, rows, rejected = load_items(config, display)
     models = build_models(config, display)
     if not models:
-        raise EvalInputError("give at least one --checkpoint or --endpoint")
+        raise EvalInputError("give at least one --world-model (a checkpoint folder, smollm2 or URL=MODEL)")
     baselines = baseline_models(config.corpus, display) if config.baselines else []
     return score_models([*models, *baselines], items, rows, rejected, config, display)
 

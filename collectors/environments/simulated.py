@@ -56,6 +56,29 @@ class SimulatedSpec(KindSpec):
             raise ValueError("a simulated environment needs `url` and `model` (an endpoint) or `checkpoint`")
         return self
 
+    @classmethod
+    def standing_in(cls, real: KindSpec, simulation) -> "SimulatedSpec":
+        """The world model of `simulation` (collectors/simulation.py) standing in for `real`, offering the action
+        space of real's kind and keeping real's spec, from which each task's starting state is recorded."""
+        ref, judge = simulation.world_model, simulation.judge
+        if ref.endpoint is not None:
+            world_model = {"url": ref.endpoint.url, "model": ref.endpoint.model, "key_env": ref.endpoint.key_env}
+        else:
+            world_model = {"checkpoint": ref.weights}
+        if judge is not None:
+            world_model |= {"judge_url": judge.endpoint.url, "judge_model": judge.endpoint.model,
+                            "judge_key_env": judge.endpoint.key_env}  # fmt: skip
+        return cls(
+            **world_model,
+            instruction=simulation.instruction,
+            prompt=simulation.prompt,
+            file_check=simulation.file_check,
+            max_tokens=simulation.max_tokens,
+            action_space=real.simulated_action_space(),
+            stands_for=real.kind,
+            real=real.model_dump(mode="json", exclude_defaults=True) | {"kind": real.kind},
+        )
+
     def world_model(self):
         """The sandboxes.simulated.WorldModel this spec names."""
         if self.checkpoint is not None:

@@ -30,10 +30,11 @@ class LLMAgentPolicy(Policy):
 
     @classmethod
     def arguments(cls, config) -> dict:
-        if not config.llm_url or not config.llm_model:
-            raise ValueError("--policy llm needs --llm-url and --llm-model (or TRAJFORGE_LLM_URL/TRAJFORGE_LLM_MODEL)")
+        endpoint = config.agent.endpoint if config.agent is not None else None
+        if endpoint is None:
+            raise ValueError("--policy llm needs --agent URL=MODEL: an OpenAI-compatible endpoint")
         return {
-            "base_url": config.llm_url, "model": config.llm_model, "key_env": config.llm_key_env,
+            "base_url": endpoint.url, "model": endpoint.model, "key_env": endpoint.key_env,
             "temperature": config.temperature,
         }  # fmt: skip
 

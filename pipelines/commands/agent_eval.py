@@ -14,31 +14,18 @@ from trajforge.agents.evaluation import (
     AgentEvalConfig,
     AgentEvalResult,
     Score,
-    checkpoint_agent,
-    endpoint_agent,
     evaluate_agents,
+    model_agent,
     policy_agent,
 )
-from trajforge.collectors.config import CollectConfig
-from trajforge.pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
-from trajforge.pipelines.commands import collect as collect_options
-from trajforge.pipelines.commands.build_corpus import HeldOut, HeldOutFamily, SplitSeed
-from trajforge.pipelines.commands.options import add_options, key_env_help
+from trajforge.collectors.config import AGENT_KEY_ENV, CollectConfig
+from trajforge.pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, flags
 from trajforge.pipelines.console import console, out, progress, warn
 from trajforge.schemas.splits import SplitConfig
 
 DEFAULTS = AgentEvalConfig()
-RUN_OPTIONS = ("output", "repeats", "concurrency", "retries", "max_turns", "command_timeout", "image", "seed",
-               "explorer_steps", "flush_every", "faults", "temperature")  # fmt: skip
+RUN = DEFAULTS.run
 
-Checkpoints = Annotated[
-    list[Path], typer.Option("--checkpoint", "-c", help="A checkpoint folder, acting through the checkpoint policy.")
-]
-Endpoints = Annotated[
-    list[str], typer.Option(help="URL=MODEL of an OpenAI-compatible endpoint, acting through the llm policy.")
-]
-Policies = Annotated[list[str], typer.Option("--policy", help="A model-free policy: scripted or explorer.")]
-Report = Annotated[Path, typer.Option("--json", help="Write the figures of every agent as JSON here.")]
 Limit = Annotated[
     int | None,
     typer.Option(
@@ -50,30 +37,46 @@ Limit = Annotated[
 
 
 def agent_eval_command(
-    checkpoint: Checkpoints = [],  # noqa: B006 - typer copies list defaults
-    endpoint: Endpoints = [],  # noqa: B006
-    policy: Policies = [],  # noqa: B006
-    held_out: HeldOut = DEFAULTS.split.held_out,
-    split_seed: SplitSeed = DEFAULTS.split.seed,
-    held_out_family: HeldOutFamily = [],  # noqa: B006
-    report: Report = Path("agent-eval.json"),
+    agent: flags.Agents = [],  # noqa: B006 - typer copies list defaults
+    agent_key_env: flags.AgentKeyEnv = AGENT_KEY_ENV,
+    policy: flags.Policies = [],  # noqa: B006
+    suite: flags.Suites = list(RUN.suites),  # noqa: B006
+    held_out: flags.HeldOut = DEFAULTS.split.held_out,
+    split_seed: flags.SplitSeed = DEFAULTS.split.seed,
+    held_out_family: flags.HeldOutFamily = [],  # noqa: B006
     limit: Limit = None,
-    run: CollectConfig = DEFAULTS.run,
+    report: flags.Report = Path("agent-eval.json"),
+    output: flags.Output = RUN.output,
+    repeats: flags.Repeats = RUN.repeats,
+    concurrency: flags.Concurrency = RUN.concurrency,
+    retries: flags.Retries = RUN.retries,
+    max_turns: flags.MaxTurns = RUN.max_turns,
+    command_timeout: flags.CommandTimeout = RUN.command_timeout,
+    image: flags.Image = None,
+    seed: flags.Seed = RUN.seed,
+    explorer_steps: flags.ExplorerSteps = RUN.explorer_steps,
+    flush_every: flags.FlushEvery = RUN.flush_every,
+    faults: flags.Faults = None,
+    temperature: flags.Temperature = RUN.temperature,
 ) -> None:
-    """Run each agent (repeat the flags to compare several: one row each, the same tasks) on the HELD-OUT tasks
-    of the suites, the tasks build-corpus holds out with the same --held-out, --split-seed and --held-out-family,
-    in the real environment (Docker, MCP servers, Chromium), and report per agent, suite and task family: the
-    success rate with its 95% Wilson interval, mean turns, the share of answers that could not be read as an
-    action, and apart the infrastructure errors, task errors and tasks without a check (never the agent's
+    """Run each agent (repeat --agent and --policy to compare several: one row each, the same tasks) on the
+    HELD-OUT tasks of the suites, the tasks build-corpus holds out with the same --held-out, --split-seed and
+    --held-out-family, in the real environment (Docker, MCP servers, Chromium), and report per agent, suite and task
+    family: the success rate with its 95% Wilson interval, mean turns, the share of answers that could not be read
+    as an action, and apart the infrastructure errors, task errors and tasks without a check (never the agent's
     failures).
 
     Every episode is kept as a raw trajectory, OUTPUT/<run-id>/ per agent as `collect` writes it, so agent runs feed
     the corpus too, and rerunning the same command resumes. Exit code 1 if some episodes ended with an
     infrastructure or a task error."""
+    o = dict(locals())
     try:
-        agents = (*map(policy_agent, policy), *map(checkpoint_agent, checkpoint), *map(endpoint_agent, endpoint))
-        split = SplitConfig(held_out, DEFAULTS.split.sft_rl_share, split_seed, tuple(held_out_family))
-        config = AgentEvalConfig(agents, run, split, limit)
+        key_env = o.pop("agent_key_env")
+        agents = (*map(policy_agent, o.pop("policy")), *(model_agent(a, key_env) for a in o.pop("agent")))
+        split = SplitConfig(o.pop("held_out"), DEFAULTS.split.sft_rl_share, o.pop("split_seed"),
+                            tuple(o.pop("held_out_family")))  # fmt: skip
+        report, limit, suites = o.pop("report"), o.pop("limit"), tuple(o.pop("suite"))
+        config = AgentEvalConfig(agents, CollectConfig(suites=suites, **o), split, limit)
         result = evaluate_agents(config, log=console.print, warn=warn, progress=progress)
     except ValueError as exc:  # no agent, no held-out task, a bad suite or flag, no Docker daemon: before any episode
         console.print(Text(str(exc), style="red"), soft_wrap=True)
@@ -81,21 +84,6 @@ def agent_eval_command(
     show(result)
     report.write_text(json.dumps(result.as_dict(), indent=2))
     raise typer.Exit(EXIT_REJECTED if result.errors else EXIT_OK)
-
-
-RUN = {  # the collect run each agent gets: {parameter: (type, option)}, in the order of --help
-    "suite": (list[str], typer.Option(list(DEFAULTS.run.suites), "--suite", "-s", help=collect_options.SUITES.help)),
-    "endpoint_key_env": (str, typer.Option(DEFAULTS.run.llm_key_env, help=key_env_help("the --endpoint models'"))),
-    **{name: collect_options.OPTIONS[name] for name in RUN_OPTIONS},
-}
-
-
-def _run_config(options: dict) -> CollectConfig:
-    suites, key_env = tuple(options.pop("suite")), options.pop("endpoint_key_env")
-    return CollectConfig(suites=suites, llm_key_env=key_env, **options)
-
-
-agent_eval_command = add_options(agent_eval_command, RUN, "run", _run_config)
 
 
 def show(result: AgentEvalResult) -> None:

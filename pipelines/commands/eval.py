@@ -3,6 +3,7 @@ benchmark scores them, with the judge the options name. The run itself is `evalu
 scores are built here (a checkpoint and an untrained model are training's, an endpoint evaluation's)."""
 
 import contextlib
+import dataclasses
 import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -12,22 +13,18 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from trajforge.endpoints import Endpoint, EndpointError
+from trajforge.collectors.simulation import WORLD_MODEL_KEY_ENV
+from trajforge.endpoints import EndpointError
+from trajforge.endpoints.model_ref import parse_model
 from trajforge.evaluation.models import ChatModel
 from trajforge.evaluation.run import Display, EvalConfig, EvalInputError, EvalResult, evaluate
-from trajforge.pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
+from trajforge.pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, flags
 from trajforge.pipelines.commands.judge_options import with_judge_options
-from trajforge.pipelines.commands.options import key_env_help
 from trajforge.pipelines.console import console, out, progress
 
 DEFAULTS = EvalConfig()
 STYLES = {"error": "red", "warning": "yellow"}
 
-Checkpoints = Annotated[
-    list[Path], typer.Option("--checkpoint", "-c", help="A checkpoint folder to score (repeatable).")
-]
-Endpoints = Annotated[list[str], typer.Option(help="URL=MODEL of an OpenAI-compatible endpoint to score (repeatable).")]
-EndpointKeyEnv = Annotated[str, typer.Option("--endpoint-key-env", help=key_env_help("the --endpoint models'"))]
 Corpus = Annotated[
     str,
     typer.Option(
@@ -58,15 +55,6 @@ MaxTokens = Annotated[
     ),
 ]
 Plain = Annotated[bool, typer.Option(help="Corpus: plain CPT-style prompts (--no-plain: the SFT reasoning templates).")]
-Output = Annotated[
-    Path | None,
-    typer.Option(
-        "--output",
-        "-o",
-        help="Write the reports as JSON here, and their table as a chart beside it (the same name, .png: a bar per "
-        "model and dimension).",
-    ),
-]
 Predictions = Annotated[
     Path | None,
     typer.Option(help="Write every line's answer, extracted prediction and judgement as JSONL here (all models)."),
@@ -90,9 +78,8 @@ def write_predictions(path: Path, details: list[dict]) -> None:
 
 @with_judge_options
 def eval_command(
-    checkpoint: Checkpoints = [],  # noqa: B006 - typer copies list defaults
-    endpoint: Endpoints = [],  # noqa: B006
-    endpoint_key_env: EndpointKeyEnv = DEFAULTS.endpoint_key_env,
+    world_model: flags.WorldModels = [],  # noqa: B006 - typer copies list defaults
+    world_model_key_env: flags.WorldModelKeyEnv = WORLD_MODEL_KEY_ENV,
     corpus: Corpus = DEFAULTS.corpus,
     agentworldbench: AgentWorldBench = DEFAULTS.agentworldbench,
     untrained: Untrained = DEFAULTS.untrained,
@@ -102,7 +89,8 @@ def eval_command(
     max_tokens: MaxTokens = DEFAULTS.max_tokens,
     plain: Plain = DEFAULTS.plain,
     judge_spec=None,
-    output: Output = None,
+    report: Annotated[Path | None, typer.Option(help=f"{flags.REPORT} Its table is drawn beside it (the same name, "
+                                                 ".png: a bar per model and dimension).")] = None,
     predictions: Predictions = None,
     export: Export = DEFAULTS.export,
     baselines: Baselines = DEFAULTS.baselines,
@@ -112,19 +100,20 @@ def eval_command(
     domains, with format compliance (answers with a <predicted_observation> block) and rule-verifier accuracy.
     Corpus: the first, last and three middle turns of each held-out trajectory. A line without an answer or
     whose judge failed is excluded and counted, never scored as zero. Every report names its judge."""
-    models = {"checkpoints": tuple(checkpoint), "endpoints": tuple(endpoint), "endpoint_key_env": endpoint_key_env,
-              "untrained": untrained}  # fmt: skip
     sampling = {"temperature": temperature, "max_tokens": max_tokens, "seed": seed}
-    config = EvalConfig(**models, **sampling, corpus=corpus, agentworldbench=agentworldbench, limit=limit,
-                        plain=plain, judge=judge_spec, export=export, baselines=baselines)  # fmt: skip
     try:
+        if agentworldbench is not None and export is not None:
+            raise EvalInputError("--export writes the corpus's sampled turns: it does not apply to --agentworldbench")
+        models = tuple(parse_model(m, "--world-model", world_model_key_env) for m in world_model)
+        config = EvalConfig(models, untrained, corpus=corpus, agentworldbench=agentworldbench, limit=limit,
+                            plain=plain, judge=judge_spec, export=export, baselines=baselines, **sampling)  # fmt: skip
         result = evaluate(config, build_models, ConsoleDisplay())
-    except (EvalInputError, EndpointError) as exc:  # nothing to evaluate; a judge that refuses every request
+    except (ValueError, EndpointError) as exc:  # nothing to evaluate, a bad model; a judge that refuses all
         console.print(Text(str(exc), style="red"), soft_wrap=True)  # Text: brackets in paths are not markup
         raise typer.Exit(EXIT_USAGE) from exc
     show(result)
-    if output is not None:
-        write_reports(output, [r.as_dict() for r in result.reports])
+    if report is not None:
+        write_reports(report, [r.as_dict() for r in result.reports])
     if predictions is not None:
         write_predictions(predictions, result.details)
     raise typer.Exit(EXIT_REJECTED if result.rejected else EXIT_OK)
@@ -141,20 +130,20 @@ def write_reports(output: Path, reports: list[dict]) -> None:
 
 
 def build_models(config: EvalConfig, display: Display) -> list[ChatModel]:
-    """Untrained first (when asked), then the checkpoints, then the endpoints."""
+    """The untrained model first (when asked), then the world models in the order given."""
     from trajforge.evaluation.models import EndpointModel
     from trajforge.training.chat_models import CheckpointModel, UntrainedModel
+    from trajforge.training.model import resolve_init
 
-    models: list[ChatModel] = [CheckpointModel(folder) for folder in config.checkpoints]
-    if config.untrained and config.checkpoints:
-        models.insert(0, UntrainedModel(config.checkpoints[0]))
-    for entry in config.endpoints:
-        url, _, model = entry.partition("=")
-        try:
-            endpoint = Endpoint(url, model, config.endpoint_key_env, timeout=300.0)
-        except ValueError as exc:
-            raise EvalInputError(f"--endpoint {entry}: give URL=MODEL") from exc
-        models.append(EndpointModel(endpoint, lambda text: display.note(text, "warning")))
+    models: list[ChatModel] = []
+    for ref in config.models:
+        if ref.endpoint is not None:
+            endpoint = dataclasses.replace(ref.endpoint, timeout=300.0)
+            models.append(EndpointModel(endpoint, lambda text: display.note(text, "warning")))
+        else:
+            models.append(CheckpointModel(Path(resolve_init(ref.weights))))
+    if config.untrained and config.weights:
+        models.insert(0, UntrainedModel(Path(resolve_init(str(config.weights[0])))))
     return models
 
 

@@ -11,48 +11,32 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
-from trajforge.agents.evaluation import checkpoint_agent, endpoint_agent, policy_agent
+from trajforge.agents.evaluation import model_agent, policy_agent
 from trajforge.agents.sim_check import SimCheckConfig, below_thresholds, check_simulator, world_model_of
-from trajforge.collectors.config import CollectConfig
-from trajforge.pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
-from trajforge.pipelines.commands import collect as collect_options
-from trajforge.pipelines.commands.build_corpus import HeldOut, HeldOutFamily, SplitSeed
+from trajforge.collectors.config import AGENT_KEY_ENV, CollectConfig
+from trajforge.collectors.simulation import WORLD_MODEL_KEY_ENV, simulation
+from trajforge.pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, flags
 from trajforge.pipelines.commands.eval import write_predictions
 from trajforge.pipelines.commands.judge_options import with_judge_options
-from trajforge.pipelines.commands.options import add_options, key_env_help
 from trajforge.pipelines.console import console, out, progress, warn
-from trajforge.sandboxes.control import CONTROL_PRESETS
 from trajforge.schemas.splits import SplitConfig
 
 DEFAULTS = SimCheckConfig()
-RUN_OPTIONS = ("repeats", "concurrency", "retries", "max_turns", "command_timeout", "image", "seed", "explorer_steps",
-               "simulate_file_check", "simulate_max_tokens")  # fmt: skip
+RUN = DEFAULTS.run
 
-Checkpoint = Annotated[Path | None, typer.Option("--checkpoint", "-c", help="The world model: a checkpoint folder.")]
-Simulate = Annotated[
-    str | None,
-    typer.Option(help="The world model: URL=MODEL of an OpenAI-compatible endpoint (trajforge serve, vLLM)."),
-]
-SimulateKeyEnv = Annotated[str, typer.Option("--simulate-key-env", help=key_env_help("the --simulate world model's"))]
 Corpus = Annotated[str, typer.Option(help="A build-corpus folder: its held-out turns (single step), its training split "
                                           "(the retrieval baseline).")]  # fmt: skip
 Limit = Annotated[int | None, typer.Option(min=1, help="Held-out trajectories at most (single step).")]
-Policy = Annotated[str, typer.Option(help="The agent, a model-free policy (scripted, explorer).")]
-AgentCheckpoint = Annotated[
-    Path | None, typer.Option(help="The agent: a checkpoint acting through the checkpoint policy.")
-]
-AgentEndpoint = Annotated[str | None, typer.Option(help="The agent: URL=MODEL acting through the llm policy.")]
-Control = Annotated[
+Policy = Annotated[str, typer.Option(help="The agent, when no --agent is given: a model-free policy (scripted, "
+                                          "explorer).")]  # fmt: skip
+Episodes = Annotated[
     str,
-    typer.Option(
-        help=f"The controllability episodes' control: a preset ({', '.join(CONTROL_PRESETS)}) or a YAML "
-        "distribution; `none` runs none."
-    ),
-]
+    typer.Option("--control", help=f"{flags.Control.__metadata__[0].help} sim-check runs its controllability episodes "
+                 "under it; `none` runs none."),
+]  # fmt: skip
 Episodes = Annotated[bool, typer.Option(help="Run the episode figures (--no-episodes: single step only, no sandbox).")]
 MaxTokens = Annotated[int, typer.Option(min=1, help="Longest single-step answer.")]
 Plain = Annotated[bool, typer.Option(help="Single step: plain prompts (--no-plain: the SFT reasoning templates).")]
-Output = Annotated[Path, typer.Option("--json", help="Write every figure as JSON here (the episode runs: -o).")]
 Predictions = Annotated[
     Path | None,
     typer.Option(help="Write every single-step turn's action, real observation, answer, extracted prediction, exact "
@@ -62,39 +46,54 @@ Predictions = Annotated[
 
 @with_judge_options
 def sim_check_command(
-    checkpoint: Checkpoint = None,
-    simulate: Simulate = None,
-    simulate_key_env: SimulateKeyEnv = CollectConfig.simulate_key_env,
+    world_model: flags.WorldModel = None,
+    world_model_key_env: flags.WorldModelKeyEnv = WORLD_MODEL_KEY_ENV,
     corpus: Corpus = DEFAULTS.corpus,
     limit: Limit = DEFAULTS.limit,
     plain: Plain = DEFAULTS.plain,
     max_tokens: MaxTokens = DEFAULTS.sampling.max_tokens,
+    agent: flags.Agent = None,
+    agent_key_env: flags.AgentKeyEnv = AGENT_KEY_ENV,
     policy: Policy = DEFAULTS.agent.policy,
-    agent_checkpoint: AgentCheckpoint = None,
-    agent_endpoint: AgentEndpoint = None,
-    control: Control = DEFAULTS.control or "none",
+    control: flags.Control = DEFAULTS.control,
     episodes: Episodes = DEFAULTS.episodes,
-    held_out: HeldOut = DEFAULTS.split.held_out,
-    split_seed: SplitSeed = DEFAULTS.split.seed,
-    held_out_family: HeldOutFamily = [],  # noqa: B006 - typer copies list defaults
+    held_out: flags.HeldOut = DEFAULTS.split.held_out,
+    split_seed: flags.SplitSeed = DEFAULTS.split.seed,
+    held_out_family: flags.HeldOutFamily = [],  # noqa: B006 - typer copies list defaults
     judge_spec=None,
-    report: Output = Path("sim-check.json"),
+    report: flags.Report = Path("sim-check.json"),
     predictions: Predictions = None,
-    run: CollectConfig = DEFAULTS.run,
+    simulate_file_check: flags.SimulateFileCheck = None,
+    simulate_max_tokens: flags.SimulateMaxTokens = None,
+    suite: flags.Suites = list(RUN.suites),  # noqa: B006
+    task: flags.Tasks = [],  # noqa: B006
+    output: flags.Output = RUN.output,
+    run_id: flags.RunId = None,
+    repeats: flags.Repeats = RUN.repeats,
+    concurrency: flags.Concurrency = RUN.concurrency,
+    retries: flags.Retries = RUN.retries,
+    max_turns: flags.MaxTurns = RUN.max_turns,
+    command_timeout: flags.CommandTimeout = RUN.command_timeout,
+    image: flags.Image = None,
+    seed: flags.Seed = RUN.seed,
+    explorer_steps: flags.ExplorerSteps = RUN.explorer_steps,
 ) -> None:
-    """Measure a world model (-c CHECKPOINT or --simulate URL=MODEL) against the real environment on HELD-OUT
-    tasks (build-corpus's split: the same --held-out, --split-seed, --held-out-family), per domain and family:
-    single step on held-out corpus turns (exact match, error-flag agreement, judge scores; beside the model-free
-    baselines copy previous and retrieval), success agreement (the agent's episodes simulated and real), WM2Real
-    (simulated actions replayed for real: per-turn agreement, real share of simulated successes), controllability
-    (under --control: instructed faults produced, other turns clean). Exit 1: an episode's infra or task error."""
-    agent = _agent(policy, agent_checkpoint, agent_endpoint)
-    split = SplitConfig(held_out, DEFAULTS.split.sft_rl_share, split_seed, tuple(held_out_family))
-    config = SimCheckConfig(corpus=corpus, limit=limit, plain=plain, run=run, agent=agent, split=split,
-                            control=None if control == "none" else control, episodes=episodes, judge=judge_spec,
-                            sampling=dataclasses.replace(DEFAULTS.sampling, max_tokens=max_tokens))  # fmt: skip
-    details: list[dict] | None = [] if predictions is not None else None
-    result = _measure(config, checkpoint, simulate, simulate_key_env, details)
+    """Measure a world model (--world-model: a checkpoint folder, smollm2 or URL=MODEL) against the real environment
+    on HELD-OUT tasks (build-corpus's split: the same --held-out, --split-seed, --held-out-family), per domain and
+    family: single step on held-out corpus turns (exact match, error-flag agreement, judge scores; beside the
+    model-free baselines copy previous and retrieval), success agreement (the agent's episodes simulated and real),
+    WM2Real (simulated actions replayed for real: per-turn agreement, real share of simulated successes),
+    controllability (under --control: instructed faults produced, other turns clean). The episode runs go to
+    OUTPUT/<prefix>-real, -sim, -replay, -controlled (a rerun resumes). Exit 1: an episode's infra or task error."""
+    o = dict(locals())
+    try:
+        config = _config(o)
+        details: list[dict] | None = [] if predictions is not None else None
+        with world_model_of(config.simulation.world_model) as world:
+            result = check_simulator(config, world, log=console.print, warn=warn, progress=progress, details=details)
+    except ValueError as exc:  # no world model, no held-out turn, a bad suite, control file or flag, no Docker
+        console.print(Text(str(exc), style="red"), soft_wrap=True)
+        raise typer.Exit(EXIT_USAGE) from exc
     if predictions is not None:
         write_predictions(predictions, details)
     show(result)
@@ -102,42 +101,23 @@ def sim_check_command(
     raise typer.Exit(EXIT_REJECTED if result.get("episodes", {}).get("errors") else EXIT_OK)
 
 
-def _measure(config: SimCheckConfig, checkpoint, simulate, simulate_key_env, details: list[dict] | None) -> dict:
-    try:
-        with world_model_of(checkpoint, simulate, simulate_key_env) as world:
-            return check_simulator(config, world, log=console.print, warn=warn, progress=progress, details=details)
-    except ValueError as exc:  # no world model, no held-out turn, a bad suite, control file or flag, no Docker
-        console.print(Text(str(exc), style="red"), soft_wrap=True)
-        raise typer.Exit(EXIT_USAGE) from exc
+def _config(o: dict) -> SimCheckConfig:
+    """The config from the command's options; ValueError without a world model."""
+    if not o["world_model"]:
+        raise ValueError("give the world model to check: --world-model (a checkpoint folder, smollm2 or URL=MODEL)")
+    agent = model_agent(o["agent"], o["agent_key_env"]) if o["agent"] else policy_agent(o["policy"])
+    world = simulation(o["world_model"], o["world_model_key_env"], file_check=o["simulate_file_check"],
+                       max_tokens=o["simulate_max_tokens"])  # fmt: skip
+    split = SplitConfig(o["held_out"], DEFAULTS.split.sft_rl_share, o["split_seed"], tuple(o["held_out_family"]))
+    run = CollectConfig(suites=tuple(o["suite"]), tasks=tuple(o["task"]), **{name: o[name] for name in RUN_FIELDS})
+    return SimCheckConfig(corpus=o["corpus"], limit=o["limit"], plain=o["plain"], run=run, agent=agent, split=split,
+                          control=None if o["control"] in (None, "none") else o["control"], episodes=o["episodes"],
+                          judge=o["judge_spec"], simulation=world,
+                          sampling=dataclasses.replace(DEFAULTS.sampling, max_tokens=o["max_tokens"]))  # fmt: skip
 
 
-def _agent(policy: str, checkpoint: Path | None, endpoint: str | None):
-    try:
-        if checkpoint is not None:
-            return checkpoint_agent(checkpoint)
-        return endpoint_agent(endpoint) if endpoint else policy_agent(policy)
-    except ValueError as exc:
-        console.print(Text(str(exc), style="red"), soft_wrap=True)
-        raise typer.Exit(EXIT_USAGE) from exc
-
-
-RUN = {  # the collect runs of the episodes: {parameter: (type, option)}, in the order of --help
-    "suite": (list[str], typer.Option(list(DEFAULTS.run.suites), "--suite", "-s", help=collect_options.SUITES.help)),
-    "task": (list[str], collect_options.TASKS),
-    "output": (str, typer.Option(DEFAULTS.run.output, "--output", "-o", help="The episode runs go here.")),
-    "run_id": (str | None, typer.Option(None, help="The runs' name prefix (default: derived, so a rerun resumes).")),
-    "agent_key_env": (str, typer.Option(DEFAULTS.run.llm_key_env, help=key_env_help("the --agent-endpoint's"))),
-    **{name: collect_options.OPTIONS[name] for name in RUN_OPTIONS},
-}
-
-
-def _run_config(options: dict) -> CollectConfig:
-    suites, tasks, key_env = tuple(options.pop("suite")), tuple(options.pop("task")), options.pop("agent_key_env")
-    options["simulate_file_check"] = options["simulate_file_check"].value
-    return CollectConfig(suites=suites, tasks=tasks, llm_key_env=key_env, **options)
-
-
-sim_check_command = add_options(sim_check_command, RUN, "run", _run_config)
+RUN_FIELDS = ("output", "run_id", "repeats", "concurrency", "retries", "max_turns", "command_timeout", "image", "seed",
+              "explorer_steps")  # fmt: skip
 
 
 def _percent(value) -> str:
