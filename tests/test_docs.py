@@ -118,9 +118,10 @@ def test_the_anchor_of_a_heading_is_the_one_github_gives_it():
 PAGE_WORD_LIMIT = 3_000  # words, counted as whitespace-separated pieces of the markdown
 ARCHITECTURE_LINE_LIMIT = 150
 RESULTS = ROOT / "results"
-# A figure as a measurement reports it: a percentage, a ratio (1.54x), a rate, a gain in points.
+# A figure as a measurement reports it: a percentage, a ratio (1.54x), a rate, a duration, a gain in points.
 FIGURE = re.compile(
-    r"\d%|\d(?:\.\d+)?x\b|\d[\d,.]* ?(?:tokens/s|turns/s|episodes/min|episodes a minute|ms\b)|[+-]\d[\d.]* points"
+    r"\d%|\d(?:\.\d+)?x\b|\d[\d,.]* ?(?:tokens/s|turns/s|episodes/min|episodes a minute|ms\b|min\b|minutes|hours)"
+    r"|[+-]\d[\d.]* points"
 )
 # What says that a figure was measured rather than set (a target, a default, a rate of the config): the word, or
 # the machine it was measured on.
