@@ -36,6 +36,11 @@ def git_commit(repository: Path = REPOSITORY) -> tuple[str, bool]:
     return commit, bool(status.strip())
 
 
+def short_commit() -> str:
+    commit, _ = git_commit()
+    return commit[:7] if commit != "not recorded" else "nocommit"
+
+
 def torch_device() -> str:
     """The accelerator torch would use, by name; 'cpu' without one, 'no torch' where torch is not installed."""
     try:
@@ -111,9 +116,7 @@ class RunRecord:
         return "\n".join(lines) + "\n"
 
     def path(self, folder: Path) -> Path:
-        commit, _ = git_commit()
-        short = commit[:7] if commit != "not recorded" else "nocommit"
-        return folder / f"{self.benchmark}-{self.started.strftime('%Y-%m-%dT%H%MZ')}-{short}.md"
+        return folder / f"{self.benchmark}-{self.started.strftime('%Y-%m-%dT%H%MZ')}-{short_commit()}.md"
 
     def write(self, result: dict | None = None) -> Path:
         folder = Path(getattr(self.args, "results", "results"))

@@ -17,7 +17,7 @@ def test_a_run_writes_one_file_with_its_command_commit_machine_seeds_date_and_ta
 
     assert path.parent == tmp_path / "results" and path.name.startswith("toy-bench-")
     commit, _ = results_record.git_commit()
-    assert path.name.endswith(f"-{commit[:7]}.md")
+    assert path.name.endswith(f"-{results_record.short_commit()}.md")
     text = path.read_text()
     assert "- command: `" in text and "--steps 2`" in text
     assert f"- commit: `{commit}`" in text
