@@ -79,6 +79,17 @@ class _Tee(io.TextIOBase):
     def flush(self) -> None:
         self.stream.flush()
 
+    # What the run's own code asks of its stdout (a progress bar: is it a terminal?) is the wrapped stream's answer.
+    def isatty(self) -> bool:
+        return self.stream.isatty()
+
+    def fileno(self) -> int:
+        return self.stream.fileno()
+
+    @property
+    def encoding(self) -> str:
+        return getattr(self.stream, "encoding", "utf-8")
+
 
 class RunRecord:
     def __init__(self, benchmark: str, args: argparse.Namespace, argv: list[str], started: datetime.datetime):
