@@ -32,6 +32,7 @@ from pathlib import Path
 
 # this folder is on sys.path when run as a script
 from learning_signal import agent_rl_flags, agent_training_arguments, metrics, shape, steps_flags, trajforge
+from results_record import add_results_option, start_record
 
 
 def mean_of(run: Path, key: str) -> float | None:
@@ -67,6 +68,7 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--rl-steps", type=int, default=4)
     agent_training_arguments(parser)
     parser.add_argument("--concurrency", type=int, default=4, help="episodes at once (collect, agent-eval)")
+    add_results_option(parser)
     return parser.parse_args()
 
 
@@ -277,6 +279,7 @@ def throughput(args, out: Path, seconds: dict) -> dict:
 
 def main() -> None:
     args = arguments()
+    record = start_record("agent-learning", args)
     out, seconds, started = Path(args.output), {}, time.perf_counter()
     world = collect_and_world_model(args, out, seconds)
     checkpoints = agent_sft_rows(args, out, world, seconds)
@@ -313,6 +316,7 @@ def main() -> None:
     }
     (out / "agent-learning.json").write_text(json.dumps(result, indent=2) + "\n")
     print(f"-> {out / 'agent-learning.json'}")
+    record.write(result)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from results_record import add_results_option, start_record
+
 
 def measure(args, concurrency: int, reuse: bool, folder: Path) -> dict:
     from trajforge.agents.config import AgentRLConfig
@@ -69,8 +71,10 @@ def main() -> int:
     parser.add_argument("--max-turns", type=int, default=4)
     parser.add_argument("--max-new-tokens", type=int, default=128)
     parser.add_argument("--temperature", type=float, default=0.7)
+    add_results_option(parser)
     args = parser.parse_args()
     args.suite = args.suite or ["terminal-gen"]
+    record = start_record("agent-rollouts", args)
     with tempfile.TemporaryDirectory() as tmp:
         rows = [measure(args, c, p == "on", Path(tmp)) for c in args.concurrency for p in args.prefix_cache]
     base = rows[0]
@@ -84,6 +88,7 @@ def main() -> int:
                  f"{r['episodes_per_min']:.1f}", f"{r['tokens_per_s']:.1f}", f"{r['mean_batch']:.1f}",
                  f"{r['reused']:.0%}")  # fmt: skip
         print(" ".join(f"{c:>12}" for c in cells), f"{ratio:.2f}x")
+    record.write({"rows": rows})
     return 0
 
 

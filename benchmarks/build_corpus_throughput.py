@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 import pyarrow as pa
+from results_record import add_results_option, start_record
 
 WORDS = (
     "alpha beta gamma delta report total region file line error warning build test module value user "
@@ -158,7 +159,9 @@ def main() -> None:
     parser.add_argument("--trajectories", type=int, default=20000)
     parser.add_argument("--turns", type=int, default=10)
     parser.add_argument("--workers", type=int, default=2)
+    add_results_option(parser)
     args = parser.parse_args()
+    record = start_record("build-corpus-throughput", args)
     print(f"input: {args.trajectories:,} trajectories x {args.turns} turns, and 10x; workers {args.workers}; ", end="")
     print(f"{os.cpu_count()} cores", flush=True)
     print("| input | plain loop | build-corpus (end to end) | ratio | target | peak memory (process tree) | load |")
@@ -179,6 +182,7 @@ def main() -> None:
                 shutil.rmtree(path) if path.is_dir() else path.unlink()
     growth = peaks[1] / peaks[0]
     print(f"\npeak memory grows {growth:.2f}x for 10x input (target < 1.5x: {'met' if growth < 1.5 else 'NOT met'})")
+    record.write()
 
 
 if __name__ == "__main__":

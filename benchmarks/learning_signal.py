@@ -20,6 +20,8 @@ import sys
 import time
 from pathlib import Path
 
+from results_record import add_results_option, start_record
+
 
 def trajforge(*args: str) -> float:
     """Run one CLI command in this interpreter's environment; its wall time in seconds."""
@@ -106,8 +108,10 @@ def main() -> None:
     parser.add_argument("--group-size", type=int, default=4)
     parser.add_argument("--max-new-tokens", type=int, default=96, help="RL samples and eval answers")
     parser.add_argument("--eval-limit", type=int, default=2, help="held-out trajectories to evaluate on")
+    add_results_option(parser)
     args = parser.parse_args()
 
+    record = start_record("learning-signal", args)
     data, out = Path(args.data), Path(args.output)
     for part in ("corpus", "sft", "rl"):
         if not (data / part).is_dir():
@@ -171,6 +175,7 @@ def main() -> None:
         print(f"{stage:<15} {seconds[stage]:>7.0f}   {rate:>8.1f}" if rate else f"{stage:<15} {seconds[stage]:>7.0f}")
     per_minute = f"   {60 * answers / seconds['eval']:.1f} answers/min" if answers else ""
     print(f"{'eval':<15} {seconds['eval']:>7.0f}{per_minute}")
+    record.write({"seconds": seconds, "eval": reports})
 
 
 def _starting_folder(init: str) -> str:

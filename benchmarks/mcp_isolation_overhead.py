@@ -13,6 +13,7 @@ import statistics
 import time
 
 import docker
+from results_record import add_results_option, start_record
 
 from trajforge.sandboxes.base import Task
 from trajforge.sandboxes.bundled_servers import bundled_server
@@ -38,7 +39,9 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=200, help="tool calls per mode, interleaved in rounds of 10")
     parser.add_argument("--starts", type=int, default=5, help="episode starts per mode")
     parser.add_argument("--server", choices=sorted(CALL), default="kvstore")
+    add_results_option(parser)
     args = parser.parse_args()
+    record = start_record("mcp-isolation-overhead", args)
     client = docker.from_env()
     image = ensure_base_image(client, log=lambda m: None)
     isolation = Isolation(image=image, run_id="benchmark", client=client)
@@ -94,6 +97,7 @@ def main() -> None:
         f"  added per episode start: {start_added:+.0f} ms median "
         f"(a bare `docker run true` takes {median_ms(container_only):.0f} ms here)"
     )
+    record.write({"calls_s": calls, "starts_s": starts, "bare_container_s": container_only})
 
 
 if __name__ == "__main__":

@@ -22,6 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from results_record import add_results_option, start_record
+
 
 def full_vocabulary_logprobs(model, input_ids, mask):
     """The baseline: [N, T, vocabulary] logits and their log-softmax for every position, then masked."""
@@ -111,10 +113,12 @@ def main() -> int:
     parser.add_argument("--temperature", type=float, default=0.7)
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--child", nargs=2, metavar=("GROUPS", "VARIANT"), help=argparse.SUPPRESS)
+    add_results_option(parser)
     args = parser.parse_args()
     if args.child:
         print(json.dumps(one_update(args.child[0], args.init, args.child[1])))
         return 0
+    record = start_record("rl-update-memory", args)
     with tempfile.TemporaryDirectory() as tmp:
         groups = collect_groups(args, Path(tmp))
         rows = []
@@ -143,6 +147,7 @@ def main() -> int:
             f"{r['peak_above_model_gib'] / max(base['peak_above_model_gib'], 1e-9):.2f}x | "
             f"{base['seconds'] / r['seconds']:.2f}x |"
         )
+    record.write({"rows": rows})
     return 0
 
 

@@ -45,6 +45,7 @@ from pathlib import Path
 
 # this folder is on sys.path when run as a script
 from learning_signal import agent_rl_flags, agent_training_arguments, shape, steps_flags, trajforge
+from results_record import add_results_option, start_record
 
 from trajforge.evaluation.fidelity import one_sided
 from trajforge.schemas.check_turn import FILE_CHECKS
@@ -107,6 +108,7 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--sim-check-limit", type=int, default=40, help="held-out trajectories for single step")
     parser.add_argument("--max-tokens", type=int, default=256, help="sim-check's longest single-step answer")
     parser.add_argument("--concurrency", type=int, default=4, help="episodes at once")
+    add_results_option(parser)
     args = parser.parse_args(argv)
     args.families = list(dict.fromkeys(args.family or DEMO_FAMILIES))  # the defaults resolved here, once
     args.agent_init = args.agent_init or args.init
@@ -452,6 +454,7 @@ def print_summary(results: dict[str, dict]) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     args = arguments(argv)
+    record = start_record("sim-rl", args, argv)
     started = time.perf_counter()
     results = {f: run_family(family_arguments(args, f), Path(args.output) / f) for f in args.families}
     if len(results) > 1:
@@ -461,6 +464,7 @@ def main(argv: list[str] | None = None) -> None:
     summary = Path(args.output) / "sim-rl.json"
     summary.write_text(json.dumps({"families": results, "wall_s": total}, indent=2) + "\n")
     print(f"-> {summary}")
+    record.write({"families": results, "wall_s": total})
 
 
 def run_family(args: argparse.Namespace, out: Path) -> dict:

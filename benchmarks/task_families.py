@@ -14,6 +14,8 @@ import statistics
 import tempfile
 import time
 
+from results_record import add_results_option, start_record
+
 from trajforge.collectors.collection import collect, start_docker
 from trajforge.collectors.config import CollectConfig
 from trajforge.collectors.environments import Settings, build_environment
@@ -89,11 +91,14 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=2000, help="collect: episodes of the terminal family")
     parser.add_argument("--suite", action="append", choices=SUITES, help="solve: only these (repeatable)")
     parser.add_argument("--concurrency", type=int, default=2)
+    add_results_option(parser)
     args = parser.parse_args()
+    record = start_record("task-families", args)
     if args.what == "solve":
         solve(args.suite or list(SUITES), args.per_family, args.offset, args.concurrency)
     else:
         collect_run(args.episodes, args.concurrency)
+    record.write()
 
 
 if __name__ == "__main__":

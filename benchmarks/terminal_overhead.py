@@ -11,6 +11,7 @@ import subprocess
 import time
 
 import docker
+from results_record import add_results_option, start_record
 
 from trajforge.sandboxes.base import Task
 from trajforge.sandboxes.image import ensure_base_image
@@ -30,7 +31,9 @@ def timed(fn, runs: int) -> list[float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=200)
+    add_results_option(parser)
     args = parser.parse_args()
+    record = start_record("terminal-overhead", args)
     client = docker.from_env()
     image = ensure_base_image(client, log=lambda m: None)
     with DockerTerminal(image=image, run_id="benchmark", client=client) as env:
@@ -50,6 +53,7 @@ def main() -> None:
         f"fresh docker exec: median {f:.2f} ms, p90 {statistics.quantiles(fresh, n=10)[-1]:.2f} ms ({exec_runs} runs)"
     )
     print(f"ratio: persistent is {f / p:.0f}x faster; target median <= 10 ms: {'met' if p <= 10 else 'NOT met'}")
+    record.write({"persistent_ms": persistent, "fresh_exec_ms": fresh})
 
 
 if __name__ == "__main__":

@@ -113,3 +113,86 @@ def test_nothing_in_the_repository_points_outside_it():
 def test_the_anchor_of_a_heading_is_the_one_github_gives_it():
     assert _anchor("Loss masking (paper §3.2, Table 3)") == "loss-masking-paper-32-table-3"
     assert _anchor("Training under `torchrun`") == "training-under-torchrun"
+
+
+PAGE_WORD_LIMIT = 3_000  # words, counted as whitespace-separated pieces of the markdown
+ARCHITECTURE_LINE_LIMIT = 150
+RESULTS = ROOT / "results"
+# A figure as a measurement reports it: a percentage, a ratio (1.54x), a rate, a duration, a gain in points.
+FIGURE = re.compile(
+    r"\d%|\d(?:\.\d+)?x\b|\d[\d,.]* ?(?:tokens/s|turns/s|episodes/min|episodes a minute|ms\b|min\b|minutes|hours)"
+    r"|[+-]\d[\d.]* points"
+)
+# What says that a figure was measured rather than set (a target, a default, a rate of the config): the word, or
+# the machine it was measured on.
+MEASURED = re.compile(r"\bmeasured\b|\b\d+[- ]cores?\b", re.I)
+GENERATED_PAGES = {"cli.md"}  # written by a tool from the code's flags: no measured figures to link
+
+
+def _blocks(markdown: str) -> list[str]:
+    """The paragraphs, list items and tables of a page's prose (fenced code left out), in order."""
+    blocks, current = [], []
+    for line in _without_code(markdown).splitlines():
+        starts_item = re.match(r"\s*(?:[-*]|\d+\.) ", line) or line.startswith("#")
+        if not line.strip() or starts_item:
+            if current:
+                blocks.append("\n".join(current))
+            current = [line] if line.strip() else []
+        else:
+            current.append(line)
+    if current:
+        blocks.append("\n".join(current))
+    return blocks
+
+
+def _is_table(block: str) -> bool:
+    return all(line.startswith(("    ", "|")) for line in block.splitlines())
+
+
+def _links_results(block: str) -> bool:
+    return any("results/" in target for target in LINK.findall(block))
+
+
+def test_every_docs_page_is_at_most_3000_words():
+    long = {page.name: len(page.read_text().split()) for page in PAGES}
+    assert {name: words for name, words in long.items() if words > PAGE_WORD_LIMIT} == {}
+
+
+def test_the_architecture_is_at_most_150_lines():
+    assert len(ARCHITECTURE.read_text().splitlines()) <= ARCHITECTURE_LINE_LIMIT
+
+
+def test_every_link_into_results_leads_to_a_results_file():
+    targets = [
+        (doc.name, (doc.parent / t.partition("#")[0]).resolve())
+        for doc in [README, ARCHITECTURE, *PAGES]
+        for t in _relative_links(doc)
+        if "results/" in t
+    ]
+    assert targets and [name for name, path in targets if RESULTS not in path.parents or not path.is_file()] == []
+
+
+def test_a_measured_figure_in_the_docs_links_the_results_file_it_comes_from():
+    """A paragraph or list item that reports a measured figure links its results/ file; a table of measured figures
+    does, or the paragraph beside it does."""
+    unlinked = []
+    for page in [p for p in PAGES if p.name not in GENERATED_PAGES]:
+        blocks = _blocks(page.read_text())
+        for i, block in enumerate(blocks):
+            if not FIGURE.search(block) or _links_results(block):
+                continue
+            if _is_table(block):
+                neighbours = blocks[max(0, i - 1) : i] + blocks[i + 1 : i + 2]
+                measured = any(MEASURED.search(b) for b in [block, *neighbours])
+                if measured and not any(_links_results(n) for n in neighbours):
+                    unlinked.append(f"{page.name}: {block.splitlines()[0][:80]}")
+            elif MEASURED.search(block):
+                unlinked.append(f"{page.name}: {block.splitlines()[0][:80]}")
+    assert unlinked == []
+
+
+def test_the_figure_check_finds_a_measured_figure_without_its_link():
+    paragraph = "Measured on 2 cores: 61.5% after 48 steps."
+    assert FIGURE.search(paragraph) and MEASURED.search(paragraph) and not _links_results(paragraph)
+    assert _links_results(paragraph + " ([results](../results/x.md))")
+    assert _is_table("    row   61.5%\n    row   60.2%") and not FIGURE.search("a target of 80 (none met)")

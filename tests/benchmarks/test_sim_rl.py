@@ -172,8 +172,9 @@ def test_every_family_runs_into_its_own_folder_and_one_summary_table_holds_them_
         return {"out": str(out), "context": args.context_length, "rows": list(table.values()), "targets": found}
 
     monkeypatch.setattr(sim_rl, "run_family", run_family)
-    sim_rl.main(["--output", str(tmp_path)])
+    sim_rl.main(["--output", str(tmp_path), "--results", str(tmp_path / "results")])
     summary = json.loads((tmp_path / "sim-rl.json").read_text())["families"]
+    assert len(list((tmp_path / "results").glob("sim-rl-*.md"))) == 1
     assert [f["out"] for f in summary.values()] == [str(tmp_path / "terminal"), str(tmp_path / "kvstore")]
     assert [f["context"] for f in summary.values()] == [512, 1024]
     printed = capsys.readouterr().out.splitlines()
