@@ -76,9 +76,9 @@ demo: setup sandbox-image
 		--prompts-per-step 4 --max-new-tokens 160 --lr 1e-4 --init $(DATA)/demo/runs/sft/checkpoint-500
 	# ends with a row per stage and what each stage did, in plain words
 	$(TF) eval --corpus $(DATA)/demo/corpus --untrained --no-plain --limit 12 --max-new-tokens 160 \
-		-c $(DATA)/demo/runs/cpt/checkpoint-300 -c $(DATA)/demo/runs/cpt-nomask/checkpoint-300 \
-		-c $(DATA)/demo/runs/sft/checkpoint-500 -c $(DATA)/demo/runs/rl/checkpoint-16 \
-		--output $(DATA)/demo/eval.json --export $(DATA)/demo/export/benchmark
+		--world-model $(DATA)/demo/runs/cpt/checkpoint-300 --world-model $(DATA)/demo/runs/cpt-nomask/checkpoint-300 \
+		--world-model $(DATA)/demo/runs/sft/checkpoint-500 --world-model $(DATA)/demo/runs/rl/checkpoint-16 \
+		--report $(DATA)/demo/eval.json --export $(DATA)/demo/export/benchmark
 	# the corpus report, with the curves of the runs that trained on it and the evaluation table
 	$(TF) report $(DATA)/demo/corpus $(addprefix --runs $(DATA)/demo/runs/,$(DEMO_RUNS)) --eval $(DATA)/demo/eval.json
 	# ends with a picture: the runs' curves (loss and held-out loss, masked vs --no-mask; RL reward and format
@@ -121,8 +121,8 @@ prepare-rl: setup
 # The latest checkpoint of each stage next to an untrained model of the same shape, on held-out trajectories.
 latest = $$(ls -d runs/$(1)/checkpoint-* | sort -t- -k2 -n | tail -1)
 eval: setup
-	$(TF) eval --corpus $(DATA)/corpus --untrained -c $(call latest,cpt) -c $(call latest,sft) -c $(call latest,rl) \
-		--output runs/eval.json
+	$(TF) eval --corpus $(DATA)/corpus --untrained --world-model $(call latest,cpt) --world-model $(call latest,sft) \
+		--world-model $(call latest,rl) --report runs/eval.json
 
 # For cron or a systemd timer: collect a new run, then build only what is new since the last manifest.
 REFRESH_ID ?= refresh-$(shell date -u +%Y%m%dT%H%M)

@@ -14,9 +14,9 @@ nothing about the policy and is left out of its group.
 With `simulation` (collectors/simulation.py) every episode runs in its world model instead, as `collect
 --world-model` runs them: each task grounded in its real starting state, its reward the task's check run in the
 world model; with the simulation's `control`, each episode under a control spec sampled from that distribution.
-Before training, the world model's single-step figures on `sim_check_corpus` are printed, with a warning for each below its threshold; with
-`audit_every`, every so many steps the step's episodes are replayed in the real environment and the metrics say
-how often the simulated reward was the real outcome (agents/reward_audit.py).
+Before training, the world model's single-step figures on `sim_check_corpus` are printed, with a warning for each
+below its threshold; with `audit_every`, every so many steps the step's episodes are replayed in the real
+environment and the metrics say how often the simulated reward was the real outcome (agents/reward_audit.py).
 
 Each step's metrics line says whether RL can learn: the success rate and the share of degenerate groups (every
 episode of a task with the same reward: no gradient). With `guide="scripted"` a group whose episodes all failed

@@ -189,7 +189,7 @@ def evaluate(args, out: Path, agents: dict[str, Path], seconds: dict) -> list[di
         "agent-eval",
         "--policy",
         "scripted",
-        *(x for c in agents.values() for x in ("-c", str(c))),
+        *(x for c in agents.values() for x in ("--agent", str(c))),
         "--suite",
         str(out / "suite.yaml"),
         "--max-turns",
@@ -198,7 +198,7 @@ def evaluate(args, out: Path, agents: dict[str, Path], seconds: dict) -> list[di
         str(out / "eval"),
         "--concurrency",
         str(args.concurrency),
-        "--json",
+        "--report",
         str(report),
     ]
     seconds["agent-eval"] = trajforge(*command)

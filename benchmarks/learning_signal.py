@@ -152,13 +152,14 @@ def main() -> None:
         "--init", str(out / f"sft/checkpoint-{steps}"), "--max-steps", str(rl_steps), "--save-every", str(rl_steps),
         "--lr", str(args.rl_lr), "--group-size", str(args.group_size), "--max-new-tokens", str(args.max_new_tokens),
     )  # fmt: skip
-    start = ["--untrained"] if args.init == "tiny" else ["-c", _starting_folder(args.init)]
+    start = ["--untrained"] if args.init == "tiny" else ["--world-model", _starting_folder(args.init)]
     checkpoints = [out / f"cpt/checkpoint-{steps}", out / f"cpt-nomask/checkpoint-{steps}",
                    out / f"sft/checkpoint-{steps}", out / f"rl/checkpoint-{rl_steps}"]  # fmt: skip
     seconds["eval"] = trajforge(
         "eval", "--corpus", str(data / "corpus"), "--no-plain", "--limit", str(args.eval_limit),
-        "--max-new-tokens", str(args.max_new_tokens), *start, *(x for c in checkpoints for x in ("-c", str(c))),
-        "--output", str(out / "eval.json"),
+        "--max-new-tokens", str(args.max_new_tokens), *start,
+        *(x for c in checkpoints for x in ("--world-model", str(c))),
+        "--report", str(out / "eval.json"),
     )  # fmt: skip
 
     rl = metrics(out / "rl")

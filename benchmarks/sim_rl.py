@@ -27,7 +27,7 @@ terminal family, then the MCP kvstore family), each into OUTPUT/<family>/:
    rule whose success agreement on these episodes is higher (the file's content on a tie) -- one bit chosen on the
    simulator's agreement, never on an agent's success;
 5. from that agent, the same agent-RL steps (the same episodes) three times: in the real environment; in the world
-   model (`--simulate WORLD`); in the world model under control specs sampled per episode (`--control`);
+   model (`--world-model WORLD`); in the world model under control specs sampled per episode (`--control`);
 6. `agent-eval` of every row, and of the scripted policy (model-free reference), on the held-out tasks, clean and
    under `--faults unreliable`.
 
@@ -181,7 +181,7 @@ def world_model_with_agent(args, out: Path, sft: Path, seconds: dict) -> Path:
     temperature = args.rl_temperature if args.rl_temperature is not None else AgentRLConfig.temperature
     tasks = [flag for task in training_tasks(out / "suite.yaml") for flag in ("--task", task)]
     seconds["collect agent"] = trajforge_allowing_errors(
-        "collect", "--suite", str(out / "suite.yaml"), "--policy", "checkpoint", "--checkpoint", str(sft),
+        "collect", "--suite", str(out / "suite.yaml"), "--agent", str(sft),
         "--temperature", str(temperature), "--repeats", str(args.wm_agent_repeats), "--max-turns", str(args.max_turns),
         "--output", str(out / "raw"), "--run-id", "agent", "--concurrency", str(args.concurrency), *tasks,
     )  # fmt: skip
@@ -199,7 +199,7 @@ def agent_sft(args, out: Path, seconds: dict) -> Path:
 
 def rl_rows(args, out: Path, sft: Path, world: Path, rule: str, seconds: dict) -> dict[str, Path]:
     """The three RL rows from the same agent with the same steps and episodes; their checkpoints by row."""
-    simulate = ["--simulate", str(world), "--simulate-file-check", rule]
+    simulate = ["--world-model", str(world), "--simulate-file-check", rule]
     runs = {
         REAL_RL: ("rl-real", []),
         SIM_RL: ("rl-sim", [*simulate, "--sim-check-corpus", str(out / "corpus")]),  # the figures printed first
@@ -221,9 +221,9 @@ def evaluate(args, out: Path, agents: dict[str, Path], faults: bool, seconds: di
     name = "eval-faults" if faults else "eval-clean"
     report = out / f"{name}.json"
     seconds[name] = trajforge_allowing_errors(
-        "agent-eval", "--policy", "scripted", *(x for c in agents.values() for x in ("-c", str(c))),
+        "agent-eval", "--policy", "scripted", *(x for c in agents.values() for x in ("--agent", str(c))),
         "--suite", str(out / "suite.yaml"), "--max-turns", str(args.max_turns), "--repeats", str(args.eval_repeats),
-        "--output", str(out / name), "--concurrency", str(args.concurrency), "--json", str(report),
+        "--output", str(out / name), "--concurrency", str(args.concurrency), "--report", str(report),
         *(["--faults", "unreliable"] if faults else []),
     )  # fmt: skip
     return json.loads(report.read_text())["agents"]
@@ -235,11 +235,11 @@ def sim_check(args, out: Path, world: Path, sft: Path, seconds: dict) -> dict:
     never fails a generated task for real, so its agreement tests successes only)."""
     report = out / "sim-check.json"
     seconds["sim-check"] = trajforge_allowing_errors(
-        "sim-check", "-c", str(world), "--agent-checkpoint", str(sft), "--corpus", str(out / "corpus"),
+        "sim-check", "--world-model", str(world), "--agent", str(sft), "--corpus", str(out / "corpus"),
         "--suite", str(out / "suite.yaml"),
         "--control", args.control, "--limit", str(args.sim_check_limit), "--max-tokens", str(args.max_tokens),
         "--max-turns", str(args.max_turns), "--concurrency", str(args.concurrency), "-o", str(out / "sim-check"),
-        "--json", str(report), *(["--no-plain"] if args.wm_sft_steps else []),  # an SFT world model: its template
+        "--report", str(report), *(["--no-plain"] if args.wm_sft_steps else []),  # an SFT world model: its template
         "--simulate-file-check", "content" if args.file_check == "auto" else args.file_check,  # content: both rules
     )  # fmt: skip
     return json.loads(report.read_text())

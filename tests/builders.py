@@ -69,3 +69,11 @@ class ScriptedWorldModel(WorldModel):
 
 def tagged(text: str) -> str:
     return f"<think>the file has five lines</think><predicted_observation>\n{text}\n</predicted_observation>"
+
+
+def simulation_of(world_model: str, **settings):
+    """A collectors.simulation.Simulation of `world_model` as the command line names it (URL=MODEL, a folder)."""
+    from trajforge.collectors.simulation import Simulation
+    from trajforge.endpoints.model_ref import parse_model
+
+    return Simulation(parse_model(world_model, "--world-model"), **settings)

@@ -11,6 +11,7 @@ from trajforge.agents.checkpoint_policy import Actor, CheckpointPolicy, acting_f
 from trajforge.collectors.config import CollectConfig
 from trajforge.collectors.episode import run_episode
 from trajforge.collectors.policies import POLICIES
+from trajforge.endpoints.model_ref import ModelRef
 from trajforge.pipelines.cli import app
 from trajforge.sandboxes.base import ShellCheck, Task
 from trajforge.schemas.manifest import read_manifest
@@ -82,14 +83,15 @@ def test_a_checkpoint_without_chat_template_or_markers_cannot_act(tmp_path, tiny
     with pytest.raises(ValueError, match="cannot act: its tokenizer has no chat template and no trajforge chat"):
         acting_folder(str(tmp_path))
     result = CliRunner().invoke(
-        app, ["collect", "--policy", "checkpoint", "--checkpoint", str(tmp_path), "-o", str(tmp_path / "raw")]
+        app, ["collect", "--agent", str(tmp_path), "-o", str(tmp_path / "raw")]
     )
     assert result.exit_code == 2 and "cannot act" in result.output
     assert acting_folder(str(tiny_agent)) == str(tiny_agent)
 
 
 def test_temperature_zero_acts_greedily_whatever_the_episode_seed(tiny_agent):
-    config = CollectConfig(policy="checkpoint", checkpoint=str(tiny_agent), temperature=0.0)
+    config = CollectConfig(agent=ModelRef(weights=str(tiny_agent)), temperature=0.0)
+    assert config.policy == "checkpoint"  # the policy weights act through
     arguments = CheckpointPolicy.arguments(config)
     assert arguments["temperature"] == 0.0
 
@@ -110,7 +112,7 @@ def test_temperature_zero_acts_greedily_whatever_the_episode_seed(tiny_agent):
 
 @pytest.mark.slow
 def test_collect_runs_a_random_model_in_docker_and_each_episode_ends_as_an_outcome(tmp_path, tiny_agent, sandbox_image):
-    args = ["collect", "-s", "terminal", "--task", "count-lines", "--policy", "checkpoint", "--checkpoint"]
+    args = ["collect", "-s", "terminal", "--task", "count-lines", "--agent"]
     args += [str(tiny_agent), "--repeats", "3", "--concurrency", "3", "--max-turns", "3", "-o", str(tmp_path)]
     result = CliRunner().invoke(app, [*args, "--run-id", "r"])
     assert result.exit_code == 0, result.output

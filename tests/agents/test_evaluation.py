@@ -12,10 +12,9 @@ from trajforge.agents.evaluation import (
     Agent,
     AgentEvalConfig,
     AgentEvalError,
-    checkpoint_agent,
-    endpoint_agent,
     evaluate_agents,
     held_out_suites,
+    model_agent,
     policy_agent,
     score_agent,
 )
@@ -23,9 +22,9 @@ from trajforge.collectors.collection import Collected
 from trajforge.collectors.config import CollectConfig
 from trajforge.collectors.runner import RunResult
 from trajforge.collectors.tasks import Suite, load_suite
+from trajforge.endpoints.model_ref import ModelRef
 from trajforge.evaluation.intervals import wilson_interval
 from trajforge.sandboxes.base import ShellCheck, Task
-from trajforge.schemas.registry import Registry
 from trajforge.schemas.sinks import write_segments
 from trajforge.schemas.sources import read_records
 from trajforge.schemas.splits import SplitConfig, collected_task_key, split_of
@@ -91,20 +90,18 @@ def test_a_group_without_scored_episodes_has_no_rate():
     assert figures["success_rate"] is None and figures["interval"] is None and figures["mean_turns"] is None
 
 
-def test_agents_are_named_by_their_own_flags(monkeypatch):
-    assert endpoint_agent("http://127.0.0.1:8000/v1=tiny") == Agent(
-        "tiny @ http://127.0.0.1:8000/v1", "llm", {"llm_url": "http://127.0.0.1:8000/v1", "llm_model": "tiny"}
-    )
+def test_agents_are_named_by_their_own_flags():
+    endpoint = model_agent("http://127.0.0.1:8000/v1=tiny")
+    assert (endpoint.label, endpoint.policy) == ("tiny @ http://127.0.0.1:8000/v1", "llm")
+    assert endpoint.model.endpoint.model == "tiny" and endpoint.settings == {"policy": "llm", "agent": endpoint.model}
+    assert model_agent("runs/agent") == Agent("runs/agent", "checkpoint", ModelRef(weights="runs/agent"))
     assert policy_agent("scripted") == Agent("scripted", "scripted")
-    with pytest.raises(AgentEvalError, match="give URL=MODEL"):
-        endpoint_agent("http://127.0.0.1:8000/v1")
-    with pytest.raises(AgentEvalError, match="--policy llm: give --endpoint URL=MODEL"):
+    with pytest.raises(ValueError, match="give URL=MODEL"):
+        model_agent("http://127.0.0.1:8000/v1")
+    with pytest.raises(AgentEvalError, match="--policy llm: give --agent MODEL"):
         policy_agent("llm")
     with pytest.raises(ValueError, match="unknown policy 'oracle'"):
         policy_agent("oracle")
-    monkeypatch.setattr(evaluation, "POLICIES", Registry("policy"))  # a trajforge without the checkpoint policy
-    with pytest.raises(AgentEvalError, match="-c runs/agent: this trajforge has no checkpoint policy"):
-        checkpoint_agent("runs/agent")
 
 
 def test_nothing_to_evaluate_is_refused_before_any_episode():

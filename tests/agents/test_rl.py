@@ -7,7 +7,7 @@ import torch
 from safetensors.torch import load_file
 from typer.testing import CliRunner
 
-from tests.builders import make_trajectory
+from tests.builders import make_trajectory, simulation_of
 from tests.collectors.fakes import FakeEnvironment
 from tests.training.test_metrics_log import assert_same_as_jsonl
 from trajforge.agents import rl
@@ -72,9 +72,10 @@ def test_the_config_takes_the_train_commands_flags():
     assert config.lr == AgentRLConfig.lr and config.split == SplitConfig()
     split = agent_rl_config(split_held_out=0.3, split_seed=4, held_out_family=["terminal-text"]).split
     assert split == SplitConfig(held_out=0.3, seed=4, held_out_families=("terminal-text",))
-    simulated = agent_rl_config(simulate="wm", simulate_prompt="plain", simulate_file_check="exit-code")
-    assert rl.simulation_config(simulated).simulate_file_check == "exit-code"  # as collect --simulate is given it
-    assert rl.simulation_config(agent_rl_config(simulate="wm", simulate_max_tokens=64)).simulate_max_tokens == 64
+    simulated = agent_rl_config(world_model="wm", simulate_prompt="plain", simulate_file_check="exit-code").simulation
+    assert simulated == simulation_of("wm", prompt="plain", file_check="exit-code")  # collect --world-model's value
+    assert agent_rl_config(world_model="wm", simulate_max_tokens=64).simulation.max_tokens == 64
+    assert agent_rl_config().simulation is None
 
 
 class _HalfSucceed(FakeEnvironment):
@@ -141,8 +142,9 @@ def test_a_step_in_a_world_model_rewards_each_episode_by_the_check_run_there(
     config = AgentRLConfig(
         suites=(_suite(tmp_path, 2),), output=str(tmp_path / "run"), init=str(tiny_agent), group_size=2,
         tasks_per_step=1, max_turns=2, max_new_tokens=16, max_steps=1, save_every=1, split=SplitConfig(held_out=0.0),
-        simulate=str(tiny_checkpoint), simulate_prompt="plain",  # the tiny world model is a CPT model
-        simulate_max_tokens=32,  # its observation leaves the 1,024-token agent room to say it is done
+        # the tiny world model is a CPT model; its observation of 32 tokens leaves the 1,024-token agent room to say
+        # it is done
+        simulation=simulation_of(str(tiny_checkpoint), prompt="plain", max_tokens=32),
     )  # fmt: skip
     last = rl.run_agent_rl(config)
     assert last["episodes"] == 2 and set(last["outcomes"]) <= {"success", "failure"}
@@ -171,8 +173,8 @@ def test_an_audit_replays_the_steps_simulated_episodes_in_real_docker_and_scores
         config = AgentRLConfig(
             suites=(_suite(tmp_path, 2),), output=str(tmp_path / "run"), init=str(tiny_agent), group_size=2,
             tasks_per_step=2, max_turns=2, max_new_tokens=16, max_steps=2, save_every=2, audit_every=2,
-            split=SplitConfig(held_out=0.0), simulate=f"{url}=wm", simulate_prompt="plain",
-            simulate_file_check="exit-code", image=sandbox_image,
+            split=SplitConfig(held_out=0.0), image=sandbox_image,
+            simulation=simulation_of(f"{url}=wm", prompt="plain", file_check="exit-code"),
         )  # fmt: skip
         rl.run_agent_rl(config, log=lambda text: None, warn=warnings.append)
     first, second = [json.loads(x) for x in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
@@ -184,10 +186,10 @@ def test_an_audit_replays_the_steps_simulated_episodes_in_real_docker_and_scores
                for x in f.read_text().splitlines()]  # fmt: skip
     assert {r["source"]["kind"] for r in replays} == {"collected"} and len(replays) == 4
     assert any("reward was the real outcome in 50%" in w for w in warnings)
-    with pytest.raises(ValueError, match="--audit-every audits a world model's rewards"):
+    with pytest.raises(ValueError, match="--audit-every measures a world model: give --world-model"):
         rl.AgentRL(AgentRLConfig(init=str(tiny_agent), audit_every=1))
     with pytest.raises(ValueError, match="--simulate-file-check 'exit': choose content or exit-code"):
-        rl.AgentRL(AgentRLConfig(init=str(tiny_agent), simulate="wm", simulate_file_check="exit"))
+        agent_rl_config(init=str(tiny_agent), world_model="wm", simulate_file_check="exit")
 
 
 def test_a_world_model_that_never_answers_stops_the_run_at_its_first_step(
@@ -204,7 +206,7 @@ def test_a_world_model_that_never_answers_stops_the_run_at_its_first_step(
         config = AgentRLConfig(
             suites=(_suite(tmp_path, 1),), output=str(tmp_path / "run"), init=str(tiny_agent), group_size=2,
             tasks_per_step=1, max_turns=2, max_new_tokens=16, max_steps=3, split=SplitConfig(held_out=0.0),
-            simulate=f"{url}=wm",
+            simulation=simulation_of(f"{url}=wm"),
         )  # fmt: skip
         with pytest.raises(ValueError, match=r"step 1: every episode \(2\) ended as infra_error.*no parseable"):
             rl.run_agent_rl(config)

@@ -19,6 +19,8 @@ from trajforge.agents.sim_check import (
     world_model_of,
 )
 from trajforge.collectors.config import CollectConfig
+from trajforge.collectors.simulation import Simulation
+from trajforge.endpoints.model_ref import ModelRef, parse_model
 from trajforge.schemas.sources import read_records
 from trajforge.schemas.splits import SplitConfig
 
@@ -50,6 +52,10 @@ def config(tmp_path, corpus_dir, control, **fields) -> SimCheckConfig:
     return SimCheckConfig(corpus=str(corpus_dir), run=run, control=str(control), split=SplitConfig(), **fields)
 
 
+def endpoint(text: str) -> ModelRef:
+    return parse_model(text, "--world-model")
+
+
 @pytest.fixture
 def control(tmp_path):
     path = tmp_path / "control.yaml"
@@ -59,7 +65,7 @@ def control(tmp_path):
 
 @pytest.mark.slow
 def test_the_three_fidelity_figures_and_controllability_with_real_replays(tmp_path, corpus_dir, sandbox_image, control):
-    with world_model(obedient=True) as (url, _), world_model_of(endpoint=f"{url}=fake-wm") as world:
+    with world_model(obedient=True) as (url, _), world_model_of(endpoint(f"{url}=fake-wm")) as world:
         checked = config(tmp_path, corpus_dir, control, simulated_success=lambda t: True)
         result = check_simulator(checked, world, log=lambda text: None, warn=lambda text: None)
     step = result["single_step"]["all"]
@@ -88,7 +94,7 @@ def test_the_three_fidelity_figures_and_controllability_with_real_replays(tmp_pa
 
 @pytest.mark.slow
 def test_a_world_model_that_ignores_its_instructions_scores_none(tmp_path, corpus_dir, sandbox_image, control):
-    with world_model(obedient=False) as (url, _), world_model_of(endpoint=f"{url}=deaf-wm") as world:
+    with world_model(obedient=False) as (url, _), world_model_of(endpoint(f"{url}=deaf-wm")) as world:
         result = check_simulator(config(tmp_path, corpus_dir, control), world, lambda t: None, lambda t: None)
     episodes = result["episodes"]
     assert episodes["controllability"]["all"]["produced_share"] == 0.0
@@ -100,14 +106,10 @@ def test_a_world_model_that_ignores_its_instructions_scores_none(tmp_path, corpu
 
 
 def test_bad_world_models_are_refused_before_anything_runs(tmp_path):
-    with pytest.raises(SimCheckError, match="-c CHECKPOINT or --simulate URL=MODEL"):
-        with world_model_of():
-            pass
-    with pytest.raises(SimCheckError, match="give URL=MODEL"):
-        with world_model_of(endpoint="http://nowhere"):
-            pass
-    with pytest.raises(SimCheckError, match="not a checkpoint folder"):
-        with world_model_of(checkpoint=tmp_path):
+    with pytest.raises(ValueError, match="give URL=MODEL"):
+        parse_model("http://nowhere", "--world-model")
+    with pytest.raises(SimCheckError, match="not a model folder"):
+        with world_model_of(ModelRef(weights=str(tmp_path))):
             pass
 
 
@@ -158,7 +160,7 @@ def test_single_step_measures_controllability_on_real_fault_injected_turns(tmp_p
     assert any(t.fault for r in records for t in r.turns)
     write_segments(records, tmp_path / "raw", per_file=4)
     build_corpus([str(tmp_path / "raw")], tmp_path / "corpus", BuildConfig(split=SplitConfig(held_out=1.0)), workers=1)
-    with world_model(obedient=True) as (url, _), world_model_of(endpoint=f"{url}=wm") as world:
+    with world_model(obedient=True) as (url, _), world_model_of(endpoint(f"{url}=wm")) as world:
         checked = SimCheckConfig(corpus=str(tmp_path / "corpus"), episodes=False)
         warnings = []
         result = check_simulator(checked, world, log=lambda text: None, warn=warnings.append)
@@ -175,12 +177,12 @@ def test_single_step_measures_controllability_on_real_fault_injected_turns(tmp_p
 def test_a_changed_simulation_rule_gets_its_own_episode_runs_and_the_defaults_keep_their_names():
     import dataclasses
 
-    world = WorldModel("wm", chat=None, simulate="wm", identity="folder")
+    world = WorldModel("wm", chat=None, ref=ModelRef(weights="folder"))
     default = SimCheckConfig()
 
-    def prefix(**run) -> str:
-        return run_prefix(dataclasses.replace(default, run=dataclasses.replace(default.run, **run)), world)
+    def prefix(**settings) -> str:
+        return run_prefix(dataclasses.replace(default, simulation=Simulation(world.ref, **settings)), world)
 
-    assert prefix() == run_prefix(default, world) == prefix(simulate_max_tokens=512)
-    names = {prefix(), prefix(simulate_max_tokens=64), prefix(simulate_file_check="exit-code")}
+    assert prefix() == run_prefix(default, world) == prefix(max_tokens=512)
+    names = {prefix(), prefix(max_tokens=64), prefix(file_check="exit-code")}
     assert len(names) == 3 and all(re.fullmatch(r"sim-check-[0-9a-f]{8}", name) for name in names)

@@ -6,9 +6,10 @@ import json
 
 import pytest
 
+from tests.builders import simulation_of
 from tests.chat_server import chat_server
 from trajforge.agents import rl
-from trajforge.agents.config import AgentRLConfig
+from trajforge.agents.config import AgentRLConfig, agent_rl_config
 from trajforge.agents.sim_check import Thresholds
 from trajforge.agents.sim_preflight import world_model_figures
 from trajforge.collectors.tasks import load_suite
@@ -25,8 +26,8 @@ def silent_world_model():
 def test_the_figures_are_printed_and_those_below_the_thresholds_warned(tmp_path, corpus_dir):
     logged, warned = [], []
     with silent_world_model() as (url, requests):
-        result = world_model_figures(f"{url}=wm", str(corpus_dir), Thresholds(), logged.append, warned.append,
-                                     limit=4, report=tmp_path / "check.json")  # fmt: skip
+        result = world_model_figures(simulation_of(f"{url}=wm"), str(corpus_dir), Thresholds(), logged.append,
+                                     warned.append, limit=4, report=tmp_path / "check.json")  # fmt: skip
     step = result["single_step"]["all"]
     assert set(step) == {"wm", "copy previous (model-free)", "retrieval (model-free)"} and requests
     assert step["wm"]["exact_match"] < 0.8
@@ -34,13 +35,16 @@ def test_the_figures_are_printed_and_those_below_the_thresholds_warned(tmp_path,
     assert any(w.startswith("warning: the world model's single-step exact match") for w in warned)
     assert result["below_thresholds"] and json.loads((tmp_path / "check.json").read_text()) == result
     with silent_world_model() as (url, _):
-        lenient = world_model_figures(f"{url}=wm", str(corpus_dir), Thresholds(exact_match=0.0), print, print, limit=4)
+        lenient = world_model_figures(simulation_of(f"{url}=wm"), str(corpus_dir), Thresholds(exact_match=0.0), print,
+                                      print, limit=4)  # fmt: skip
     assert not any("exact match" in line for line in lenient["below_thresholds"])
 
 
 def test_without_a_corpus_nothing_is_measured_and_a_note_says_so():
     logged = []
-    assert world_model_figures("http://127.0.0.1:1/v1=wm", None, Thresholds(), logged.append, print) is None
+    simulation = simulation_of("http://127.0.0.1:1/v1=wm")
+    unmeasured = world_model_figures(simulation, None, Thresholds(), logged.append, print)
+    assert unmeasured is None
     assert "no --sim-check-corpus given" in logged[0]
 
 
@@ -53,7 +57,8 @@ def _suite(tmp_path) -> str:
 
 def test_agent_rl_in_a_world_model_carries_the_control_distribution_to_every_suite(tmp_path):
     suites = [load_suite(_suite(tmp_path))]
-    config = AgentRLConfig(simulate="http://127.0.0.1:1/v1=wm", control="errors", output=str(tmp_path / "run"))
+    config = AgentRLConfig(simulation=simulation_of("http://127.0.0.1:1/v1=wm", control="errors"),
+                            output=str(tmp_path / "run"))  # fmt: skip
     simulated = rl.simulated_suites(suites, config, "test", print)
     assert simulated[0].environment.kind == "simulated"
     assert "intermittent_error" in simulated[0].control["faults"]
@@ -63,11 +68,11 @@ def test_agent_rl_in_a_world_model_carries_the_control_distribution_to_every_sui
 
 def test_bad_control_is_refused_before_anything_runs(tmp_path):
     suites = [load_suite(_suite(tmp_path))]
-    with pytest.raises(ValueError, match="--control steers a world model: give --simulate"):
-        rl.simulated_suites(suites, AgentRLConfig(control="errors"), "test", print)
+    with pytest.raises(ValueError, match="--control: steers a world model; give --world-model"):
+        agent_rl_config(control="errors")
     bad = tmp_path / "control.yaml"
     bad.write_text("faults:\n  teleport: {rate: 0.5}\n")
-    config = AgentRLConfig(simulate="http://127.0.0.1:1/v1=wm", control=str(bad))
+    config = AgentRLConfig(simulation=simulation_of("http://127.0.0.1:1/v1=wm", control=str(bad)))
     with pytest.raises(ControlError, match=r"control.yaml: faults.teleport: unknown fault kind"):
         rl.simulated_suites(suites, config, "test", print)
 
@@ -85,7 +90,8 @@ def test_an_rl_run_in_a_checkpoint_world_model_prints_its_figures_before_it_trai
     config = AgentRLConfig(
         suites=(_suite(tmp_path),), output=str(tmp_path / "run"), init=str(tiny_agent), group_size=2,
         tasks_per_step=1, max_turns=2, max_new_tokens=16, max_steps=1, save_every=1, split=SplitConfig(held_out=0.0),
-        simulate=str(tiny_checkpoint), simulate_prompt="plain", control="errors", sim_check_corpus=str(corpus_dir),
+        simulation=simulation_of(str(tiny_checkpoint), prompt="plain", control="errors"),
+        sim_check_corpus=str(corpus_dir),
         min_exact_match=1.0,
     )  # fmt: skip
     logged, warned = [], []

@@ -1,4 +1,4 @@
-"""`--simulate CHECKPOINT`: a real tiny trajforge checkpoint loaded in-process as the world model of concurrent
+"""`--world-model CHECKPOINT`: a real tiny trajforge checkpoint loaded in-process as the world model of concurrent
 simulated episodes, its answers batched through the broker, each prompt fitted to its context window."""
 
 import json
@@ -22,7 +22,7 @@ def trajectories(run: Path) -> list[dict]:
 
 def test_collect_simulates_count_lines_with_an_in_process_checkpoint_batched_across_episodes(tiny_checkpoint, tmp_path):
     args = ["collect", "--suite", "terminal", "--task", "count-lines", "-o", str(tmp_path), "--run-id", "sim",
-            "--simulate", str(tiny_checkpoint), "--simulate-prompt", "plain",  # a CPT model
+            "--world-model", str(tiny_checkpoint), "--simulate-prompt", "plain",  # a CPT model
             "--repeats", "3", "--concurrency", "3", "--retries", "0"]  # fmt: skip
     key = (str(tiny_checkpoint), 0.0)
     before = len(world_model._LOADED[key].broker.batch_sizes) if key in world_model._LOADED else 0  # shared model
@@ -65,7 +65,7 @@ def test_a_long_conversation_is_fitted_to_the_models_window(tiny_checkpoint):
 
 def test_a_checkpoint_that_is_no_model_is_refused_before_any_episode(tmp_path):
     result = runner.invoke(app, ["collect", "--suite", "terminal", "--task", "count-lines", "-o", str(tmp_path),
-                                 "--simulate", str(tmp_path / "nothing")])  # fmt: skip
+                                 "--world-model", str(tmp_path / "nothing")])  # fmt: skip
     assert result.exit_code == 2 and "no model folder (config.json)" in result.output
     assert not list(tmp_path.glob("*/segment-*.jsonl"))
 

@@ -204,7 +204,7 @@ def test_the_sft_agents_episodes_are_collected_on_training_tasks_only_and_train_
     collected = {command[i + 1] for i, flag in enumerate(command) if flag == "--task"}
     held_out = {t.id for t in held_out_suites([load_suite(str(suite))], SplitConfig())[0].tasks}
     assert held_out and not collected & held_out and len(collected) + len(held_out) == 60
-    assert command[command.index("--checkpoint") + 1] == str(tmp_path / "agent-sft" / "checkpoint-9")
+    assert command[command.index("--agent") + 1] == str(tmp_path / "agent-sft" / "checkpoint-9")
     assert command[command.index("--repeats") + 1] == "2" and command[command.index("--run-id") + 1] == "agent"
     assert command[command.index("--temperature") + 1] == "1.0"  # agent-rl's default sampling temperature
     assert worlds == ["-agent"] and world == tmp_path / "-agent"
@@ -220,8 +220,8 @@ def test_sim_check_runs_the_episodes_of_the_agent_every_rl_row_starts_from(tmp_p
     sft = tmp_path / "agent-sft" / "checkpoint-9"
     result = sim_rl.sim_check(terminal([]), tmp_path, tmp_path / "world", sft, {})
     (command,) = commands
-    assert command[0] == "sim-check" and command[command.index("--agent-checkpoint") + 1] == str(sft)
-    assert command[command.index("-c") + 1] == str(tmp_path / "world") and result["world_model"] == "wm"
+    assert command[0] == "sim-check" and command[command.index("--agent") + 1] == str(sft)
+    assert command[command.index("--world-model") + 1] == str(tmp_path / "world") and result["world_model"] == "wm"
 
 
 def test_an_agent_of_another_model_trains_from_it_with_its_own_learning_rate(tmp_path, monkeypatch):

@@ -3,16 +3,18 @@ come from their registry, the manifest's config and the run id are derived as be
 
 import pytest
 
+from tests.builders import simulation_of
 from trajforge.collectors.collection import CollectConfig, collect, default_run_id, plan_suites, run_config
 from trajforge.collectors.environments.simulated import SimulatedSpec
 from trajforge.collectors.policies import POLICIES
+from trajforge.collectors.simulation import simulation
 from trajforge.collectors.tasks import SuiteError
 
 SIMULATE = "http://127.0.0.1:9/v1=world-model"
 
 
 def test_a_simulated_suite_offers_the_action_space_of_the_kind_it_stands_for():
-    config = CollectConfig(suites=("terminal", "mcp-kvstore", "web-shop"), simulate=SIMULATE)
+    config = CollectConfig(suites=("terminal", "mcp-kvstore", "web-shop"), simulation=simulation_of(SIMULATE))
     spaces = {}
     for suite in plan_suites(config):
         assert isinstance(suite.environment, SimulatedSpec) and suite.environment.model == "world-model"
@@ -21,7 +23,7 @@ def test_a_simulated_suite_offers_the_action_space_of_the_kind_it_stands_for():
     assert spaces["mcp"] == []  # its tools are whatever the server lists: no shell tool forced on it
     assert {"click", "fill", "goto"} <= set(spaces["browser"]) and "shell" not in spaces["browser"]
     with pytest.raises(ValueError, match="URL=MODEL"):
-        plan_suites(CollectConfig(simulate="http://no-model"))
+        simulation_of("http://no-model")
 
 
 def test_tasks_are_chosen_by_id_and_unknown_ones_refused():
@@ -71,7 +73,8 @@ def test_control_is_sampled_per_episode_told_to_the_world_model_and_recorded(tmp
     reply = json.dumps({"choices": [{"message": {"role": "assistant", "content": "ok"}}]}).encode()
     with chat_server(lambda request: (200, reply)) as (url, requests):
         config = CollectConfig(
-            suites=("terminal",), tasks=("count-lines", "largest-file"), simulate=f"{url}=wm", control="errors",
+            suites=("terminal",), tasks=("count-lines", "largest-file"),
+            simulation=simulation_of(f"{url}=wm", control="errors"),
             repeats=3, output=str(tmp_path), concurrency=1,
         )  # fmt: skip
         collected = collect(config, log=lambda text: None, warn=lambda text: None)
@@ -89,5 +92,5 @@ def test_control_is_sampled_per_episode_told_to_the_world_model_and_recorded(tmp
     told = {spec.before(n).render() for spec, r in zip(specs, records, strict=True) for n in range(1, len(r.turns) + 1)}
     assert told - {""} and all(any(t in system for system in systems) for t in told - {""})
     assert not any(spec.render() in system for spec in specs for system in systems if spec.render() not in told)
-    with pytest.raises(ValueError, match="--control steers a world model: give --simulate too"):
-        plan_suites(CollectConfig(suites=("terminal",), control="errors"))
+    with pytest.raises(ValueError, match="--control: steers a world model; give --world-model too"):
+        simulation(None, control="errors")

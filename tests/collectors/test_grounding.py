@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.builders import ScriptedWorldModel, tagged
+from tests.builders import ScriptedWorldModel, simulation_of, tagged
 from trajforge.collectors.collection import plan_suites
 from trajforge.collectors.config import CollectConfig
 from trajforge.collectors.environments import Settings
@@ -29,7 +29,7 @@ def no_sandbox() -> Settings:
 
 
 def grounded(suite: str, task: str, make_settings=no_sandbox, log=print):
-    (planned,) = plan_suites(CollectConfig(suites=(suite,), tasks=(task,), simulate=SIMULATE))
+    (planned,) = plan_suites(CollectConfig(suites=(suite,), tasks=(task,), simulation=simulation_of(SIMULATE)))
     (suite,) = ground_suites([planned], make_settings, log)
     return suite
 
@@ -122,7 +122,7 @@ def test_a_long_recording_says_how_far_it_is(state_cache, monkeypatch):
 
     monkeypatch.setattr(grounding, "PROGRESS_EVERY", 2)
     monkeypatch.setattr(grounding, "record_starting_state", lambda task, real, settings: StartingState(observation="x"))
-    (planned,) = plan_suites(CollectConfig(suites=("terminal",), simulate=SIMULATE))
+    (planned,) = plan_suites(CollectConfig(suites=("terminal",), simulation=simulation_of(SIMULATE)))
     tasks = list(planned.tasks[:7])
     logged = []
     grounding._record(

@@ -6,7 +6,7 @@ import asyncio
 import re
 from pathlib import Path
 
-from tests.builders import ScriptedWorldModel, tagged
+from tests.builders import ScriptedWorldModel, simulation_of, tagged
 from trajforge.collectors.collection import plan_suites
 from trajforge.collectors.config import CollectConfig
 from trajforge.collectors.grounding import ground_suites
@@ -18,7 +18,7 @@ WC = "```bash\nwc -l < notes.txt > answer.txt\n```"
 
 
 def count_lines():
-    config = CollectConfig(suites=("terminal",), tasks=("count-lines",), simulate="http://127.0.0.1:9/v1=wm")
+    config = CollectConfig(suites=("terminal",), tasks=("count-lines",), simulation=simulation_of("http://127.0.0.1:9/v1=wm"))
     (suite,) = ground_suites(plan_suites(config), lambda: None, print)
     return suite.tasks[0]
 

@@ -68,8 +68,8 @@ def test_eval_command_compares_with_untrained_and_exports(tmp_path, corpus_dir, 
     result = runner.invoke(
         app,
         [
-            "eval", "-c", str(tiny_checkpoint), "--untrained", "--corpus", str(corpus_dir),
-            "--limit", "3", "--max-new-tokens", "8", "-o", str(tmp_path / "eval.json"),
+            "eval", "--world-model", str(tiny_checkpoint), "--untrained", "--corpus", str(corpus_dir),
+            "--limit", "3", "--max-new-tokens", "8", "--report", str(tmp_path / "eval.json"),
             "--export", str(tmp_path / "bench"),
         ],
     )  # fmt: skip
@@ -92,8 +92,9 @@ def test_eval_command_compares_with_untrained_and_exports(tmp_path, corpus_dir, 
     bad.write_text(json.dumps({**lines[0], "turn_idx": len(lines[0]["prompt"]) + 1}) + "\n")
     again = runner.invoke(
         app,
-        ["eval", "-c", str(tiny_checkpoint), "--agentworldbench", str(tmp_path / "bench"), "--max-new-tokens", "4",
-         "-o", str(tmp_path / "again.json")],
+        ["eval", "--world-model", str(tiny_checkpoint), "--agentworldbench", str(tmp_path / "bench"),
+         "--max-new-tokens", "4",
+         "--report", str(tmp_path / "again.json")],
     )  # fmt: skip
     assert again.exit_code == 1, again.output  # a line was rejected: named, listed, and the rest evaluated
     assert f"{bad}:line 1" in again.output and "is beyond its lists" in again.output

@@ -34,9 +34,9 @@ def test_eval_with_an_endpoint_model_and_an_endpoint_judge(tmp_path, served):
     with judge_server() as (judge_url, requests):
         result = CliRunner().invoke(
             app,
-            ["eval", "--endpoint", f"{served}=tiny", "--agentworldbench", str(tmp_path / "bench"),
+            ["eval", "--world-model", f"{served}=tiny", "--agentworldbench", str(tmp_path / "bench"),
              "--judge", "endpoint", "--judge-url", judge_url, "--judge-model", "judge-model", "--max-tokens", "24",
-             "--predictions", str(tmp_path / "predictions.jsonl"), "-o", str(tmp_path / "report.json"),
+             "--predictions", str(tmp_path / "predictions.jsonl"), "--report", str(tmp_path / "report.json"),
              "--no-baselines"],  # the model-free rows are tests/evaluation/test_baselines.py's
         )  # fmt: skip
     assert result.exit_code == 0, result.output

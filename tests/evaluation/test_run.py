@@ -55,7 +55,7 @@ def test_a_run_without_items_or_models_names_what_to_give(tmp_path):
     empty.write_text("")
     with pytest.raises(EvalInputError, match="nothing to evaluate"):
         load_items(EvalConfig(agentworldbench=empty), Display())
-    with pytest.raises(EvalInputError, match="give at least one --checkpoint or --endpoint"):
+    with pytest.raises(EvalInputError, match="give at least one --world-model"):
         evaluate(EvalConfig(agentworldbench=BENCH), lambda config, display: [])
 
 

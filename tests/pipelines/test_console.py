@@ -24,4 +24,4 @@ def test_help_into_a_pipe_keeps_whole_option_names():
     environment = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "TERMINAL_WIDTH")}
     trajforge = os.path.join(os.path.dirname(sys.executable), "trajforge")
     done = subprocess.run([trajforge, "collect", "--help"], capture_output=True, text=True, env=environment)
-    assert done.returncode == 0 and "--simulate-key-env" in done.stdout and "…" not in done.stdout
+    assert done.returncode == 0 and "--simulate-judge-key-env" in done.stdout and "…" not in done.stdout

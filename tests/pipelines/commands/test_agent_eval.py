@@ -17,8 +17,8 @@ runner = CliRunner()
 def test_scripted_solves_and_an_untrained_model_does_not(tmp_path, sandbox_image, served_model):
     url, model = served_model
     report = tmp_path / "agent-eval.json"
-    args = ["agent-eval", "--policy", "scripted", "--endpoint", f"{url}={model}", "--suite", "terminal",
-            "--output", str(tmp_path / "raw"), "--json", str(report), "--image", sandbox_image,
+    args = ["agent-eval", "--policy", "scripted", "--agent", f"{url}={model}", "--suite", "terminal",
+            "--output", str(tmp_path / "raw"), "--report", str(report), "--image", sandbox_image,
             "--max-turns", "8"]  # fmt: skip
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
@@ -36,13 +36,13 @@ def test_scripted_solves_and_an_untrained_model_does_not(tmp_path, sandbox_image
     assert len(episodes) == untrained["overall"]["episodes"] == len(figures["held_out_tasks"]["terminal"])
 
 
-def test_a_checkpoint_or_no_agent_is_a_usage_error_before_any_episode(tmp_path, monkeypatch):
-    from trajforge.agents import evaluation
-    from trajforge.schemas.registry import Registry
-
-    result = runner.invoke(app, ["agent-eval", "--json", str(tmp_path / "r.json")])
+def test_a_folder_without_a_model_or_no_agent_is_a_usage_error_before_any_episode(tmp_path):
+    result = runner.invoke(app, ["agent-eval", "--report", str(tmp_path / "r.json")])
     assert result.exit_code == 2 and "name an agent to evaluate" in result.output
-    monkeypatch.setattr(evaluation, "POLICIES", Registry("policy"))  # a trajforge without the checkpoint policy
-    result = runner.invoke(app, ["agent-eval", "-c", str(tmp_path), "--json", str(tmp_path / "r.json")])
-    assert result.exit_code == 2 and "no checkpoint policy" in result.output
-    assert not (tmp_path / "r.json").exists()
+    result = runner.invoke(app, ["agent-eval", "--agent", str(tmp_path), "--report", str(tmp_path / "r.json"),
+                                 "-o", str(tmp_path / "raw")])  # fmt: skip
+    assert result.exit_code == 2 and f"--agent {tmp_path}: no model folder" in result.output
+    no_model = ["agent-eval", "--agent", "http://127.0.0.1:9/v1", "--report", str(tmp_path / "r.json")]
+    result = runner.invoke(app, no_model)
+    assert result.exit_code == 2 and "give URL=MODEL" in result.output
+    assert not (tmp_path / "r.json").exists() and not (tmp_path / "raw").exists()

@@ -53,7 +53,7 @@ def test_a_generated_suite_is_verified_then_collected_with_each_task_s_family(tm
 def test_a_control_file_naming_an_unknown_fault_kind_stops_the_run_before_any_episode(tmp_path):
     control = tmp_path / "control.yaml"
     control.write_text("horizon: 4\nfaults:\n  pagination: {rate: 0.2}\n  flaky: {rate: 0.5}\n")
-    args = ["collect", "--suite", "terminal", "--simulate", "http://127.0.0.1:9/v1=wm", "--control", str(control),
+    args = ["collect", "--suite", "terminal", "--world-model", "http://127.0.0.1:9/v1=wm", "--control", str(control),
             "--output", str(tmp_path / "raw")]  # fmt: skip
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 2
@@ -68,7 +68,7 @@ def test_a_world_model_that_never_answers_with_an_observation_ends_the_run_with_
     reasoning_only = json.dumps({"choices": [{"message": {"role": "assistant", "content": "<think>maybe"}}]})
     with chat_server(lambda request: (200, reasoning_only.encode())) as (url, requests):
         args = ["collect", "--suite", "terminal", "--task", "count-lines", "-o", str(tmp_path), "--run-id", "r",
-                "--simulate", f"{url}=wm", "--repeats", "2", "--retries", "1"]  # fmt: skip
+                "--world-model", f"{url}=wm", "--repeats", "2", "--retries", "1"]  # fmt: skip
         result = CliRunner().invoke(app, args)
     assert result.exit_code == 1 and "every episode run (2) ended as infra_error" in result.output
     assert len(requests) == 2 * 2 * 3  # two episodes, each tried twice, its first turn asked three times
@@ -84,7 +84,8 @@ def test_the_file_check_rule_decides_a_simulated_file_comparison_and_is_recorded
     with chat_server(lambda request: (200, reply)) as (url, _):
         for rule in ("content", "exit-code"):
             args = ["collect", "--suite", "terminal", "--task", "count-lines", "-o", str(tmp_path), "--run-id", rule,
-                    "--simulate", f"{url}=wm", "--simulate-prompt", "plain", "--simulate-file-check", rule]  # fmt: skip
+                    "--world-model", f"{url}=wm", "--simulate-prompt", "plain",
+                    "--simulate-file-check", rule]  # fmt: skip
             assert CliRunner().invoke(app, args).exit_code == 0
             (record,) = [r.record for r in read_records([str(tmp_path / rule)])]
             verifiers[rule] = (record.outcome.status, json.loads(record.outcome.verifier)["decided_by"])
@@ -101,7 +102,7 @@ def test_the_world_models_observation_length_is_capped_as_asked_and_recorded(tmp
     reply = json.dumps({"choices": [{"message": {"role": "assistant", "content": "exit code: 0"}}]}).encode()
     with chat_server(lambda request: (200, reply)) as (url, requests):
         args = ["collect", "--suite", "terminal", "--task", "count-lines", "-o", str(tmp_path), "--run-id", "capped",
-                "--simulate", f"{url}=wm", "--simulate-prompt", "plain", "--simulate-max-tokens", "64"]  # fmt: skip
+                "--world-model", f"{url}=wm", "--simulate-prompt", "plain", "--simulate-max-tokens", "64"]  # fmt: skip
         assert CliRunner().invoke(app, args).exit_code == 0
         none_left = CliRunner().invoke(app, [*args[:-1], "0"])
     assert requests and {r["body"]["max_tokens"] for r in requests} == {64}

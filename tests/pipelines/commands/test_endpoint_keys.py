@@ -27,7 +27,7 @@ from trajforge.schemas.splits import SplitConfig
 pytestmark = pytest.mark.slow
 runner = CliRunner()
 KEY, VARIABLE = "k-3f9a61", "TEST_SERVE_KEY"  # the served key, and the variable the tests put it in
-DEFAULT_VARIABLES = ("TRAJFORGE_LLM_API_KEY", "TRAJFORGE_SIMULATE_API_KEY", "TRAJFORGE_ENDPOINT_API_KEY",
+DEFAULT_VARIABLES = ("TRAJFORGE_AGENT_API_KEY", "TRAJFORGE_WORLD_MODEL_API_KEY",
                      "TRAJFORGE_GENERATOR_API_KEY", "TRAJFORGE_JUDGE_API_KEY")  # fmt: skip
 
 
@@ -78,32 +78,32 @@ def collect(tmp_path: Path, run: str, *flags: str):
 
 
 def test_collect_simulate_sends_the_key(url, tmp_path):
-    simulate = ["--simulate", f"{url}=tiny", "--simulate-prompt", "plain"]  # the tiny model is a CPT model
-    result, (trajectory,) = collect(tmp_path, "keyed", *simulate, "--simulate-key-env", VARIABLE)
+    simulate = ["--world-model", f"{url}=tiny", "--simulate-prompt", "plain"]  # the tiny model is a CPT model
+    result, (trajectory,) = collect(tmp_path, "keyed", *simulate, "--world-model-key-env", VARIABLE)
     assert result.exit_code == 0, result.output
     assert trajectory["source"]["kind"] == "simulated" and len(trajectory["turns"]) == 1
     result, (trajectory,) = collect(tmp_path, "keyless", *simulate)
     assert result.exit_code == 1 and trajectory["outcome"]["status"] == "infra_error"
     error = trajectory["outcome"]["error"]
-    assert refused(url) in error and not_set("TRAJFORGE_SIMULATE_API_KEY") in error
+    assert refused(url) in error and not_set("TRAJFORGE_WORLD_MODEL_API_KEY") in error
 
 
 def test_collect_llm_policy_sends_the_key(url, tmp_path):
-    llm = ["--policy", "llm", "--llm-url", url, "--llm-model", "tiny", "--simulate", f"{url}=tiny",
-           "--simulate-prompt", "plain", "--simulate-key-env", VARIABLE]  # fmt: skip
-    result, (trajectory,) = collect(tmp_path, "keyed", *llm, "--llm-key-env", VARIABLE)
+    llm = ["--agent", f"{url}=tiny", "--world-model", f"{url}=tiny", "--simulate-prompt", "plain",
+           "--world-model-key-env", VARIABLE]  # fmt: skip
+    result, (trajectory,) = collect(tmp_path, "keyed", *llm, "--agent-key-env", VARIABLE)
     assert result.exit_code == 0, result.output
     assert trajectory["outcome"]["status"] != "agent_error", trajectory["outcome"]
     result, (trajectory,) = collect(tmp_path, "keyless", *llm)
     assert trajectory["outcome"]["status"] == "agent_error"
     error = trajectory["outcome"]["error"]
-    assert refused(url) in error and not_set("TRAJFORGE_LLM_API_KEY") in error
+    assert refused(url) in error and not_set("TRAJFORGE_AGENT_API_KEY") in error
 
 
 def test_agent_eval_endpoint_sends_the_key(url, tmp_path, sandbox_image):
     def agent_eval(*flags: str) -> list[str]:
         """The outcome errors of the run's episodes."""
-        args = ["agent-eval", "--endpoint", f"{url}=tiny", "--suite", "swe", "-o", str(tmp_path), "--json",
+        args = ["agent-eval", "--agent", f"{url}=tiny", "--suite", "swe", "-o", str(tmp_path), "--report",
                 str(tmp_path / "r.json"), "--image", sandbox_image, "--max-turns", "1", "--retries", "0",
                 *flags]  # fmt: skip
         result = runner.invoke(app, args)
@@ -111,25 +111,26 @@ def test_agent_eval_endpoint_sends_the_key(url, tmp_path, sandbox_image):
         (agent,) = json.loads((tmp_path / "r.json").read_text())["agents"]
         return [e["outcome"].get("error") or "" for e in trajectories(Path(agent["run_dir"]))]
 
-    keyed = agent_eval("--endpoint-key-env", VARIABLE)
+    keyed = agent_eval("--agent-key-env", VARIABLE)
     assert keyed and not any(refused(url) in error for error in keyed)
     keyless = agent_eval()
-    assert keyless and all(refused(url) in e and not_set("TRAJFORGE_LLM_API_KEY") in e for e in keyless)
+    assert keyless and all(refused(url) in e and not_set("TRAJFORGE_AGENT_API_KEY") in e for e in keyless)
 
 
 def test_eval_endpoint_sends_the_key(url, tmp_path):
     export_folder([make_trajectory(1, domain="terminal")], tmp_path / "bench")
-    args = ["eval", "--endpoint", f"{url}=tiny", "--agentworldbench", str(tmp_path / "bench"), "--max-tokens", "8"]
-    result = runner.invoke(app, [*args, "--endpoint-key-env", VARIABLE, "-o", str(tmp_path / "keyed.json")])
+    args = ["eval", "--world-model", f"{url}=tiny", "--agentworldbench", str(tmp_path / "bench"), "--max-new-tokens",
+            "8"]  # fmt: skip
+    result = runner.invoke(app, [*args, "--world-model-key-env", VARIABLE, "--report", str(tmp_path / "keyed.json")])
     assert result.exit_code == 0, result.output
     report, copy_previous = json.loads((tmp_path / "keyed.json").read_text())  # no corpus here: no retrieval row
     assert copy_previous["model"] == "copy previous (model-free)"
     assert report["scored"] == 1 and "no answer" not in report["excluded"]
-    result = runner.invoke(app, [*args, "-o", str(tmp_path / "keyless.json")])
+    result = runner.invoke(app, [*args, "--report", str(tmp_path / "keyless.json")])
     report, _ = json.loads((tmp_path / "keyless.json").read_text())
     assert report["excluded"] == {"no answer": 1}
     assert f"endpoint:tiny: no answer ({refused(url)}" in result.output
-    assert not_set("TRAJFORGE_ENDPOINT_API_KEY") in result.output
+    assert not_set("TRAJFORGE_WORLD_MODEL_API_KEY") in result.output
 
 
 def test_curate_sft_generator_sends_the_key(url, tmp_path, small_corpus):

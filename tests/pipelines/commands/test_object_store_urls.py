@@ -86,8 +86,8 @@ def test_collect_build_inspect_report_and_eval_on_s3(s3, tmp_path, tiny_checkpoi
     assert "trajforge corpus report" in html and f"{len(manifest['outputs'])} shards" in html
 
     evaluated = trajforge(
-        ["eval", "--checkpoint", str(tiny_checkpoint), "--corpus", f"{url}/corpus", "--limit", "2",
-         "--max-tokens", "8", "-o", str(work / "eval.json")],
+        ["eval", "--world-model", str(tiny_checkpoint), "--corpus", f"{url}/corpus", "--limit", "2",
+         "--max-new-tokens", "8", "--report", str(work / "eval.json")],
         endpoint,
         work,
     )  # fmt: skip
@@ -101,7 +101,7 @@ def test_collect_build_inspect_report_and_eval_on_s3(s3, tmp_path, tiny_checkpoi
     damaged = client.get_object(Bucket=BUCKET, Key=shard)["Body"].read()[:120]
     client.put_object(Bucket=BUCKET, Key="urls/damaged/cpt/shard-damaged.arrow", Body=damaged)
     failed = trajforge(
-        ["eval", "--checkpoint", str(tiny_checkpoint), "--corpus", f"{url}/damaged", "--limit", "2"], endpoint, work
+        ["eval", "--world-model", str(tiny_checkpoint), "--corpus", f"{url}/damaged", "--limit", "2"], endpoint, work
     )
     assert failed.returncode == 2, failed.stdout + failed.stderr
     assert "shard-damaged.arrow" in failed.stdout + failed.stderr and "Traceback" not in failed.stderr

@@ -15,9 +15,10 @@ runner = CliRunner()
 @pytest.mark.slow
 def test_sim_check_of_a_checkpoint_prints_every_figure(tmp_path, corpus_dir, tiny_checkpoint, sandbox_image):
     report = tmp_path / "sim-check.json"
-    args = ["sim-check", "-c", str(tiny_checkpoint), "--corpus", str(corpus_dir), "--limit", "2", "--max-tokens", "8",
+    args = ["sim-check", "--world-model", str(tiny_checkpoint), "--corpus", str(corpus_dir), "--limit", "2",
+            "--max-tokens", "8",
             "--suite", "terminal", "--task", "project-dirs", "--control", "errors", "-o", str(tmp_path / "runs"),
-            "--concurrency", "1", "--json", str(report),
+            "--concurrency", "1", "--report", str(report),
             "--predictions", str(tmp_path / "predictions.jsonl")]  # fmt: skip
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
@@ -61,11 +62,11 @@ def test_a_control_file_naming_an_unknown_fault_kind_is_refused(tmp_path, corpus
     control.write_text("faults:\n  teleport: {rate: 0.5}\n")
     result = runner.invoke(
         app,
-        ["sim-check", "--simulate", "http://127.0.0.1:9/v1=wm", "--corpus", str(corpus_dir), "--limit", "1",
-         "--control", str(control), "--json", str(tmp_path / "out.json")],
+        ["sim-check", "--world-model", "http://127.0.0.1:9/v1=wm", "--corpus", str(corpus_dir), "--limit", "1",
+         "--control", str(control), "--report", str(tmp_path / "out.json")],
     )  # fmt: skip
     assert result.exit_code == 2
     assert f"{control}: faults.teleport: unknown fault kind 'teleport'; known: intermittent_error" in result.output
     assert not (tmp_path / "out.json").exists()
     needs_a_model = runner.invoke(app, ["sim-check", "--corpus", str(corpus_dir)])
-    assert needs_a_model.exit_code == 2 and "-c CHECKPOINT or --simulate URL=MODEL" in needs_a_model.output
+    assert needs_a_model.exit_code == 2 and "give the world model to check: --world-model" in needs_a_model.output
