@@ -75,17 +75,12 @@ class Actor:
         self.generated_tokens = 0
 
     @classmethod
-    def load(cls, folder: str, **settings) -> "Actor":
-        import torch
+    def load(cls, folder: str, trained: bool = False, **settings) -> "Actor":
+        """The model in `folder` acting: the process's shared copy, or its own when it is `trained` (agent RL)."""
+        from trajforge.training import loaded_model
 
-        from trajforge.training.checkpoint import context_window
-        from trajforge.training.model import load_model_for
-        from trajforge.training.tokenizer import load_tokenizer
-
-        tokenizer = load_tokenizer(folder)
-        model = load_model_for(folder, tokenizer).eval()
-        model.to("cuda" if torch.cuda.is_available() else "cpu")
-        return cls(model, tokenizer, context_window(folder, model), **settings)
+        loaded = loaded_model.load(folder) if trained else loaded_model.shared(folder)
+        return cls(loaded.model, loaded.tokenizer, loaded.window, **settings)
 
     def generate_batch(self, asks: list[Ask]) -> list[list[int]]:
         """Every ask's continuation, sampled in one batch (prompts left-padded), each with its own seed (an ask's

@@ -190,7 +190,7 @@ class AgentRL:
         self.real_suites = [load_suite(s) for s in config.suites]
         suites = simulated_suites(self.real_suites, config, f"agent-rl-{self.output.name}", log)
         self.tasks = trainable_tasks(suites, config.split)
-        self.actor = Actor.load(self.folder, temperature=config.temperature)
+        self.actor = Actor.load(self.folder, trained=True, temperature=config.temperature)
         self.reference = copy.deepcopy(self.actor.model).eval() if config.kl_coef else None  # the starting model
         self.optimizer = Optimizer(self.actor.model, config.lr, 0, config.max_steps, 0.0, config.clip, lr_floor=1.0)
         self.output.mkdir(parents=True, exist_ok=True)

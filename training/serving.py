@@ -15,11 +15,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from trajforge.training.chat_format import ROLES, ChatFormat
-from trajforge.training.checkpoint import context_window
-from trajforge.training.model import load_model_for
+from trajforge.training.chat_format import ROLES
+from trajforge.training.loaded_model import shared
 from trajforge.training.sampling import fit_window, prompt_ids, sample, stop_ids
-from trajforge.training.tokenizer import load_tokenizer
 
 MAX_NEW_TOKENS = 4096
 
@@ -28,12 +26,10 @@ class LocalModel:
     """A checkpoint folder (weights, config and tokenizer) ready to answer chats."""
 
     def __init__(self, folder: str | Path):
-        self.folder = Path(folder)
-        self.tokenizer = load_tokenizer(self.folder)
-        self.model = load_model_for(self.folder, self.tokenizer).eval()
-        self.chat_format = ChatFormat.of(self.tokenizer)
+        loaded = shared(folder)  # one copy per process, whatever else asks it (training/loaded_model.py)
+        self.folder, self.tokenizer, self.model = Path(folder), loaded.tokenizer, loaded.model
+        self.chat_format, self.window = loaded.chat, loaded.window
         self.stop_ids = stop_ids(self.tokenizer, self.chat_format)
-        self.window = context_window(self.folder, self.model)
         self.lock = threading.Lock()
 
     @torch.no_grad()
@@ -47,7 +43,7 @@ class LocalModel:
     ) -> tuple[str, str, int, int]:
         """(text, finish reason, prompt tokens, completion tokens)."""
         ids = fit_window(prompt_ids(messages, self.tokenizer, self.chat_format), self.window, max_new_tokens)
-        input_ids = torch.tensor([ids])
+        input_ids = torch.tensor([ids], device=next(self.model.parameters()).device)
         limit = self.window - len(ids)
         with self.lock:
             output = sample(
