@@ -39,7 +39,7 @@ class SimCheckError(ValueError):
 
 
 @dataclass(frozen=True)
-class WorldModel:
+class CheckedWorldModel:
     name: str
     chat: ChatModel  # answers single held-out turns
     simulate: str  # what its episodes are simulated with: URL=MODEL, or the checkpoint folder
@@ -74,7 +74,7 @@ def world_model_of(checkpoint: Path | None = None, endpoint: str | None = None, 
         url, _, model = endpoint.partition("=")
         if not url or not model:
             raise SimCheckError(f"--simulate {endpoint}: give URL=MODEL, e.g. http://127.0.0.1:8000/v1=world-model")
-        yield WorldModel(model, EndpointModel(Endpoint(url, model, key_env, timeout=300.0)), endpoint, endpoint)
+        yield CheckedWorldModel(model, EndpointModel(Endpoint(url, model, key_env, timeout=300.0)), endpoint, endpoint)
         return
     from trajforge.training.chat_models import CheckpointModel
 
@@ -82,10 +82,10 @@ def world_model_of(checkpoint: Path | None = None, endpoint: str | None = None, 
         raise SimCheckError(f"-c {checkpoint}: not a checkpoint folder (no config.json)")
     chat = CheckpointModel(Path(checkpoint))
     folder = str(Path(checkpoint).resolve())
-    yield WorldModel(chat.name, chat, folder, folder)  # its episodes simulated in-process (agents/world_model.py)
+    yield CheckedWorldModel(chat.name, chat, folder, folder)  # its episodes simulated in-process (agents/world_model.py)
 
 
-def run_prefix(config: SimCheckConfig, world: WorldModel) -> str:
+def run_prefix(config: SimCheckConfig, world: CheckedWorldModel) -> str:
     """The episode runs' names: a fresh world model, agent or control gets its own runs; the same check resumes."""
     if config.run.run_id:
         return config.run.run_id
@@ -100,7 +100,12 @@ def run_prefix(config: SimCheckConfig, world: WorldModel) -> str:
 
 
 def check_simulator(
-    config: SimCheckConfig, world: WorldModel, log: Log, warn: Log, progress=None, details: list[dict] | None = None
+    config: SimCheckConfig,
+    world: CheckedWorldModel,
+    log: Log,
+    warn: Log,
+    progress=None,
+    details: list[dict] | None = None,
 ) -> dict:
     """All the figures, as the JSON sim-check writes; SimCheckError before anything runs when there is nothing.
     `details` gets every single-step turn's answer and judgement, per model (sim-check --predictions)."""

@@ -13,7 +13,7 @@ from tests.chat_server import chat_server
 from trajforge.agents.sim_check import (
     SimCheckConfig,
     SimCheckError,
-    WorldModel,
+    CheckedWorldModel,
     check_simulator,
     run_prefix,
     world_model_of,
@@ -175,7 +175,7 @@ def test_single_step_measures_controllability_on_real_fault_injected_turns(tmp_p
 def test_a_changed_simulation_rule_gets_its_own_episode_runs_and_the_defaults_keep_their_names():
     import dataclasses
 
-    world = WorldModel("wm", chat=None, simulate="wm", identity="folder")
+    world = CheckedWorldModel("wm", chat=None, simulate="wm", identity="folder")
     default = SimCheckConfig()
 
     def prefix(**run) -> str:
