@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from trajforge.agents.evaluation import Agent
+from trajforge.agents.agent_eval import EvaluatedAgent
 from trajforge.agents.sim_episodes import EpisodePlan, outcome_success, run_episodes
 from trajforge.collectors.config import CollectConfig
 from trajforge.evaluation.benchmark import sample_turns
@@ -52,7 +52,7 @@ class SimCheckConfig:
     limit: int | None = None  # held-out trajectories at most (single step)
     plain: bool = True  # single step: plain CPT-style prompts (False: the SFT reasoning templates)
     run: CollectConfig = CollectConfig(suites=("terminal",), output="data/sim-check")
-    agent: Agent = Agent("scripted", "scripted")
+    agent: EvaluatedAgent = EvaluatedAgent("scripted", "scripted")
     split: SplitConfig = SplitConfig()
     control: str | None = "errors"  # a control preset or YAML for the controllability episodes; None: none
     episodes: bool = True  # False: the single-step figures only (no environment is started)
@@ -82,7 +82,8 @@ def world_model_of(checkpoint: Path | None = None, endpoint: str | None = None, 
         raise SimCheckError(f"-c {checkpoint}: not a checkpoint folder (no config.json)")
     chat = CheckpointModel(Path(checkpoint))
     folder = str(Path(checkpoint).resolve())
-    yield CheckedWorldModel(chat.name, chat, folder, folder)  # its episodes simulated in-process (agents/world_model.py)
+    # its episodes simulated in-process (agents/world_model.py)
+    yield CheckedWorldModel(chat.name, chat, folder, folder)
 
 
 def run_prefix(config: SimCheckConfig, world: CheckedWorldModel) -> str:

@@ -11,7 +11,7 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
-from trajforge.agents.evaluation import checkpoint_agent, endpoint_agent, policy_agent
+from trajforge.agents.agent_eval import checkpoint_agent, endpoint_agent, policy_agent
 from trajforge.agents.sim_check import SimCheckConfig, below_thresholds, check_simulator, world_model_of
 from trajforge.collectors.config import CollectConfig
 from trajforge.pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE

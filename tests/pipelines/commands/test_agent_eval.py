@@ -37,12 +37,12 @@ def test_scripted_solves_and_an_untrained_model_does_not(tmp_path, sandbox_image
 
 
 def test_a_checkpoint_or_no_agent_is_a_usage_error_before_any_episode(tmp_path, monkeypatch):
-    from trajforge.agents import evaluation
+    from trajforge.agents import agent_eval
     from trajforge.schemas.registry import Registry
 
     result = runner.invoke(app, ["agent-eval", "--json", str(tmp_path / "r.json")])
     assert result.exit_code == 2 and "name an agent to evaluate" in result.output
-    monkeypatch.setattr(evaluation, "POLICIES", Registry("policy"))  # a trajforge without the checkpoint policy
+    monkeypatch.setattr(agent_eval, "POLICIES", Registry("policy"))  # a trajforge without the checkpoint policy
     result = runner.invoke(app, ["agent-eval", "-c", str(tmp_path), "--json", str(tmp_path / "r.json")])
     assert result.exit_code == 2 and "no checkpoint policy" in result.output
     assert not (tmp_path / "r.json").exists()

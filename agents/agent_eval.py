@@ -33,7 +33,7 @@ NOT_SCORED = {"infra_error": "infra_errors", "task_error": "task_errors", "unkno
 
 
 @dataclass(frozen=True)
-class Agent:
+class EvaluatedAgent:
     """One row of the table: a policy and the CollectConfig fields it reads (llm_url, checkpoint, ...)."""
 
     label: str
@@ -45,22 +45,22 @@ class AgentEvalError(ValueError):
     """Nothing to evaluate, or an agent that cannot run: one line that says what to do."""
 
 
-def policy_agent(name: str) -> Agent:
+def policy_agent(name: str) -> EvaluatedAgent:
     if name in AGENT_FLAGS:
         raise AgentEvalError(f"--policy {name}: give {AGENT_FLAGS[name]} instead")
     POLICIES.get(name)  # UnknownName lists the policies there are
-    return Agent(name, name)
+    return EvaluatedAgent(name, name)
 
 
-def endpoint_agent(entry: str) -> Agent:
+def endpoint_agent(entry: str) -> EvaluatedAgent:
     """`URL=MODEL`: a model behind an OpenAI-compatible endpoint, acting through the llm policy."""
     url, _, model = entry.partition("=")
     if not url or not model:
         raise AgentEvalError(f"--endpoint {entry}: give URL=MODEL, e.g. http://127.0.0.1:8000/v1=tiny")
-    return Agent(f"{model} @ {url}", "llm", {"llm_url": url, "llm_model": model})
+    return EvaluatedAgent(f"{model} @ {url}", "llm", {"llm_url": url, "llm_model": model})
 
 
-def checkpoint_agent(folder: str | Path) -> Agent:
+def checkpoint_agent(folder: str | Path) -> EvaluatedAgent:
     """A checkpoint acting through the checkpoint policy (which agents/checkpoint_policy.py registers)."""
     try:
         importlib.import_module(CHECKPOINT_MODULE)
@@ -73,7 +73,7 @@ def checkpoint_agent(folder: str | Path) -> Agent:
             f"-c {folder}: this trajforge has no checkpoint policy yet ({CHECKPOINT_MODULE}); "
             f"evaluate an endpoint instead (`trajforge serve {folder}`, then --endpoint URL=MODEL)"
         )
-    return Agent(str(folder), CHECKPOINT, {CHECKPOINT: str(folder)})
+    return EvaluatedAgent(str(folder), CHECKPOINT, {CHECKPOINT: str(folder)})
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,7 @@ class AgentEvalConfig:
     """The agents, and the collect run each of them gets (suites, output, repeats, concurrency, faults, turns,
     seed; its tasks and policy are agent-eval's); `split` must be build-corpus's for its held-out tasks."""
 
-    agents: tuple[Agent, ...] = ()
+    agents: tuple[EvaluatedAgent, ...] = ()
     run: CollectConfig = CollectConfig(suites=("terminal",))
     split: SplitConfig = SplitConfig()
     limit: int | None = None  # the first N held-out tasks of each suite, in the suite's order (None: all)
@@ -144,7 +144,7 @@ class Score:
 
 @dataclass
 class AgentReport:
-    agent: Agent
+    agent: EvaluatedAgent
     run_dir: str
     model_free: bool  # no model chose its actions (scripted, explorer)
     overall: Score
@@ -225,7 +225,7 @@ def evaluate_agents(
     return AgentEvalResult({s.name: [t.id for t in s.tasks] for s in suites}, config.split, reports)
 
 
-def score_agent(agent: Agent, collected: Collected, places: dict[str, tuple[Suite, Task]]) -> AgentReport:
+def score_agent(agent: EvaluatedAgent, collected: Collected, places: dict[str, tuple[Suite, Task]]) -> AgentReport:
     """The agent's figures from the episodes its run folder holds of the planned tasks (a resumed run's too)."""
     overall = Score()
     per_suite = {s.name: Score() for s, _ in places.values()}
