@@ -6,7 +6,6 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-import trajforge.agents  # noqa: F401 - registers the checkpoint policy among POLICIES
 from trajforge.collectors.collection import collect
 from trajforge.collectors.config import CollectConfig
 from trajforge.collectors.policies import POLICIES
