@@ -9,9 +9,9 @@ import pytest
 from tests.builders import make_trajectory
 from trajforge.agents import agent_eval
 from trajforge.agents.agent_eval import (
-    EvaluatedAgent,
     AgentEvalConfig,
     AgentEvalError,
+    EvaluatedAgent,
     checkpoint_agent,
     endpoint_agent,
     evaluate_agents,

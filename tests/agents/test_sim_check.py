@@ -11,9 +11,9 @@ import pytest
 
 from tests.chat_server import chat_server
 from trajforge.agents.sim_check import (
+    CheckedWorldModel,
     SimCheckConfig,
     SimCheckError,
-    CheckedWorldModel,
     check_simulator,
     run_prefix,
     world_model_of,
