@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from trajforge.agents.evaluation import Agent
+from trajforge.agents.agent_eval import EvaluatedAgent
 from trajforge.agents.sim_episodes import EpisodePlan, outcome_success, run_episodes
 from trajforge.collectors.config import CollectConfig
 from trajforge.collectors.simulation import MAX_TOKENS, Simulation
@@ -42,7 +42,7 @@ class SimCheckError(ValueError):
 
 
 @dataclass(frozen=True)
-class WorldModel:
+class CheckedWorldModel:
     name: str
     chat: ChatModel  # answers single held-out turns
     ref: ModelRef  # what its episodes are simulated with: its folder (loaded in-process), or its endpoint
@@ -54,7 +54,7 @@ class SimCheckConfig:
     limit: int | None = None  # held-out trajectories at most (single step)
     plain: bool = True  # single step: plain CPT-style prompts (False: the SFT reasoning templates)
     run: CollectConfig = CollectConfig(suites=("terminal",), output="data/sim-check")
-    agent: Agent = Agent("scripted", "scripted")
+    agent: EvaluatedAgent = EvaluatedAgent("scripted", "scripted")
     split: SplitConfig = SplitConfig()
     control: str | None = "errors"  # a control preset or YAML for the controllability episodes; None: none
     episodes: bool = True  # False: the single-step figures only (no environment is started)
@@ -65,7 +65,7 @@ class SimCheckConfig:
     # prompt follows `plain`, and its control is `control`'s, for the controllability episodes only
     simulation: Simulation | None = None
 
-    def episode_simulation(self, world: "WorldModel") -> Simulation:
+    def episode_simulation(self, world: "CheckedWorldModel") -> Simulation:
         """The simulation the episodes run in: the checked world model as loaded, asked as the single turns are."""
         prompt = "plain" if self.plain else "template"
         return dataclasses.replace(self.simulation or Simulation(world.ref), world_model=world.ref, prompt=prompt)
@@ -79,7 +79,7 @@ def world_model_of(ref: ModelRef):
         from trajforge.evaluation.models import EndpointModel
 
         endpoint = dataclasses.replace(ref.endpoint, timeout=300.0)
-        yield WorldModel(endpoint.model, EndpointModel(endpoint), ref)
+        yield CheckedWorldModel(endpoint.model, EndpointModel(endpoint), ref)
         return
     from trajforge.training.chat_models import CheckpointModel
     from trajforge.training.model import resolve_init
@@ -88,10 +88,10 @@ def world_model_of(ref: ModelRef):
     if not (folder / "config.json").exists():
         raise SimCheckError(f"--world-model {ref}: not a model folder (no config.json); give {FORMS}")
     chat = CheckpointModel(folder)
-    yield WorldModel(chat.name, chat, ModelRef(weights=str(folder.resolve())))
+    yield CheckedWorldModel(chat.name, chat, ModelRef(weights=str(folder.resolve())))
 
 
-def run_prefix(config: SimCheckConfig, world: WorldModel) -> str:
+def run_prefix(config: SimCheckConfig, world: CheckedWorldModel) -> str:
     """The episode runs' names: a fresh world model, agent or control gets its own runs; the same check resumes."""
     if config.run.run_id:
         return config.run.run_id
@@ -107,7 +107,12 @@ def run_prefix(config: SimCheckConfig, world: WorldModel) -> str:
 
 
 def check_simulator(
-    config: SimCheckConfig, world: WorldModel, log: Log, warn: Log, progress=None, details: list[dict] | None = None
+    config: SimCheckConfig,
+    world: CheckedWorldModel,
+    log: Log,
+    warn: Log,
+    progress=None,
+    details: list[dict] | None = None,
 ) -> dict:
     """All the figures, as the JSON sim-check writes; SimCheckError before anything runs when there is nothing.
     `details` gets every single-step turn's answer and judgement, per model (sim-check --predictions)."""

@@ -1,7 +1,7 @@
 """The episode part of `sim-check`: one agent on the same held-out tasks, in the real environment and in the world
 model (each a `collect` run, so each is a raw run folder that resumes), the simulated episodes' actions replayed
 in the real environment (WM2Real), and episodes simulated under sampled control specs (controllability). The
-figures go per domain and task family (`agents.evaluation.family_of`).
+figures go per domain and task family (`agents.agent_eval.family_of`).
 
 A simulated episode's success is read by `simulated_success` (its outcome: the task's check in the world model,
 where the simulator decides one; undecided otherwise): pluggable, as SimCheckConfig.simulated_success."""
@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from trajforge.agents.evaluation import Agent, family_of, held_out_suites
+from trajforge.agents.agent_eval import EvaluatedAgent, family_of, held_out_suites
 from trajforge.collectors.collection import collect, plan_suites, task_name
 from trajforge.collectors.config import CollectConfig
 from trajforge.collectors.simulation import Simulation
@@ -51,7 +51,7 @@ def _recorded_exit_code(trajectory: Trajectory):
 @dataclass(frozen=True)
 class EpisodePlan:
     run: CollectConfig  # the suites, output, repeats, concurrency ... of every run; `tasks` narrows the held-out ones
-    agent: Agent
+    agent: EvaluatedAgent
     simulation: Simulation  # the world model the simulated runs ask, and how (its control is `control`'s)
     run_prefix: str  # the runs are <prefix>-real, -sim, -replay, -controlled under run.output
     split: SplitConfig = SplitConfig()

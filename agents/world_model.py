@@ -4,7 +4,8 @@ broker, through the checkpoint policy's `Actor`: one loaded model per folder, pr
 
 A conversation becomes a prompt as `trajforge serve` makes it (training/sampling.py): the chat in the model's own
 format up to the answer, fitted to its context window as generation fits it (the system prompt's head and the most
-recent turns, `fit_window`). Registered among collectors' CHECKPOINT_WORLD_MODELS when trajforge.agents is imported."""
+recent turns, `fit_window`). Registered among collectors' CHECKPOINT_WORLD_MODELS, which imports this module when
+"checkpoint" is read there."""
 
 import threading
 from pathlib import Path

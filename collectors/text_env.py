@@ -14,10 +14,14 @@ verl, SkyRL and TRL environment hooks wrap it in a few lines: docs/simulation.md
 import json
 from dataclasses import dataclass, field
 
+from trajforge.collectors.collection import ground_simulated, plan_suites
+from trajforge.collectors.config import CollectConfig
 from trajforge.collectors.environments import KindSpec, Settings, build_environment
 from trajforge.collectors.episode import checked_outcome, starting_observation
 from trajforge.collectors.policies.base import UnparseableAnswer
 from trajforge.collectors.policies.llm import answer_action
+from trajforge.collectors.simulation import Simulation
+from trajforge.endpoints.model_ref import parse_model
 from trajforge.sandboxes.base import EpisodeEnded, Sandbox, Task
 
 
@@ -72,3 +76,16 @@ class TextEnvironment:
     def of(cls, environment: KindSpec, settings: Settings = Settings(), max_turns: int = 30) -> "TextEnvironment":
         """A text environment over a suite's environment (`Suite.environment`: real, or simulated)."""
         return cls(build_environment(environment, settings), max_turns)
+
+    @classmethod
+    def simulated(
+        cls, suite: str, simulation: Simulation | str, max_turns: int = 30, log=print, **settings
+    ) -> tuple["TextEnvironment", tuple[Task, ...]]:
+        """A text environment in the world model of `simulation` (a Simulation, or the world model as a command line
+        names it, with the Simulation's `settings`) standing in for the bundled suite or .yaml `suite`, as `collect
+        --world-model` runs it; and the suite's tasks, grounded in their real starting states."""
+        if isinstance(simulation, str):
+            simulation = Simulation(parse_model(simulation, "--world-model"), **settings)
+        config = CollectConfig(suites=(suite,), simulation=simulation)
+        (planned,) = ground_simulated(plan_suites(config), config, "text-env", log)
+        return cls.of(planned.environment, max_turns=max_turns), planned.tasks

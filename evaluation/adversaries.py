@@ -9,12 +9,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from trajforge.evaluation.facts import FACT, normalized, reports_error
-from trajforge.evaluation.turns import Turn
+from trajforge.evaluation.turns import PredictionTurn
 from trajforge.schemas.validation import is_json
 
 
 @dataclass(frozen=True)
-class CalibrationTurn(Turn):
+class CalibrationTurn(PredictionTurn):
     """A turn with observations of the same kind from other trajectories (what `other_trajectory` draws from)."""
 
     others: tuple[str, ...] = ()

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from trajforge.evaluation.extraction import extract_prediction
 from trajforge.evaluation.judge import NOT_COMPARABLE, Judge
 from trajforge.evaluation.scores import DIMENSIONS
-from trajforge.evaluation.turns import Turn, corpus_turn
+from trajforge.evaluation.turns import PredictionTurn, corpus_turn
 from trajforge.evaluation.verifiers import derive_verifier, verify
 from trajforge.schemas.formats.agentworldbench import current_action, ground_truth, subtask
 
@@ -24,19 +24,19 @@ def sample_turns(n: int) -> list[int]:
     return sorted({0, *[min(max(m, 1), n - 2) for m in middle], n - 1})
 
 
-def sampled_turns(rows: Iterable[dict], plain: bool) -> list[Turn]:
+def sampled_turns(rows: Iterable[dict], plain: bool) -> list[PredictionTurn]:
     """The sampled turns of corpus rows, asked in trajforge's own chat format, which is how trajforge's models were
     trained (`plain`: the system prompt as CPT renders it, no reasoning template)."""
     return [corpus_turn(row, index, plain=plain) for row in rows for index in sample_turns(len(row["turns"]))]
 
 
-def line_turn(line: dict, where: str) -> Turn:
+def line_turn(line: dict, where: str) -> PredictionTurn:
     """The one turn a benchmark line asks for (`turn_idx`), prompted exactly as the benchmark's evaluator prompts:
     the line's `system_str`, one user/assistant pair per earlier turn with the `prompt[i]`/`response[i]` strings
     verbatim, then the current prompt; no truncation."""
     t = line["turn_idx"] - 1
     reference = ground_truth(line)
-    return Turn(
+    return PredictionTurn(
         id=where,
         domain=subtask(line),
         system=line.get("system_str") or None,
@@ -75,7 +75,7 @@ def _means(rows: list[dict[str, float]]) -> dict[str, float]:
     return {**dims, "overall": sum(dims.values()) / len(DIMENSIONS)}
 
 
-def _detail(details: list | None, model: str, turn: Turn, answer, prediction, judgement) -> None:
+def _detail(details: list | None, model: str, turn: PredictionTurn, answer, prediction, judgement) -> None:
     if details is None:
         return
     details.append(
@@ -95,7 +95,7 @@ def _detail(details: list | None, model: str, turn: Turn, answer, prediction, ju
 
 
 def score(
-    model: str, turns: list[Turn], answers: list[str | None], judge: Judge, details: list[dict] | None = None
+    model: str, turns: list[PredictionTurn], answers: list[str | None], judge: Judge, details: list[dict] | None = None
 ) -> Report:
     """Judge every answer (None or "": the model gave none) and aggregate as the benchmark does; `details` gets one
     entry per line (answer, extracted prediction, scores or why there are none)."""

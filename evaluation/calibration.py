@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from trajforge.evaluation.adversaries import KINDS, CalibrationTurn, adversaries
 from trajforge.evaluation.benchmark import sample_turns
 from trajforge.evaluation.judge import Judge
-from trajforge.evaluation.turns import Turn, corpus_turn
+from trajforge.evaluation.turns import PredictionTurn, corpus_turn
 
 CURATION_THRESHOLD = 3.5
 
@@ -20,7 +20,7 @@ CURATION_THRESHOLD = 3.5
 def corpus_turns(rows: Iterable[dict]) -> list[CalibrationTurn]:
     """The benchmark's sampled turns of every trajectory, with their whole history, each with the observations of
     the same kind (domain and format) from other trajectories, for the `other_trajectory` adversary."""
-    picked: list[tuple[tuple[str, str], Turn]] = []
+    picked: list[tuple[tuple[str, str], PredictionTurn]] = []
     pool: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)
     for row in rows:
         for index in sample_turns(len(row["turns"])):

@@ -12,7 +12,7 @@ import json
 from trajforge.evaluation.facts import facts, lines, normalized, reports_error, words
 from trajforge.evaluation.judge import Judge, Judgement
 from trajforge.evaluation.scores import Scores
-from trajforge.evaluation.turns import Turn
+from trajforge.evaluation.turns import PredictionTurn
 
 NEAR_PERFECT = 0.95  # the most quality a prediction that is not the observation can reach
 STALE_SIMILARITY = 0.9  # a prediction at least this close to an earlier observation (and closer than to the real one)
@@ -149,7 +149,7 @@ class EmbeddedJudge(Judge):
     name = "embedded"
     comparable = False
 
-    def judge(self, turn: Turn, prediction: str | None) -> Judgement:
+    def judge(self, turn: PredictionTurn, prediction: str | None) -> Judgement:
         if prediction is None:
             return Judgement(None, "no answer")
         return Judgement(judge_reference(prediction, turn.reference, turn.history))

@@ -9,7 +9,7 @@ from trajforge.endpoints import ChatClient, Endpoint, EndpointError
 from trajforge.evaluation.judge import Judge, Judgement
 from trajforge.evaluation.rubrics import load_rubrics
 from trajforge.evaluation.scores import DIMENSIONS, Scores
-from trajforge.evaluation.turns import Turn
+from trajforge.evaluation.turns import PredictionTurn
 
 KEY_ENV = "TRAJFORGE_JUDGE_API_KEY"
 USER_PROMPT = """{context}# Current Turn:
@@ -63,7 +63,7 @@ def parse_judge_answer(text: str) -> Scores:
     return Scores.clamped(values)
 
 
-def judge_messages(turn: Turn, prediction: str, rubric: str) -> list[dict]:
+def judge_messages(turn: PredictionTurn, prediction: str, rubric: str) -> list[dict]:
     context = turn.history_text()
     if context:
         context = f"# Context (Historical Interactions):\n\n{context}"
@@ -84,7 +84,7 @@ class EndpointJudge(Judge):
         self.rubrics = load_rubrics(rubrics)
         self.attempts, self.temperature, self.max_tokens = endpoint.attempts, temperature, max_tokens
 
-    def judge(self, turn: Turn, prediction: str | None) -> Judgement:
+    def judge(self, turn: PredictionTurn, prediction: str | None) -> Judgement:
         if prediction is None:
             return Judgement(None, "no answer")
         messages = judge_messages(turn, prediction, self.rubrics.get(turn.domain, self.rubrics["other"]))

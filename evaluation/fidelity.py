@@ -20,7 +20,7 @@ from trajforge.evaluation.benchmark import score
 from trajforge.evaluation.extraction import extract_prediction
 from trajforge.evaluation.facts import normalized
 from trajforge.evaluation.judge import Judge
-from trajforge.evaluation.turns import Turn
+from trajforge.evaluation.turns import PredictionTurn
 
 ERROR_TEXT = re.compile(
     r"No such file or directory|command not found|Permission denied|Traceback \(most recent call last\)|"
@@ -64,7 +64,7 @@ def action_label(action_text: str) -> str:
 SOURCES = ("empty", "in the prompt", "elsewhere")
 
 
-def answer_source(turn: Turn) -> str:
+def answer_source(turn: PredictionTurn) -> str:
     """Where the real observation's text is to be found: `empty` (the action prints nothing), `in the prompt`
     (verbatim in the turn's prompt before it is fitted to a window: a `cat` of a file the initial state lists), or
     `elsewhere` (computed, or not to be known: a count, a sorted list, a timestamp). Exact match per source says
@@ -81,7 +81,11 @@ def _exact(counts: Counter) -> dict:
 
 
 def step_figures(
-    model: str, turns: Sequence[Turn], answers: Sequence[str | None], judge: Judge, details: list[dict] | None = None
+    model: str,
+    turns: Sequence[PredictionTurn],
+    answers: Sequence[str | None],
+    judge: Judge,
+    details: list[dict] | None = None,
 ) -> dict:
     """Exact match and error-flag agreement over the turns (an unanswered turn, None, counts as a miss: the
     simulator would have had nothing to show), exact match per action label (most turns first) and per answer

@@ -5,7 +5,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 from trajforge.evaluation.scores import Scores
-from trajforge.evaluation.turns import Turn
+from trajforge.evaluation.turns import PredictionTurn
 
 NOT_COMPARABLE = "embedded judge, not comparable with AgentWorldBench"
 
@@ -26,7 +26,7 @@ class Judge(ABC):
     comparable: bool  # whether its numbers may sit next to AgentWorldBench's (an LLM judge with rubrics)
 
     @abstractmethod
-    def judge(self, turn: Turn, prediction: str | None) -> Judgement:
+    def judge(self, turn: PredictionTurn, prediction: str | None) -> Judgement:
         """The prediction for the turn, scored against its real observation; None: the model gave no answer."""
 
     @property

@@ -12,7 +12,7 @@ from trajforge.endpoints.model_ref import ModelRef
 from trajforge.evaluation.benchmark import Report, line_turn, sample_turns, sampled_turns, score
 from trajforge.evaluation.factory import JudgeSpec
 from trajforge.evaluation.models import ChatModel, Sampling
-from trajforge.evaluation.turns import Turn
+from trajforge.evaluation.turns import PredictionTurn
 
 BENCHMARK_TEMPERATURE = 0.6  # the published evaluator's defaults
 BENCHMARK_MAX_TOKENS = 32768
@@ -107,7 +107,7 @@ def baseline_models(corpus: str, display: Display) -> list[ChatModel]:
 
 
 def score_models(
-    models: list[ChatModel], items: list[Turn], rows: list[dict], rejected: list[dict], config: EvalConfig,
+    models: list[ChatModel], items: list[PredictionTurn], rows: list[dict], rejected: list[dict], config: EvalConfig,
     display: Display,
 ) -> EvalResult:  # fmt: skip
     """Every model answers every item; the judge `config` names scores the answers."""
@@ -128,7 +128,7 @@ def score_models(
     return EvalResult(reports, details, [m.stage for m in models], rl_run, judge.label, rejected)
 
 
-def load_items(config: EvalConfig, display: Display) -> tuple[list[Turn], list[dict], list[dict]]:
+def load_items(config: EvalConfig, display: Display) -> tuple[list[PredictionTurn], list[dict], list[dict]]:
     """(items, held-out corpus rows, rejected benchmark lines); what cannot be read raises EvalInputError."""
     from trajforge.schemas.storage import StorageError
 
@@ -148,7 +148,7 @@ def load_items(config: EvalConfig, display: Display) -> tuple[list[Turn], list[d
     return items, rows, rejected
 
 
-def benchmark_items(path: Path, limit: int | None, display: Display) -> tuple[list[Turn], list[dict]]:
+def benchmark_items(path: Path, limit: int | None, display: Display) -> tuple[list[PredictionTurn], list[dict]]:
     """(items, rejected lines): every valid line's own turn; each bad line named by file and line."""
     from trajforge.schemas.formats.agentworldbench import read_lines
 

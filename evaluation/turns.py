@@ -27,7 +27,7 @@ MAX_HISTORY_CHARS = 24_000
 
 
 @dataclass(frozen=True)
-class Turn:
+class PredictionTurn:
     id: str  # unique in a run: "trajectory_id:turn_index" for a corpus turn, "file:line N" for a benchmark line
     domain: str
     system: str | None  # the system prompt as the model is shown it; None: no system message
@@ -58,7 +58,7 @@ def pick_template(trajectory_id: str, turn_index: int) -> int:
 
 def corpus_turn(
     row: Mapping, turn_index: int, plain: bool = False, max_history_chars: float = MAX_HISTORY_CHARS
-) -> Turn:
+) -> PredictionTurn:
     """One turn of a trajectory row, with the turns before it; the oldest history goes first when it is too long.
     `plain` keeps the system prompt as CPT renders it (no template): how a CPT-only model is asked."""
     trajectory_id = row["trajectory_id"]
@@ -68,7 +68,7 @@ def corpus_turn(
     while history and sum(len(a) + len(o) for a, o in history) > max_history_chars:
         history = history[1:]
     turn = row["turns"][turn_index]
-    return Turn(
+    return PredictionTurn(
         id=f"{trajectory_id}:{turn_index}",
         domain=row["domain"],
         system=system if plain else TEMPLATES[template].format(system=system),
@@ -82,11 +82,11 @@ def corpus_turn(
     )
 
 
-def turn_of_messages(domain: str, messages: Sequence, reference: str) -> Turn:
+def turn_of_messages(domain: str, messages: Sequence, reference: str) -> PredictionTurn:
     """The turn that chat messages ask (a system message, user/assistant pairs, the action), as an RL row keeps
-    it: `Turn.messages` read back. Messages are (role, content) pairs or {"role", "content"} dicts."""
+    it: `PredictionTurn.messages` read back. Messages are (role, content) pairs or {"role", "content"} dicts."""
     pairs = [tuple(m) if isinstance(m, tuple) else (m["role"], m["content"]) for m in messages]
     system = pairs[0][1] if pairs and pairs[0][0] == "system" else None
     contents = [content for _, content in pairs[1 if system is not None else 0 :]]
     history = tuple(zip(contents[0:-1:2], contents[1:-1:2], strict=True))
-    return Turn("", domain, system, history, contents[-1], reference)
+    return PredictionTurn("", domain, system, history, contents[-1], reference)

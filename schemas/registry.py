@@ -1,7 +1,10 @@
 """The one way a plug-in registers: a `Registry` maps a name to an entry (a class or a factory), filled by a
 decorator (`@REGISTRY.register()`) or `add`, read in registration order (the list --help prints), and looked up
 with an error that lists the known names. Where a package's plug-ins are its modules, the registry imports them
-all, once, the first time it is read, so adding a plug-in is one module."""
+all, once, the first time it is read, so adding a plug-in is one module. A plug-in from a layer above the
+registry's (one that loads a model, in `trajforge.agents`) is declared beside the registry by its module's name
+(`provided_by`): reading that name imports the module then, so no import points up and none is needed for its side
+effect."""
 
 import importlib
 import pkgutil
@@ -34,6 +37,14 @@ class Registry(Generic[T]):
         self._lock = threading.RLock()
         self._entries: dict[str, T] = {}
         self._help: dict[str, str] = {}
+        self._providers: dict[str, str] = {}  # name -> the module that registers it when imported
+        self._providing: set[str] = set()  # those modules being imported now
+
+    def provided_by(self, name: str, module: str) -> None:
+        """Declare that importing `module` registers `name`: reading the name, or listing the names, imports it."""
+        if name in self._providers:
+            raise ValueError(f"{self.what} {name!r} is declared twice")
+        self._providers[name] = module
 
     def add(self, name: str, entry: T, help: str = "") -> T:
         if name in self._entries:
@@ -54,16 +65,16 @@ class Registry(Generic[T]):
 
     def get(self, name: str) -> T:
         """The entry registered as `name`; UnknownName (a ValueError) lists the known names."""
-        entries = self._loaded()
+        entries = self._loaded([name])
         if name not in entries:
-            raise UnknownName(unknown_message(self.what, [name], entries))
+            raise UnknownName(unknown_message(self.what, [name], self._loaded()))
         return entries[name]
 
     def check(self, names: Iterable[str]) -> None:
         """Refuse, in one error, every name of `names` that is not registered."""
         unknown = sorted(set(names) - set(self._loaded()))
         if unknown:
-            raise UnknownName(unknown_message(self.what, unknown, self._entries))
+            raise UnknownName(unknown_message(self.what, unknown, self._loaded()))
 
     def help(self, name: str) -> str:
         """What `name` is, one line, as it was registered (empty when it was registered without)."""
@@ -81,7 +92,7 @@ class Registry(Generic[T]):
         return list(self._loaded().items())
 
     def __contains__(self, name: object) -> bool:
-        return name in self._loaded()
+        return name in self._loaded([name])
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.names())
@@ -89,7 +100,26 @@ class Registry(Generic[T]):
     def __len__(self) -> int:
         return len(self._loaded())
 
-    def _loaded(self) -> dict[str, T]:
+    def _loaded(self, names: Iterable[object] | None = None) -> dict[str, T]:
+        """The entries, once every plug-in module is imported and the providers of `names` (None: of every declared
+        name) too."""
+        self._import_package()
+        with self._lock:
+            wanted = self._providers if names is None else [name for name in names if name in self._providers]
+            for name in wanted:
+                module = self._providers[name]
+                if name in self._entries or module in self._providing:
+                    continue  # registered, or its module reads the registry while it is imported
+                self._providing.add(module)
+                try:
+                    importlib.import_module(module)
+                finally:
+                    self._providing.discard(module)
+                if name not in self._entries:
+                    raise ImportError(f"{module} does not register the {self.what} {name!r}")
+        return self._entries
+
+    def _import_package(self) -> None:
         if not self._ready:
             # Another thread waits here until every module is imported (a half-filled registry would read as
             # missing plug-ins); a module of the package that reads the registry while it is imported (same
@@ -102,7 +132,6 @@ class Registry(Generic[T]):
                         self._ready = True
                     finally:
                         self._importing = False
-        return self._entries
 
 
 def _import_modules(package: str) -> None:

@@ -130,3 +130,29 @@ def test_the_check_finds_a_wrong_import_inside_a_function_and_a_relative_one(tmp
     ]
     unnamed = wrong_imports({**packages, "trajforge.planners": tmp_path / "planners"})
     assert unnamed[0] == "trajforge.planners: a package the layer table does not name" and len(unnamed) == 4
+
+
+def declared_providers(packages: Mapping[str, Path]) -> Iterator[tuple[Path, int, str, str]]:
+    """(file, line, declaring module, provider module) of every `REGISTRY.provided_by(name, "module")`: the imports
+    of ours named by a string, which `imported_names` cannot see."""
+    for module, _, path in modules(packages):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "provided_by":
+                provider = node.args[1]
+                assert isinstance(provider, ast.Constant), f"{path}:{node.lineno}: name the provider as a string"
+                yield path, node.lineno, module, provider.value
+
+
+def test_a_plug_in_named_by_its_module_comes_from_a_layer_above_its_registry():
+    packages = package_dirs(ROOT)
+    layers = {name.split(".")[1] for name in packages if "." in name}
+    declared = list(declared_providers(packages))
+    assert {provider for *_, provider in declared} >= {
+        "trajforge.agents.checkpoint_policy",
+        "trajforge.agents.world_model",
+    }
+    known = {module for module, _, _ in modules(packages)}
+    for path, line, module, provider in declared:
+        assert provider in known, f"{path}:{line}: no module {provider}"
+        registry, plug_in = layer_of(module, layers), layer_of(provider, layers)
+        assert registry in MAY_IMPORT[plug_in], f"{path}:{line}: {provider} may not import its registry's layer"

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from trajforge.endpoints import ChatClient, Endpoint
-from trajforge.evaluation.turns import Turn
+from trajforge.evaluation.turns import PredictionTurn
 from trajforge.schemas.registry import Registry
 from trajforge.training.prompts import candidate, chat_messages
 
@@ -33,10 +33,10 @@ class Generator(ABC):
     name: str
 
     @abstractmethod
-    def generate(self, turn: Turn, n: int, seed: int, hint: bool = False) -> list[str]:
+    def generate(self, turn: PredictionTurn, n: int, seed: int, hint: bool = False) -> list[str]:
         """n candidates for the turn; with `hint`, the real observation is shown (rationalisation)."""
 
-    def labelled(self, turn: Turn, n: int, seed: int, hint: bool = False) -> list[Candidate]:
+    def labelled(self, turn: PredictionTurn, n: int, seed: int, hint: bool = False) -> list[Candidate]:
         """The candidates with their origin: a model shown the real observation (`hint`) rationalizes."""
         origin = RATIONALIZATION if hint else ROLLOUT
         return [Candidate(text, origin) for text in self.generate(turn, n, seed, hint)]
@@ -50,7 +50,7 @@ class EndpointGenerator(Generator):
         self.name = f"endpoint:{endpoint.model}"
         self.temperature, self.max_tokens = temperature, max_tokens
 
-    def generate(self, turn: Turn, n: int, seed: int, hint: bool = False) -> list[str]:
+    def generate(self, turn: PredictionTurn, n: int, seed: int, hint: bool = False) -> list[str]:
         """n candidates in one request; a failed one raises EndpointError (the curation job stops, saying why)."""
         return self.client.texts(chat_messages(turn, hint), self.max_tokens, self.temperature, seed, n)
 
@@ -65,7 +65,7 @@ class CheckpointGenerator(Generator):
         self.name = f"checkpoint:{folder}"
         self.max_new_tokens, self.temperature = max_new_tokens, temperature
 
-    def generate(self, turn: Turn, n: int, seed: int, hint: bool = False) -> list[str]:
+    def generate(self, turn: PredictionTurn, n: int, seed: int, hint: bool = False) -> list[str]:
         return [
             self.model.chat(chat_messages(turn, hint), self.max_new_tokens, self.temperature, seed + i)[0]
             for i in range(n)
@@ -81,10 +81,10 @@ class RationalizationGenerator(Generator):
     name = "rationalization (model-free: reasoning written toward the known observation)"
     VARIANTS = ("verbatim_reference", "truncated", "altered_facts", "format_lost")
 
-    def generate(self, turn: Turn, n: int, seed: int, hint: bool = True) -> list[str]:
+    def generate(self, turn: PredictionTurn, n: int, seed: int, hint: bool = True) -> list[str]:
         return [c.text for c in self.labelled(turn, n, seed, hint)]
 
-    def labelled(self, turn: Turn, n: int, seed: int, hint: bool = True) -> list[Candidate]:
+    def labelled(self, turn: PredictionTurn, n: int, seed: int, hint: bool = True) -> list[Candidate]:
         reference = turn.reference
         # Short and free of copied text: a small model trained on it learns to close its reasoning and write the
         # prediction (measured on the demo's RL prompts after 300 SFT steps: 46% format compliance quoting the action,

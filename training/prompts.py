@@ -1,9 +1,9 @@
-"""The prompts trajforge's SFT generators send, built from a turn to predict (`evaluation.turns.Turn`, which also
-frames its system prompt): the turn's chat messages, with the real observation shown as a hint when a model is to
-rationalize toward it; and the answer they write, `<think>...</think><predicted_observation>...
+"""The prompts trajforge's SFT generators send, built from a turn to predict (`evaluation.turns.PredictionTurn`,
+which also frames its system prompt): the turn's chat messages, with the real observation shown as a hint when a
+model is to rationalize toward it; and the answer they write, `<think>...</think><predicted_observation>...
 </predicted_observation>`."""
 
-from trajforge.evaluation.turns import Turn
+from trajforge.evaluation.turns import PredictionTurn
 
 HINT = (
     "\n\n(Hint for writing your reasoning: the environment's real observation follows. Reason toward it from the "
@@ -12,7 +12,7 @@ HINT = (
 )
 
 
-def chat_messages(turn: Turn, hint: bool) -> list[dict]:
+def chat_messages(turn: PredictionTurn, hint: bool) -> list[dict]:
     messages = [{"role": role, "content": content} for role, content in turn.messages]
     if hint:
         messages[-1]["content"] += HINT.format(reference=turn.reference)

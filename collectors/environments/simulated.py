@@ -4,8 +4,8 @@ folder, or `smollm2`), whose answers for concurrent episodes are batched. `colle
 `--simulate CHECKPOINT` puts every suite in this kind, keeping the action space of the kind it stands for and the
 real environment's spec (`real`), from which each task's starting state is recorded (collectors/grounding.py).
 
-A checkpoint world model needs training code, which this layer may not import: `trajforge.agents` registers its
-loader in `CHECKPOINT_WORLD_MODELS` when it is imported (as `collect` and `train` import it)."""
+A checkpoint world model needs training code, which this layer may not import: its loader is in
+`trajforge.agents.world_model`, declared here by name in `CHECKPOINT_WORLD_MODELS` and imported when it is read."""
 
 from collections.abc import Callable
 from typing import Literal
@@ -20,6 +20,7 @@ from trajforge.schemas.registry import Registry
 
 # name -> (checkpoint, max_tokens, temperature, prompt) -> a sandboxes.simulated.WorldModel; "checkpoint" is agents'.
 CHECKPOINT_WORLD_MODELS: Registry[Callable] = Registry("checkpoint world model loader")
+CHECKPOINT_WORLD_MODELS.provided_by("checkpoint", "trajforge.agents.world_model")
 
 
 @KINDS.register()

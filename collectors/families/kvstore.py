@@ -33,7 +33,7 @@ def _value(rng: random.Random) -> str:
 
 
 @FAMILIES.register(help="the kvstore MCP server: read, write, compare-and-set, delete, history, paged listing")
-class Kvstore(Family):
+class KvstoreFamily(Family):
     name = "kvstore"
     kind = "mcp"
     server = "kvstore"

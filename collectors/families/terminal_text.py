@@ -50,7 +50,7 @@ class Job:
 
 
 @FAMILIES.register(help="files and text processing in the terminal: count, sort, extract, transform, find")
-class TerminalText(Family):
+class TerminalTextFamily(Family):
     name = "terminal-text"
     kind = "terminal"
     Params = TerminalTextParams

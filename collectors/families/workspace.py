@@ -35,7 +35,7 @@ def _date(rng: random.Random) -> str:
 
 
 @FAMILIES.register(help="the workspace MCP server: related rows, row updates, pages, paged queries")
-class Workspace(Family):
+class WorkspaceFamily(Family):
     name = "workspace"
     kind = "mcp"
     server = "workspace"

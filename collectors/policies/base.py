@@ -1,6 +1,7 @@
 """The policy interface: start an episode, then one action at a time until the policy says it is done. A policy
 registers itself in `POLICIES` (`@POLICIES.register()`, under its `name`), which imports every module of the
-package, so adding one is one module (plus its test)."""
+package, so adding one is one module (plus its test). A policy that loads a model lives in `trajforge.agents`, above
+this layer: its name is declared here with the module that registers it, imported when the name is read."""
 
 from abc import ABC, abstractmethod
 
@@ -12,6 +13,7 @@ from trajforge.schemas.registry import Registry
 POLICIES: Registry[type["Policy"]] = Registry(
     "policy", name_of=lambda cls: cls.name, package="trajforge.collectors.policies"
 )
+POLICIES.provided_by("checkpoint", "trajforge.agents.checkpoint_policy")
 
 
 UNPARSEABLE = "unparseable answer"  # how an outcome's error starts when the agent's answer could not be read

@@ -1,5 +1,5 @@
 """`trajforge agent-eval`: agents' success on held-out tasks in the real environment, with 95% Wilson intervals.
-The run itself is `agents.evaluation.evaluate_agents`; the flags of each agent's collect run are collect's."""
+The run itself is `agents.agent_eval.evaluate_agents`; the flags of each agent's collect run are collect's."""
 
 import json
 from pathlib import Path
@@ -10,7 +10,7 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
-from trajforge.agents.evaluation import (
+from trajforge.agents.agent_eval import (
     AgentEvalConfig,
     AgentEvalResult,
     Score,

@@ -11,7 +11,7 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
-from trajforge.agents.evaluation import model_agent, policy_agent
+from trajforge.agents.agent_eval import model_agent, policy_agent
 from trajforge.agents.sim_check import SimCheckConfig, below_thresholds, check_simulator, world_model_of
 from trajforge.collectors.config import AGENT_KEY_ENV, CollectConfig
 from trajforge.collectors.simulation import WORLD_MODEL_KEY_ENV, simulation

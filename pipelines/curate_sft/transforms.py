@@ -6,7 +6,7 @@ import apache_beam as beam
 
 from trajforge.evaluation.extraction import extract_prediction
 from trajforge.evaluation.scores import Scores
-from trajforge.evaluation.turns import Turn, corpus_turn
+from trajforge.evaluation.turns import PredictionTurn, corpus_turn
 from trajforge.pipelines.counting import COUNTS, CountingFn
 from trajforge.schemas import counts
 from trajforge.schemas.splits import readable_by, row_placement
@@ -38,7 +38,7 @@ class _QueriesFn(CurateFn):
     def __init__(self, per_trajectory: int):
         self.per_trajectory = per_trajectory
 
-    def process(self, row: dict) -> Iterator[tuple[Turn, dict]]:
+    def process(self, row: dict) -> Iterator[tuple[PredictionTurn, dict]]:
         task, split = row_placement(row)
         if not readable_by(split, "sft"):
             self.count(counts.key(counts.ROWS_SKIPPED, split))
@@ -73,7 +73,7 @@ class _GenerateFn(beam.DoFn):
     def setup(self):
         self.generator = self.make_generator()
 
-    def process(self, item: tuple[Turn, dict]) -> Iterator[tuple[Turn, dict, list[Candidate], str]]:
+    def process(self, item: tuple[PredictionTurn, dict]) -> Iterator[tuple[PredictionTurn, dict, list[Candidate], str]]:
         query, placement = item
         seed = self.seed + query.turn_index * 1009 + int(query.trajectory_id[:6], 16)
         labelled = self.generator.labelled(query, self.candidates, seed, self.hint)

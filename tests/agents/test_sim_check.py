@@ -11,9 +11,9 @@ import pytest
 
 from tests.chat_server import chat_server
 from trajforge.agents.sim_check import (
+    CheckedWorldModel,
     SimCheckConfig,
     SimCheckError,
-    WorldModel,
     check_simulator,
     run_prefix,
     world_model_of,
@@ -177,7 +177,7 @@ def test_single_step_measures_controllability_on_real_fault_injected_turns(tmp_p
 def test_a_changed_simulation_rule_gets_its_own_episode_runs_and_the_defaults_keep_their_names():
     import dataclasses
 
-    world = WorldModel("wm", chat=None, ref=ModelRef(weights="folder"))
+    world = CheckedWorldModel("wm", chat=None, ref=ModelRef(weights="folder"))
     default = SimCheckConfig()
 
     def prefix(**settings) -> str:

@@ -3,7 +3,7 @@ rule record the check's predicted exit code, from which the agreement the exit-c
 
 from tests.builders import ScriptedWorldModel, tagged
 from tests.sandboxes.test_simulated import COUNT_LINES
-from trajforge.agents.evaluation import Agent
+from trajforge.agents.agent_eval import EvaluatedAgent
 from trajforge.agents.sim_episodes import EpisodePlan, exit_code_success, outcome_success, success_figures
 from trajforge.collectors.config import CollectConfig
 from trajforge.collectors.episode import run_episode
@@ -13,7 +13,7 @@ from trajforge.sandboxes.simulated import SimulatedEnvironment
 
 SUITE = Suite(name="s", domain="terminal", path=None, tasks=(COUNT_LINES,))
 KEY = "s/count-lines#0"
-PLAN = EpisodePlan(CollectConfig(), Agent("scripted", "scripted"), "wm", "check")
+PLAN = EpisodePlan(CollectConfig(), EvaluatedAgent("scripted", "scripted"), "wm", "check")
 
 
 def simulated(check_answer: str, file_answer: str, file_check: str = "content"):

@@ -189,7 +189,7 @@ def test_every_family_runs_into_its_own_folder_and_one_summary_table_holds_them_
 def test_the_sft_agents_episodes_are_collected_on_training_tasks_only_and_train_a_second_world_model(
     tmp_path, monkeypatch
 ):
-    from trajforge.agents.evaluation import held_out_suites
+    from trajforge.agents.agent_eval import held_out_suites
     from trajforge.collectors.tasks import load_suite
     from trajforge.schemas.splits import SplitConfig
 

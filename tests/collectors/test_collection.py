@@ -42,11 +42,10 @@ def test_tasks_are_chosen_by_id_and_unknown_ones_refused():
 
 
 def test_policies_come_from_their_registry_with_their_arguments():
-    assert {"scripted", "explorer", "llm"} <= set(POLICIES)
+    assert {"scripted", "explorer", "llm", "checkpoint"} <= set(POLICIES)  # checkpoint: imported from agents/
     assert POLICIES.get("explorer").arguments(CollectConfig(explorer_steps=3)) == {"steps": 3}
     with pytest.raises(ValueError) as unknown:
         collect(CollectConfig(policy="oracle", suites=("terminal",)), print, print)
-    # read after the call: whatever registered a policy meanwhile (trajforge.agents does) is listed too
     assert str(unknown.value) == f"unknown policy 'oracle'; known: {', '.join(POLICIES)}"
     with pytest.raises(ValueError, match="--policy llm needs --llm-url and --llm-model"):
         collect(CollectConfig(policy="llm", suites=("mcp-kvstore",)), print, print)

@@ -3,8 +3,14 @@ info), over a simulated environment and a real Docker terminal alike; and the ve
 docs/simulation.md shows, run as the page prints it."""
 
 import asyncio
+import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from tests.builders import ScriptedWorldModel, simulation_of, tagged
 from trajforge.collectors.collection import plan_suites
@@ -13,7 +19,8 @@ from trajforge.collectors.grounding import ground_suites
 from trajforge.collectors.text_env import TextEnvironment
 from trajforge.sandboxes.simulated import SimulatedEnvironment
 
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "simulation.md"
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs" / "simulation.md"
 WC = "```bash\nwc -l < notes.txt > answer.txt\n```"
 
 
@@ -89,3 +96,32 @@ def test_the_wrapper_the_docs_show_runs_an_episode():
     done, reward, score, info = asyncio.run(episode())
     assert done and reward == score == 0.0 and info["status"] == "failure"  # the predicted exit code was 1
     assert interaction.episodes == {}
+
+
+# A fresh interpreter that imports collectors only: the checkpoint world model's module (trajforge.agents) is
+# imported by CHECKPOINT_WORLD_MODELS when the simulated environment asks for it, not by anything imported first.
+OVER_A_CHECKPOINT = """
+import json, sys
+from trajforge.collectors.text_env import TextEnvironment
+
+imported_before = "trajforge.agents" in sys.modules
+env, tasks = TextEnvironment.simulated("terminal", sys.argv[1], prompt="plain", max_tokens=8, log=lambda text: None)
+first = env.reset(next(t for t in tasks if t.id == "count-lines"))
+observation, reward, done, info = env.step(sys.argv[2])
+print(json.dumps({"imported_before": imported_before, "first": first, "done": done, "status": info["status"],
+                  "world_model": "trajforge.agents.world_model" in sys.modules}))
+"""
+
+
+@pytest.mark.slow
+def test_a_fresh_interpreter_steps_a_text_environment_over_a_checkpoint_world_model(tiny_checkpoint):
+    environment = {**os.environ, "PYTHONPATH": str(ROOT)}
+    ran = subprocess.run(
+        [sys.executable, "-c", OVER_A_CHECKPOINT, str(tiny_checkpoint), WC],
+        capture_output=True, text=True, env=environment, timeout=300,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    result = json.loads(ran.stdout.splitlines()[-1])
+    assert not result["imported_before"] and result["world_model"]
+    assert "--- notes.txt (30 bytes)" in result["first"]
+    assert result["done"] is False and result["status"] == "running"  # the world model answered the step

@@ -8,7 +8,7 @@ from trajforge.evaluation.benchmark import line_turn, sample_turns, sampled_turn
 from trajforge.evaluation.embedded import EmbeddedJudge
 from trajforge.evaluation.judge import Judge, Judgement
 from trajforge.evaluation.scores import Scores
-from trajforge.evaluation.turns import Turn
+from trajforge.evaluation.turns import PredictionTurn
 from trajforge.pipelines.cli import app
 from trajforge.schemas.formats.agentworldbench import export_folder
 from trajforge.training.prompts import candidate
@@ -44,8 +44,8 @@ class ScriptedJudge(Judge):
         return Judgement(Scores(5, 5, 5, 5, 5) if turn.domain == "mcp" else Scores(1, 1, 1, 1, 1))
 
 
-def _item(domain: str, n: int) -> Turn:
-    return Turn(f"{domain}-{n}", domain, None, (), "a", "obs")
+def _item(domain: str, n: int) -> PredictionTurn:
+    return PredictionTurn(f"{domain}-{n}", domain, None, (), "a", "obs")
 
 
 def test_pooled_and_equal_weight_overall_and_exclusions():

@@ -4,7 +4,7 @@ import pytest
 
 from trajforge.evaluation.embedded import EmbeddedJudge, judge_reference
 from trajforge.evaluation.scores import DIMENSIONS
-from trajforge.evaluation.turns import Turn
+from trajforge.evaluation.turns import PredictionTurn
 
 CURATION_THRESHOLD = 3.5
 REFERENCE = json.dumps({"id": "row_0007", "title": "Importer", "budget": 12000, "path": "/srv/data/imports"})
@@ -56,5 +56,5 @@ def test_a_stale_copy_is_fine_where_the_environment_repeated_itself():
 def test_the_judge_names_itself_and_refuses_no_answer():
     judge = EmbeddedJudge()
     assert "not comparable with AgentWorldBench" in judge.label
-    assert not judge.judge(Turn("", "terminal", None, (), "ls", "a"), None).ok
-    assert judge.judge(Turn("", "terminal", None, (), "ls", "a"), "a").scores.mean == 5.0
+    assert not judge.judge(PredictionTurn("", "terminal", None, (), "ls", "a"), None).ok
+    assert judge.judge(PredictionTurn("", "terminal", None, (), "ls", "a"), "a").scores.mean == 5.0

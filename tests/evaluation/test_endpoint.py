@@ -5,9 +5,9 @@ from trajforge.endpoints import Endpoint
 from trajforge.evaluation.endpoint import EndpointJudge, JudgeAnswerError, judge_messages, parse_judge_answer
 from trajforge.evaluation.rubrics import load_rubrics
 from trajforge.evaluation.scores import Scores
-from trajforge.evaluation.turns import Turn
+from trajforge.evaluation.turns import PredictionTurn
 
-TURN = Turn("t:1", "terminal", None, (("ls", "a.txt"),), "cat a.txt", "hello")
+TURN = PredictionTurn("t:1", "terminal", None, (("ls", "a.txt"),), "cat a.txt", "hello")
 
 
 def test_answers_are_read_from_the_final_evaluation_block():
@@ -55,12 +55,12 @@ def test_a_real_endpoint_scores_fails_and_times_out(monkeypatch):
         assert judge.judge(TURN, "hello").scores == Scores(2, 2, 2, 2, 2) and judge.name == "endpoint:judge-model"
         assert requests[0]["authorization"] == "Bearer sekrit" and requests[0]["body"]["model"] == "judge-model"
         assert "terminal world model" in requests[0]["body"]["messages"][0]["content"]
-        silent = judge.judge(Turn("", "mcp", None, (), "x", "JUDGE-SAYS-NOTHING"), "y")
+        silent = judge.judge(PredictionTurn("", "mcp", None, (), "x", "JUDGE-SAYS-NOTHING"), "y")
         assert not silent.ok and silent.failure.startswith("judge answer not parseable")
-        slow = judge.judge(Turn("", "mcp", None, (), "x", "JUDGE-SLEEPS"), "y")
+        slow = judge.judge(PredictionTurn("", "mcp", None, (), "x", "JUDGE-SLEEPS"), "y")
         assert not slow.ok and slow.failure.startswith("judge timed out") and url in slow.failure
         assert len(requests) == 1 + 2 + 2  # each failure retried
-        assert not judge.judge(Turn("", "mcp", None, (), "x", "y"), None).ok  # no answer: nothing to judge
+        assert not judge.judge(PredictionTurn("", "mcp", None, (), "x", "y"), None).ok  # no answer: nothing to judge
 
 
 def test_a_judge_the_endpoint_refuses_altogether_stops_the_run():

@@ -17,11 +17,11 @@ from trajforge.evaluation.fidelity import (
     step_figures,
     success_confusion,
 )
-from trajforge.evaluation.turns import Turn
+from trajforge.evaluation.turns import PredictionTurn
 
 
-def turn(reference: str, action: str = "ls", **observation) -> Turn:
-    return Turn(id=reference, domain="terminal", system=None, history=(), action=action, reference=reference,
+def turn(reference: str, action: str = "ls", **observation) -> PredictionTurn:
+    return PredictionTurn(id=reference, domain="terminal", system=None, history=(), action=action, reference=reference,
                 observation={"content": reference, **observation})  # fmt: skip
 
 
@@ -85,11 +85,11 @@ def test_exact_match_per_action_says_which_actions_the_model_gets_wrong():
 
 def test_exact_match_per_source_says_whether_the_model_fails_at_copying_or_at_computing():
     system = "# Initial state\n--- notes.txt (12 bytes)\nkoala\nfern  \n"
-    copied = Turn(id="c", domain="terminal", system=system, history=(), action="cat notes.txt",
+    copied = PredictionTurn(id="c", domain="terminal", system=system, history=(), action="cat notes.txt",
                   reference="koala\nfern\n")  # fmt: skip
-    counted = Turn(id="w", domain="terminal", system=system, history=(), action="wc -l notes.txt",
+    counted = PredictionTurn(id="w", domain="terminal", system=system, history=(), action="wc -l notes.txt",
                    reference="2 notes.txt\n")  # fmt: skip
-    earlier = Turn(id="e", domain="terminal", system=None, history=(("wc -l notes.txt", "2 notes.txt"),),
+    earlier = PredictionTurn(id="e", domain="terminal", system=None, history=(("wc -l notes.txt", "2 notes.txt"),),
                    action="wc -l notes.txt", reference="2 notes.txt\n")  # fmt: skip
     silent = turn("", "rm notes.txt")
     assert [answer_source(t) for t in (copied, counted, earlier, silent)] == [

@@ -100,3 +100,36 @@ def test_threads_reading_a_registry_first_all_wait_for_every_plug_in(plugs):
     for thread in threads:
         thread.join()
     assert seen == [["alpha", "beta"]] * 4
+
+
+@pytest.fixture
+def above(plugs):
+    """Modules beside the package `plugs` (a layer above it) that register into PLUGS when imported."""
+    (plugs.parent / "plugs_above.py").write_text("from plugs import PLUGS\nPLUGS.add('above', 3, help='from above')\n")
+    (plugs.parent / "plugs_other.py").write_text("from plugs import PLUGS\nPLUGS.add('other', 4)\n")
+    (plugs.parent / "plugs_silent.py").write_text("HELPER = True\n")
+    yield
+    for name in ("plugs_above", "plugs_other", "plugs_silent"):
+        sys.modules.pop(name, None)
+
+
+def test_a_name_provided_by_a_module_imports_that_module_when_read(plugs, above):
+    (plugs / "alpha.py").write_text("from plugs import PLUGS\nPLUGS.add('alpha', 1)\n")
+    from plugs import PLUGS
+
+    PLUGS.provided_by("above", "plugs_above")
+    PLUGS.provided_by("other", "plugs_other")
+    assert "plugs_above" not in sys.modules
+    assert PLUGS.get("above") == 3 and "above" in PLUGS
+    assert "plugs_other" not in sys.modules  # only the provider of the name read
+    assert PLUGS.describe(", ") == "alpha, above (from above), other"  # listing imports every provider
+    with pytest.raises(ValueError, match="plug 'above' is declared twice"):
+        PLUGS.provided_by("above", "plugs_other")
+
+
+def test_a_provider_that_does_not_register_its_name_fails_the_read(plugs, above):
+    from plugs import PLUGS
+
+    PLUGS.provided_by("silent", "plugs_silent")
+    with pytest.raises(ImportError, match="plugs_silent does not register the plug 'silent'"):
+        PLUGS.get("silent")

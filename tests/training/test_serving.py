@@ -5,7 +5,7 @@ import pytest
 
 from trajforge.collectors.policies.llm import LLMAgentPolicy
 from trajforge.endpoints import Endpoint
-from trajforge.evaluation.turns import Turn
+from trajforge.evaluation.turns import PredictionTurn
 from trajforge.sandboxes.base import Task
 from trajforge.schemas.records import Observation
 from trajforge.training.generators import EndpointGenerator
@@ -50,7 +50,7 @@ def test_clients_use_it(server):
     policy.act(None)  # an untrained model rarely calls a tool; what matters is a well-formed round trip
     assert policy.messages[-1]["role"] == "assistant"
     generator = EndpointGenerator(Endpoint(server, "tiny-world-model"), max_tokens=8)
-    query = Turn("t:0", "terminal", "S", (), "ls", "a.txt")
+    query = PredictionTurn("t:0", "terminal", "S", (), "ls", "a.txt")
     assert len(generator.generate(query, 2, seed=1)) == 2
 
 

@@ -29,7 +29,7 @@ NOT_SCORED = {"infra_error": "infra_errors", "task_error": "task_errors", "unkno
 
 
 @dataclass(frozen=True)
-class Agent:
+class EvaluatedAgent:
     """One row of the table: a policy, and the model it acts with (None: a model-free policy)."""
 
     label: str
@@ -46,18 +46,18 @@ class AgentEvalError(ValueError):
     """Nothing to evaluate, or an agent that cannot run: one line that says what to do."""
 
 
-def policy_agent(name: str) -> Agent:
+def policy_agent(name: str) -> EvaluatedAgent:
     if name in MODEL_POLICIES:
         raise AgentEvalError(f"--policy {name}: give --agent MODEL instead (a checkpoint folder, smollm2 or URL=MODEL)")
     POLICIES.get(name)  # UnknownName lists the policies there are
-    return Agent(name, name)
+    return EvaluatedAgent(name, name)
 
 
-def model_agent(model: str | ModelRef, key_env: str = AGENT_KEY_ENV) -> Agent:
+def model_agent(model: str | ModelRef, key_env: str = AGENT_KEY_ENV) -> EvaluatedAgent:
     """A model acting as the agent: weights through the checkpoint policy, an endpoint through the llm policy."""
     ref = parse_model(model, "--agent", key_env)
     label = f"{ref.endpoint.model} @ {ref.endpoint.url}" if ref.endpoint is not None else ref.weights
-    return Agent(label, policy_for(ref), ref)
+    return EvaluatedAgent(label, policy_for(ref), ref)
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,7 @@ class AgentEvalConfig:
     """The agents, and the collect run each of them gets (suites, output, repeats, concurrency, faults, turns,
     seed; its tasks and policy are agent-eval's); `split` must be build-corpus's for its held-out tasks."""
 
-    agents: tuple[Agent, ...] = ()
+    agents: tuple[EvaluatedAgent, ...] = ()
     run: CollectConfig = CollectConfig(suites=("terminal",))
     split: SplitConfig = SplitConfig()
     limit: int | None = None  # the first N held-out tasks of each suite, in the suite's order (None: all)
@@ -128,7 +128,7 @@ class Score:
 
 @dataclass
 class AgentReport:
-    agent: Agent
+    agent: EvaluatedAgent
     run_dir: str
     model_free: bool  # no model chose its actions (scripted, explorer)
     overall: Score
@@ -209,7 +209,7 @@ def evaluate_agents(
     return AgentEvalResult({s.name: [t.id for t in s.tasks] for s in suites}, config.split, reports)
 
 
-def score_agent(agent: Agent, collected: Collected, places: dict[str, tuple[Suite, Task]]) -> AgentReport:
+def score_agent(agent: EvaluatedAgent, collected: Collected, places: dict[str, tuple[Suite, Task]]) -> AgentReport:
     """The agent's figures from the episodes its run folder holds of the planned tasks (a resumed run's too)."""
     overall = Score()
     per_suite = {s.name: Score() for s, _ in places.values()}

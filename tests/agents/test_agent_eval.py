@@ -7,11 +7,11 @@ import dataclasses
 import pytest
 
 from tests.builders import make_trajectory
-from trajforge.agents import evaluation
-from trajforge.agents.evaluation import (
-    Agent,
+from trajforge.agents import agent_eval
+from trajforge.agents.agent_eval import (
     AgentEvalConfig,
     AgentEvalError,
+    EvaluatedAgent,
     evaluate_agents,
     held_out_suites,
     model_agent,
@@ -70,7 +70,7 @@ def test_episodes_count_into_figures_and_errors_apart(tmp_path):
     ]
     write_segments(records, tmp_path, per_file=4)
     collected = Collected("r", str(tmp_path), RunResult(planned=9, skipped=0), {})
-    report = score_agent(Agent("tiny", "llm"), collected, places)
+    report = score_agent(EvaluatedAgent("tiny", "llm"), collected, places)
     figures = report.as_dict()["overall"]
     assert figures["success_rate"] == 1 / 5 and figures["interval"] == pytest.approx(wilson_interval(1, 5))
     assert (figures["episodes"], figures["scored"], figures["mean_turns"]) == (9, 5, 10 / 5)
@@ -82,11 +82,11 @@ def test_episodes_count_into_figures_and_errors_apart(tmp_path):
     assert (sorting.successes, sorting.scored, sorting.unchecked) == (0, 3, 0)
     assert report.model_free
     write_segments([episode("s/a#4", "failure", model="tiny")], tmp_path)
-    assert not score_agent(Agent("tiny", "llm"), collected, places).model_free
+    assert not score_agent(EvaluatedAgent("tiny", "llm"), collected, places).model_free
 
 
 def test_a_group_without_scored_episodes_has_no_rate():
-    figures = evaluation.Score(infra_errors=2).as_dict()
+    figures = agent_eval.Score(infra_errors=2).as_dict()
     assert figures["success_rate"] is None and figures["interval"] is None and figures["mean_turns"] is None
 
 
@@ -94,8 +94,8 @@ def test_agents_are_named_by_their_own_flags():
     endpoint = model_agent("http://127.0.0.1:8000/v1=tiny")
     assert (endpoint.label, endpoint.policy) == ("tiny @ http://127.0.0.1:8000/v1", "llm")
     assert endpoint.model.endpoint.model == "tiny" and endpoint.settings == {"policy": "llm", "agent": endpoint.model}
-    assert model_agent("runs/agent") == Agent("runs/agent", "checkpoint", ModelRef(weights="runs/agent"))
-    assert policy_agent("scripted") == Agent("scripted", "scripted")
+    assert model_agent("runs/agent") == EvaluatedAgent("runs/agent", "checkpoint", ModelRef(weights="runs/agent"))
+    assert policy_agent("scripted") == EvaluatedAgent("scripted", "scripted")
     with pytest.raises(ValueError, match="give URL=MODEL"):
         model_agent("http://127.0.0.1:8000/v1")
     with pytest.raises(AgentEvalError, match="--policy llm: give --agent MODEL"):
