@@ -96,7 +96,8 @@ def collect_command(
 
 def _config(o: dict) -> CollectConfig:
     """The config from the command's options (named as its fields, but the models and the simulation's)."""
-    agent = parse_model(o.pop("agent"), "--agent", o.pop("agent_key_env")) if o["agent"] else o.pop("agent")
+    agent, key_env = o.pop("agent"), o.pop("agent_key_env")
+    agent = parse_model(agent, "--agent", key_env) if agent else None
     policy = o.pop("policy")
     if agent is not None and policy not in (None, *MODEL_POLICIES):
         raise ValueError(f"--policy {policy} is model-free: it takes no --agent")

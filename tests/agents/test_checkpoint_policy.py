@@ -30,7 +30,7 @@ def _episode(actor):
 
 def test_it_is_a_registered_policy_that_needs_a_checkpoint():
     assert POLICIES.get("checkpoint") is CheckpointPolicy
-    with pytest.raises(ValueError, match="needs --checkpoint"):
+    with pytest.raises(ValueError, match="needs --agent"):
         CheckpointPolicy.arguments(CollectConfig(policy="checkpoint"))
 
 

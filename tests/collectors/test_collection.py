@@ -47,7 +47,7 @@ def test_policies_come_from_their_registry_with_their_arguments():
     with pytest.raises(ValueError) as unknown:
         collect(CollectConfig(policy="oracle", suites=("terminal",)), print, print)
     assert str(unknown.value) == f"unknown policy 'oracle'; known: {', '.join(POLICIES)}"
-    with pytest.raises(ValueError, match="--policy llm needs --llm-url and --llm-model"):
+    with pytest.raises(ValueError, match="--policy llm needs --agent URL=MODEL"):
         collect(CollectConfig(policy="llm", suites=("mcp-kvstore",)), print, print)
 
 
