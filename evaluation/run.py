@@ -38,7 +38,6 @@ class EvalConfig:
     baselines: bool = True  # also score the model-free baselines (copy previous, retrieval) on the same turns
 
     @property
-    @property
     def weights(self) -> list[Path]:
         return [Path(m.weights) for m in self.models if m.weights is not None]
 
