@@ -1,4 +1,4 @@
-"""`train --stage agent-rl`: multi-turn GSPO over whole episodes in real environments.
+"""`train agent-rl`: multi-turn GSPO over whole episodes in real environments.
 
 Each step takes `tasks_per_step` training-split tasks of the suites (a held-out task or family never:
 collectors.tasks.task_split decides, as build-corpus splits the episodes collected of it), runs G episodes of each
@@ -199,8 +199,9 @@ class AgentRL:
 
     def __init__(self, config: AgentRLConfig, log=print, warn=print):
         if config.init is None:
-            raise ValueError("--stage agent-rl needs --init: a checkpoint that can act (e.g. after agent-sft)")
-        require_sampling(config.temperature)
+            raise ValueError("train agent-rl needs --init: a checkpoint that can act (e.g. after agent-sft)")
+        gspo = config.gspo
+        require_sampling(gspo.temperature)
         check_guide(config.guide)
         if config.simulate_file_check not in FILE_CHECKS:
             raise ValueError(f"--simulate-file-check {config.simulate_file_check!r}: choose {' or '.join(FILE_CHECKS)}")
@@ -211,9 +212,9 @@ class AgentRL:
         self.real_suites = [load_suite(s) for s in config.suites]
         suites = simulated_suites(self.real_suites, config, f"agent-rl-{self.output.name}", log)
         self.tasks = trainable_tasks(suites, config.split)
-        self.actor = Actor.load(self.folder, temperature=config.temperature)
-        self.reference = copy.deepcopy(self.actor.model).eval() if config.kl_coef else None  # the starting model
-        self.optimizer = Optimizer(self.actor.model, config.lr, 0, config.max_steps, 0.0, config.clip, lr_floor=1.0)
+        self.actor = Actor.load(self.folder, temperature=gspo.temperature)
+        self.reference = copy.deepcopy(self.actor.model).eval() if gspo.kl_coef else None  # the starting model
+        self.optimizer = Optimizer(self.actor.model, gspo.lr, 0, config.max_steps, 0.0, gspo.clip, lr_floor=1.0)
         self.output.mkdir(parents=True, exist_ok=True)
         self.make_env = episode_environments(suites, config, f"agent-rl-{self.output.name}", log, warn)
 
@@ -226,16 +227,16 @@ class AgentRL:
 
     def rollouts(self, step: int) -> tuple[list[list[Rollout]], float]:
         """G episodes of each of the step's tasks, all run together; the seconds they took."""
-        c = self.config
-        groups = plan_groups(self.step_tasks(step), c.group_size, c.seed, tag=f"step{step + 1}")
+        c, g = self.config, self.config.gspo.group_size
+        groups = plan_groups(self.step_tasks(step), g, c.seed, tag=f"step{step + 1}")
         started = time.perf_counter()
         self.actor.model.eval()
         run_dir = self.output / "episodes" / f"step-{step + 1:05d}"
         specs = [s for g in groups for s in g]
         flat, _ = run_rollouts(
-            specs, self.actor, self.make_env, run_dir, self.folder, c.concurrency, c.max_turns, c.max_new_tokens
+            specs, self.actor, self.make_env, run_dir, self.folder, c.concurrency, c.max_turns, c.gspo.max_new_tokens
         )
-        return [flat[i : i + c.group_size] for i in range(0, len(flat), c.group_size)], time.perf_counter() - started
+        return [flat[i : i + g] for i in range(0, len(flat), g)], time.perf_counter() - started
 
     def step(self, step: int) -> dict:
         """Roll out, update, and the step's metrics (`step` is the number of steps done before it)."""
@@ -248,10 +249,10 @@ class AgentRL:
             add_guides(groups, self.make_env, folder, actor.tokenizer, actor.window, c.concurrency, c.max_turns)
         pad = self.actor.tokenizer.pad_token_id if self.actor.tokenizer.pad_token_id is not None else 0
         trained = training_groups(self.actor.model, groups, pad, self.reference)
-        stats = update_policy(self.actor.model, self.optimizer, trained, self.config)
+        stats = update_policy(self.actor.model, self.optimizer, trained, self.config.gspo)
         timing = {"lr": self.optimizer.lr, "rollout_seconds": rollout_seconds, "seconds": time.perf_counter() - started}
         metrics = step_metrics(step + 1, groups, trained, stats, timing)
-        if metrics["degenerate_groups"] >= self.config.degenerate_warning:
+        if metrics["degenerate_groups"] >= self.config.gspo.degenerate_warning:
             metrics["warning"] = (
                 f"{metrics['degenerate_groups']:.0%} of groups have equal rewards (no gradient) at success "
                 f"{metrics['success']:.0%}: start from a better agent (agent-sft), or raise --group-size"

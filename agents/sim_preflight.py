@@ -1,4 +1,4 @@
-"""Before `train --stage agent-rl --simulate` trains: the world model's single-step figures on a corpus's held-out
+"""Before `train agent-rl --simulate` trains: the world model's single-step figures on a corpus's held-out
 turns (sim-check's, beside the two model-free baselines), printed, with a warning for each figure below what a
 world model worth training in reaches (`below_thresholds`). Without a corpus there is nothing to measure on: a note
 says so and training goes on."""

@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 
@@ -44,10 +45,10 @@ def collect_groups(args, folder: Path) -> Path:
     from trajforge.agents.guidance import add_guides
     from trajforge.agents.rl import AgentRL, training_groups
 
+    gspo = replace(AgentRLConfig.gspo, group_size=args.group_size, temperature=args.temperature)
     config = AgentRLConfig(
-        suites=tuple(args.suite), output=str(folder / "rollouts"), init=args.init, group_size=args.group_size,
-        tasks_per_step=args.tasks_per_step, max_turns=args.max_turns, temperature=args.temperature,
-        concurrency=args.concurrency, guide="scripted",
+        suites=tuple(args.suite), output=str(folder / "rollouts"), init=args.init, gspo=gspo,
+        tasks_per_step=args.tasks_per_step, max_turns=args.max_turns, concurrency=args.concurrency, guide="scripted",
     )  # fmt: skip
     run = AgentRL(config, log=lambda *_: None, warn=print)
     actor, saved = run.actor, {"groups": [], "rewards": []}
@@ -80,13 +81,13 @@ def one_update(path: str, init: str, variant: str) -> dict:
         rl.sequence_logprobs = full_vocabulary_logprobs
     saved = torch.load(path, weights_only=False)
     model = Actor.load(acting_folder(init), temperature=1.0).model
-    config = AgentRLConfig(micro_batch=int(micro_batch))
-    optimizer = Optimizer(model, config.lr, 0, 10, 0.0, config.clip, lr_floor=1.0)
+    gspo = replace(AgentRLConfig.gspo, micro_batch=int(micro_batch))
+    optimizer = Optimizer(model, gspo.lr, 0, 10, 0.0, gspo.clip, lr_floor=1.0)
     rollouts = rl.Rollouts()
     rollouts.groups, rollouts.rewards = saved["groups"], saved["rewards"]
     before = resident_bytes()
     started = time.perf_counter()
-    stats = rl.update_policy(model, optimizer, rollouts, config)
+    stats = rl.update_policy(model, optimizer, rollouts, gspo)
     seconds = time.perf_counter() - started
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     return {

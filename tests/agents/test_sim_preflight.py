@@ -3,6 +3,7 @@ each below its threshold; and the control distribution an RL run in simulation h
 is a loopback endpoint (the HTTP client, the corpus, the baselines and the embedded judge are real)."""
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -83,8 +84,9 @@ def test_an_rl_run_in_a_checkpoint_world_model_prints_its_figures_before_it_trai
     actor = scripted_actor(["```bash\ntouch answer.txt\n```", "Done."])
     monkeypatch.setattr(rl, "Actor", SimpleNamespace(load=lambda folder, **settings: actor))
     config = AgentRLConfig(
-        suites=(_suite(tmp_path),), output=str(tmp_path / "run"), init=str(tiny_agent), group_size=2,
-        tasks_per_step=1, max_turns=2, max_new_tokens=16, max_steps=1, save_every=1, split=SplitConfig(held_out=0.0),
+        suites=(_suite(tmp_path),), output=str(tmp_path / "run"), init=str(tiny_agent),
+        gspo=replace(AgentRLConfig.gspo, group_size=2, max_new_tokens=16), tasks_per_step=1, max_turns=2,
+        max_steps=1, save_every=1, split=SplitConfig(held_out=0.0),
         simulate=str(tiny_checkpoint), simulate_prompt="plain", control="errors", sim_check_corpus=str(corpus_dir),
         min_exact_match=1.0,
     )  # fmt: skip
