@@ -65,14 +65,14 @@ demo: setup sandbox-image
 	$(TF) export $(DATA)/demo/raw --format agentworldbench --output $(DATA)/demo/export/agentworldbench
 	$(TF) curate-sft --input $(DATA)/demo/corpus --output $(DATA)/demo/sft
 	$(TF) prepare-rl --input $(DATA)/demo/corpus --output $(DATA)/demo/rl --token-budget 1024
-	$(TF) train --stage cpt --data $(DATA)/demo/corpus --output $(DATA)/demo/runs/cpt --max-steps 300 --eval-every 100
+	$(TF) train cpt --data $(DATA)/demo/corpus --output $(DATA)/demo/runs/cpt --max-steps 300 --eval-every 100
 	# the masking ablation: the same steps with every observation in the loss
-	$(TF) train --stage cpt --no-mask --data $(DATA)/demo/corpus --output $(DATA)/demo/runs/cpt-nomask --max-steps 300 \
+	$(TF) train cpt --no-mask --data $(DATA)/demo/corpus --output $(DATA)/demo/runs/cpt-nomask --max-steps 300 \
 		--eval-every 300
 	# long enough that the policy writes <predicted_observation>: RL learns nothing from groups of equal rewards
-	$(TF) train --stage sft --data $(DATA)/demo/sft --output $(DATA)/demo/runs/sft --max-steps 500 --eval-every 250 \
+	$(TF) train sft --data $(DATA)/demo/sft --output $(DATA)/demo/runs/sft --max-steps 500 --eval-every 250 \
 		--init $(DATA)/demo/runs/cpt/checkpoint-300
-	$(TF) train --stage rl --data $(DATA)/demo/rl --output $(DATA)/demo/runs/rl --max-steps 16 --group-size 8 \
+	$(TF) train rl --data $(DATA)/demo/rl --output $(DATA)/demo/runs/rl --max-steps 16 --group-size 8 \
 		--prompts-per-step 4 --max-new-tokens 160 --lr 1e-4 --init $(DATA)/demo/runs/sft/checkpoint-500
 	# ends with a row per stage and what each stage did, in plain words
 	$(TF) eval --corpus $(DATA)/demo/corpus --untrained --no-plain --limit 12 --max-new-tokens 160 \
@@ -107,13 +107,14 @@ build-corpus: setup
 curate: setup
 	$(TF) curate-sft --input $(DATA)/corpus --output $(DATA)/sft
 
-# CPT on the corpus, SFT from the CPT checkpoint, RL (GSPO) from the SFT one. TRAIN_ARGS adds to each stage.
+# CPT on the corpus, SFT from the CPT checkpoint, RL (GSPO) from the SFT one. TRAIN_ARGS adds to each stage: flags
+# all three take (e.g. --max-steps, --seed; `trajforge train rl --help` lists what rl takes).
 TRAIN_ARGS ?=
 train: setup
-	$(TF) train --stage cpt --data $(DATA)/corpus --output runs/cpt $(TRAIN_ARGS)
-	$(TF) train --stage sft --data $(DATA)/sft --output runs/sft --init $(call latest,cpt) $(TRAIN_ARGS)
+	$(TF) train cpt --data $(DATA)/corpus --output runs/cpt $(TRAIN_ARGS)
+	$(TF) train sft --data $(DATA)/sft --output runs/sft --init $(call latest,cpt) $(TRAIN_ARGS)
 	$(TF) prepare-rl --input $(DATA)/corpus --output $(DATA)/rl
-	$(TF) train --stage rl --data $(DATA)/rl --output runs/rl --init $(call latest,sft) $(TRAIN_ARGS)
+	$(TF) train rl --data $(DATA)/rl --output runs/rl --init $(call latest,sft) $(TRAIN_ARGS)
 
 prepare-rl: setup
 	$(TF) prepare-rl --input $(DATA)/corpus --output $(DATA)/rl

@@ -1,4 +1,4 @@
-"""`train --stage agent-rl`: multi-turn GSPO over whole episodes in real environments.
+"""`train agent-rl`: multi-turn GSPO over whole episodes in real environments.
 
 Each step takes `tasks_per_step` training-split tasks of the suites (a held-out task or family never:
 collectors.tasks.task_split decides, as build-corpus splits the episodes collected of it), runs G episodes of each
@@ -24,6 +24,7 @@ gets one successful episode of the task's scripted solution (agents/guidance.py:
 `guided_groups`; the step's other figures are the policy's own episodes'."""
 
 import copy
+import dataclasses
 import time
 from collections import Counter
 from pathlib import Path
@@ -37,7 +38,6 @@ from trajforge.agents.reward_audit import audit_due, audit_rewards
 from trajforge.agents.rollouts import Rollout, plan_groups, run_rollouts
 from trajforge.agents.sim_check import Thresholds
 from trajforge.collectors.collection import in_world_model, prepare_environments, start_docker
-from trajforge.collectors.config import CollectConfig
 from trajforge.collectors.environments import Settings, build_environment
 from trajforge.collectors.policies.base import is_unparseable
 from trajforge.collectors.tasks import Suite, load_suite, task_split
@@ -65,11 +65,12 @@ def trainable_tasks(suites: list[Suite], split: SplitConfig) -> list[tuple[Suite
 def episode_environments(suites: list[Suite], config: AgentRLConfig, run_id: str, log, warn):
     """How each episode gets its own environment: the Docker daemon and image when a suite needs them, and what
     each suite's environment needs before its first episode (as `collect` prepares them)."""
-    client, image = None, config.image
+    run = config.run
+    client, image = None, run.image
     if any(s.environment.needs_docker() for s in suites):
-        client, docker_config = start_docker(config.image, log)
+        client, docker_config = start_docker(run.image, log)
         image = docker_config["image"]
-    settings = Settings(run_id=run_id, image=image, command_timeout=config.command_timeout, docker_client=client)
+    settings = Settings(run_id=run_id, image=image, command_timeout=run.command_timeout, docker_client=client)
     prepare_environments(suites, settings, warn)
     return lambda spec: build_environment(spec.environment, settings, spec.faults, spec.seed, spec.control)
 
@@ -88,10 +89,9 @@ def simulated_suites(suites: list[Suite], config: AgentRLConfig, run_id: str, lo
     """The suites in the world model of `config.simulation`, grounded in their real starting states, each episode
     under a control spec sampled from the simulation's control, as `collect --world-model` runs them; the suites as
     they are without a simulation."""
-    if config.simulation is None:
+    if config.run.simulation is None:
         return suites
-    run = CollectConfig(simulation=config.simulation, image=config.image, command_timeout=config.command_timeout)
-    return in_world_model(suites, run, run_id, log)
+    return in_world_model(suites, config.run, run_id, log)
 
 
 PREFLIGHT_TRAJECTORIES = 20  # a quick look before training; `trajforge sim-check` measures every figure
@@ -100,13 +100,13 @@ PREFLIGHT_TRAJECTORIES = 20  # a quick look before training; `trajforge sim-chec
 def preflight(config: AgentRLConfig, log, warn) -> dict | None:
     """The world model's single-step figures before an RL run in it, on the held-out turns of at most
     PREFLIGHT_TRAJECTORIES held-out trajectories (None for a real run, or without a corpus)."""
-    if config.simulation is None:
+    if config.run.simulation is None:
         return None
     from trajforge.agents.sim_preflight import world_model_figures
 
     thresholds = Thresholds(exact_match=config.min_exact_match)
     report = Path(config.output) / "world-model-check.json"
-    return world_model_figures(config.simulation, config.sim_check_corpus, thresholds, log, warn,
+    return world_model_figures(config.run.simulation, config.sim_check_corpus, thresholds, log, warn,
                                PREFLIGHT_TRAJECTORIES, report)  # fmt: skip
 
 
@@ -178,43 +178,43 @@ class AgentRL:
 
     def __init__(self, config: AgentRLConfig, log=print, warn=print):
         if config.init is None:
-            raise ValueError("--stage agent-rl needs --init: a checkpoint that can act (e.g. after agent-sft)")
-        require_sampling(config.temperature)
+            raise ValueError("train agent-rl needs --init: a checkpoint that can act (e.g. after agent-sft)")
+        gspo = config.gspo
+        require_sampling(gspo.temperature)
         check_guide(config.guide)
-        if config.simulation is None:
+        if config.run.simulation is None:
             for flag, given in (("--audit-every", config.audit_every), ("--sim-check-corpus", config.sim_check_corpus)):
                 if given:
                     raise ValueError(f"{flag} measures a world model: give --world-model")
         self.config, self.folder, self.log, self.warn = config, acting_folder(config.init), log, warn
         self.output = Path(config.output)
-        self.real_suites = [load_suite(s) for s in config.suites]
+        self.real_suites = [load_suite(s) for s in config.run.suites]
         suites = simulated_suites(self.real_suites, config, f"agent-rl-{self.output.name}", log)
         self.tasks = trainable_tasks(suites, config.split)
-        self.actor = Actor.load(self.folder, trained=True, temperature=config.temperature)
-        self.reference = copy.deepcopy(self.actor.model).eval() if config.kl_coef else None  # the starting model
-        self.optimizer = Optimizer(self.actor.model, config.lr, 0, config.max_steps, 0.0, config.clip, lr_floor=1.0)
+        self.actor = Actor.load(self.folder, trained=True, temperature=gspo.temperature)
+        self.reference = copy.deepcopy(self.actor.model).eval() if gspo.kl_coef else None  # the starting model
+        self.optimizer = Optimizer(self.actor.model, gspo.lr, 0, config.max_steps, 0.0, gspo.clip, lr_floor=1.0)
         self.output.mkdir(parents=True, exist_ok=True)
         self.make_env = episode_environments(suites, config, f"agent-rl-{self.output.name}", log, warn)
 
     def step_tasks(self, step: int) -> list[tuple[Suite, Task]]:
         """The tasks of step `step` (0-based): a seeded order over the trainable tasks, cycled; no task twice in a
         step (its episodes' keys would collide)."""
-        order = torch.randperm(len(self.tasks), generator=torch.Generator().manual_seed(self.config.seed)).tolist()
+        order = torch.randperm(len(self.tasks), generator=torch.Generator().manual_seed(self.config.run.seed)).tolist()
         count = min(self.config.tasks_per_step, len(order))
         return [self.tasks[order[(step * count + i) % len(order)]] for i in range(count)]
 
     def rollouts(self, step: int) -> tuple[list[list[Rollout]], float]:
         """G episodes of each of the step's tasks, all run together; the seconds they took."""
-        c = self.config
-        groups = plan_groups(self.step_tasks(step), c.group_size, c.seed, tag=f"step{step + 1}")
+        c, g = self.config, self.config.gspo.group_size
+        groups = plan_groups(self.step_tasks(step), g, c.run.seed, tag=f"step{step + 1}")
         started = time.perf_counter()
         self.actor.model.eval()
         run_dir = self.output / "episodes" / f"step-{step + 1:05d}"
         specs = [s for g in groups for s in g]
-        flat, _ = run_rollouts(
-            specs, self.actor, self.make_env, run_dir, self.folder, c.concurrency, c.max_turns, c.max_new_tokens
-        )
-        return [flat[i : i + c.group_size] for i in range(0, len(flat), c.group_size)], time.perf_counter() - started
+        flat, _ = run_rollouts(specs, self.actor, self.make_env, run_dir, self.folder, c.run.concurrency,
+                               c.run.max_turns, c.gspo.max_new_tokens)  # fmt: skip
+        return [flat[i : i + g] for i in range(0, len(flat), g)], time.perf_counter() - started
 
     def step(self, step: int) -> dict:
         """Roll out, update, and the step's metrics (`step` is the number of steps done before it)."""
@@ -224,13 +224,13 @@ class AgentRL:
         if self.config.guide == "scripted":
             folder = self.output / "episodes" / f"step-{step + 1:05d}-guides"
             actor, c = self.actor, self.config
-            add_guides(groups, self.make_env, folder, actor.tokenizer, actor.window, c.concurrency, c.max_turns)
+            add_guides(groups, self.make_env, folder, actor.tokenizer, actor.window, c.run.concurrency, c.run.max_turns)
         pad = self.actor.tokenizer.pad_token_id if self.actor.tokenizer.pad_token_id is not None else 0
         trained = training_groups(self.actor.model, groups, pad, self.reference)
-        stats = update_policy(self.actor.model, self.optimizer, trained, self.config)
+        stats = update_policy(self.actor.model, self.optimizer, trained, self.config.gspo)
         timing = {"lr": self.optimizer.lr, "rollout_seconds": rollout_seconds, "seconds": time.perf_counter() - started}
         metrics = step_metrics(step + 1, groups, trained, stats, timing)
-        if metrics["degenerate_groups"] >= self.config.degenerate_warning:
+        if metrics["degenerate_groups"] >= self.config.gspo.degenerate_warning:
             metrics["warning"] = (
                 f"{metrics['degenerate_groups']:.0%} of groups have equal rewards (no gradient) at success "
                 f"{metrics['success']:.0%}: start from a better agent (agent-sft), or raise --group-size"
@@ -242,9 +242,7 @@ class AgentRL:
     def audit(self, step: int, simulated: list) -> dict:
         """The step's simulated episodes replayed in the real environment (agents/reward_audit.py)."""
         c = self.config
-        run = CollectConfig(suites=c.suites, output=str(self.output / "audit"), run_id=f"step-{step:05d}",
-                            concurrency=c.concurrency, max_turns=c.max_turns, command_timeout=c.command_timeout,
-                            image=c.image)  # fmt: skip
+        run = dataclasses.replace(c.run, output=str(self.output / "audit"), run_id=f"step-{step:05d}", simulation=None)
         audit = audit_rewards(self.real_suites, simulated, run, self.log, self.warn)
         floor = Thresholds().success_agreement
         if audit["agreement"] is not None and audit["agreement"] < floor:

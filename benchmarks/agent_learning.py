@@ -11,11 +11,11 @@ environment (Docker) on HELD-OUT tasks of the generated terminal family (collect
 It drives the real `trajforge` commands, each in this interpreter's environment:
 1. a suite of `--tasks` generated terminal tasks (written to OUTPUT/suite.yaml), collected with the scripted
    policy; the task split (schemas/splits.py, 10% held out by the task id) decides which tasks no stage reads;
-2. build-corpus over those trajectories and `train --stage cpt`: the world model (it predicts observations);
+2. build-corpus over those trajectories and `train cpt`: the world model (it predicts observations);
 3. the SAME agent-SFT steps three times on the successful trajectories of training tasks: (a) from an untrained
    model, (b) from the world-model checkpoint (LWM warm-up), (c) `--role both` (one model learns both roles);
    the tiny model of every row uses the world model's tokenizer, so the rows differ only in their weights;
-4. `train --stage agent-rl` from the SFT row with the lowest validation loss (its own held-out trajectories of
+4. `train agent-rl` from the SFT row with the lowest validation loss (its own held-out trajectories of
    TRAINING tasks: the evaluation's tasks never choose it);
 5. `agent-eval` of every row on the held-out tasks, with the scripted policy (model-free, it says so) and the
    untrained model (the tiny model with no step taken, or `--init` as it is) as reference rows.
@@ -101,7 +101,6 @@ def collect_and_world_model(args, out: Path, seconds: dict) -> Path:
     init = [] if args.init == "tiny" else ["--init", args.init]
     seconds["cpt"] = trajforge(
         "train",
-        "--stage",
         "cpt",
         "--data",
         str(out / "corpus"),
@@ -127,7 +126,6 @@ def agent_sft_rows(args, out: Path, world: Path, seconds: dict) -> dict[str, Pat
     for row, (name, flags) in runs.items():
         seconds[row] = trajforge(
             "train",
-            "--stage",
             "agent-sft",
             *data,
             "-o",
@@ -140,7 +138,6 @@ def agent_sft_rows(args, out: Path, world: Path, seconds: dict) -> dict[str, Pat
     if args.init == "tiny":  # the same tiny model with no step taken: learning rate 0
         trajforge(
             "train",
-            "--stage",
             "agent-sft",
             *data,
             "-o",
@@ -165,7 +162,6 @@ def agent_rl(args, out: Path, rows: dict[str, Path], seconds: dict) -> tuple[str
     best = min((r for r in rows if r != "untrained"), key=lambda r: validation_loss(rows[r]))
     seconds["agent-rl"] = trajforge(
         "train",
-        "--stage",
         "agent-rl",
         "--suite",
         str(out / "suite.yaml"),

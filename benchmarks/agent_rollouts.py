@@ -18,6 +18,7 @@ import statistics
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from results_record import add_results_option, start_record
@@ -27,10 +28,12 @@ def measure(args, concurrency: int, reuse: bool, folder: Path) -> dict:
     from trajforge.agents.config import AgentRLConfig
     from trajforge.agents.rl import AgentRL
 
+    gspo = replace(
+        AgentRLConfig.gspo, group_size=args.group_size, max_new_tokens=args.max_new_tokens, temperature=args.temperature
+    )
     config = AgentRLConfig(
-        suites=tuple(args.suite), output=str(folder / f"c{concurrency}-{reuse}"), init=args.init,
-        group_size=args.group_size, tasks_per_step=args.tasks_per_step, max_turns=args.max_turns,
-        max_new_tokens=args.max_new_tokens, temperature=args.temperature, concurrency=concurrency,
+        output=str(folder / f"c{concurrency}-{reuse}"), init=args.init, gspo=gspo, tasks_per_step=args.tasks_per_step,
+        run=replace(AgentRLConfig.run, suites=tuple(args.suite), max_turns=args.max_turns, concurrency=concurrency),
     )  # fmt: skip
     run = AgentRL(config, log=lambda *_: None, warn=print)
     if not reuse:

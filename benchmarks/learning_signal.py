@@ -120,12 +120,9 @@ def main() -> None:
     init = [] if args.init == "tiny" else ["--init", args.init]
     common = [*steps_flags(steps), *shape(args)]
     seconds = {}
-    seconds["cpt"] = trajforge(
-        "train", "--stage", "cpt", "--data", str(data / "corpus"), "-o", str(out / "cpt"), *init, *common
-    )
+    seconds["cpt"] = trajforge("train", "cpt", "--data", str(data / "corpus"), "-o", str(out / "cpt"), *init, *common)
     seconds["cpt --no-mask"] = trajforge(
         "train",
-        "--stage",
         "cpt",
         "--data",
         str(data / "corpus"),
@@ -137,7 +134,6 @@ def main() -> None:
     )
     seconds["sft"] = trajforge(
         "train",
-        "--stage",
         "sft",
         "--data",
         str(data / "sft"),
@@ -148,7 +144,7 @@ def main() -> None:
         *common,
     )
     seconds["rl"] = trajforge(
-        "train", "--stage", "rl", "--data", str(data / "rl"), "-o", str(out / "rl"),
+        "train", "rl", "--data", str(data / "rl"), "-o", str(out / "rl"),
         "--init", str(out / f"sft/checkpoint-{steps}"), "--max-steps", str(rl_steps), "--save-every", str(rl_steps),
         "--lr", str(args.rl_lr), "--group-size", str(args.group_size), "--max-new-tokens", str(args.max_new_tokens),
     )  # fmt: skip

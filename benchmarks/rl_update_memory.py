@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from results_record import add_results_option, start_record
@@ -46,17 +47,17 @@ def collect_groups(args, folder: Path) -> Path:
     from trajforge.agents.guidance import add_guides
     from trajforge.agents.rl import AgentRL, training_groups
 
+    gspo = replace(AgentRLConfig.gspo, group_size=args.group_size, temperature=args.temperature)
     config = AgentRLConfig(
-        suites=tuple(args.suite), output=str(folder / "rollouts"), init=args.init, group_size=args.group_size,
-        tasks_per_step=args.tasks_per_step, max_turns=args.max_turns, temperature=args.temperature,
-        concurrency=args.concurrency, guide="scripted",
+        output=str(folder / "rollouts"), init=args.init, gspo=gspo, tasks_per_step=args.tasks_per_step, guide="scripted",
+        run=replace(AgentRLConfig.run, suites=tuple(args.suite), max_turns=args.max_turns, concurrency=args.concurrency),
     )  # fmt: skip
     run = AgentRL(config, log=lambda *_: None, warn=print)
     actor, saved = run.actor, {"groups": [], "rewards": []}
     for step in range(args.steps):
         groups, _ = run.rollouts(step)
         guides = run.output / "episodes" / f"step-{step + 1:05d}-guides"
-        add_guides(groups, run.make_env, guides, actor.tokenizer, actor.window, config.concurrency, config.max_turns)
+        add_guides(groups, run.make_env, guides, actor.tokenizer, actor.window, config.run.concurrency, config.run.max_turns)
         trained = training_groups(actor.model, groups, actor.tokenizer.pad_token_id or 0)
         for group, rewards in zip(trained.groups, trained.rewards, strict=True):
             if len(set(rewards)) > 1:
@@ -82,13 +83,13 @@ def one_update(path: str, init: str, variant: str) -> dict:
         rl.sequence_logprobs = full_vocabulary_logprobs
     saved = torch.load(path, weights_only=False)
     model = Actor.load(acting_folder(init), temperature=1.0).model
-    config = AgentRLConfig(micro_batch=int(micro_batch))
-    optimizer = Optimizer(model, config.lr, 0, 10, 0.0, config.clip, lr_floor=1.0)
+    gspo = replace(AgentRLConfig.gspo, micro_batch=int(micro_batch))
+    optimizer = Optimizer(model, gspo.lr, 0, 10, 0.0, gspo.clip, lr_floor=1.0)
     rollouts = rl.Rollouts()
     rollouts.groups, rollouts.rewards = saved["groups"], saved["rewards"]
     before = resident_bytes()
     started = time.perf_counter()
-    stats = rl.update_policy(model, optimizer, rollouts, config)
+    stats = rl.update_policy(model, optimizer, rollouts, gspo)
     seconds = time.perf_counter() - started
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     return {

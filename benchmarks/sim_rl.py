@@ -16,7 +16,7 @@ terminal family, then the MCP kvstore family), each into OUTPUT/<family>/:
 1. a suite of `--tasks` generated tasks of the family (written to OUTPUT/<family>/suite.yaml), collected three ways: the
    scripted policy, the explorer, and the scripted policy under `--faults unreliable` (whose trajectories say
    what was injected where); the task split (10% held out by the task id) decides which tasks no stage reads;
-2. build-corpus over them and the world model: `train --stage cpt` (then `--stage sft` when `--wm-sft-steps`);
+2. build-corpus over them and the world model: `train cpt` (then `train sft` when `--wm-sft-steps`);
 3. agent SFT on the successful scripted trajectories of training tasks; with `--wm-agent-repeats N`, N real
    episodes per TRAINING task of that agent (sampled at the RL temperature) join the corpus and the world model is
    trained again on it with the same steps: the near-misses a learning agent makes, which scripted and explorer
@@ -151,14 +151,14 @@ def world_model(args, out: Path, seconds: dict, suffix: str = "") -> Path:
     flags = ["--input", str(out / "raw"), "--output", str(corpus), "--min-turns", "0", "--no-near-dedup"]
     seconds[f"build-corpus{suffix}"] = trajforge("build-corpus", *flags)
     init = [] if args.init == "tiny" else ["--init", args.init]
-    cpt = ["--stage", "cpt", "--data", str(corpus), "-o", str(world), *init, *shape(args)]
+    cpt = ["cpt", "--data", str(corpus), "-o", str(world), *init, *shape(args)]
     seconds[f"world model cpt{suffix}"] = trajforge("train", *cpt, *steps_flags(args.cpt_steps))
     checkpoint = world / f"checkpoint-{args.cpt_steps}"
     if not args.wm_sft_steps:
         return checkpoint
     sft_data, sft_world = out / f"wm-sft{suffix}", out / f"world-sft{suffix}"
     seconds[f"curate-sft{suffix}"] = trajforge("curate-sft", "--input", str(corpus), "--output", str(sft_data))
-    seconds[f"world model sft{suffix}"] = trajforge("train", "--stage", "sft", "--data", str(sft_data), "-o",
+    seconds[f"world model sft{suffix}"] = trajforge("train", "sft", "--data", str(sft_data), "-o",
                                                     str(sft_world), "--init", str(checkpoint), *shape(args),
                                                     *steps_flags(args.wm_sft_steps))  # fmt: skip
     return sft_world / f"checkpoint-{args.wm_sft_steps}"
@@ -178,7 +178,7 @@ def world_model_with_agent(args, out: Path, sft: Path, seconds: dict) -> Path:
     OUTPUT/raw/agent; then the world model again, on every collected episode (OUTPUT/corpus-agent, world-agent)."""
     from trajforge.agents.config import AgentRLConfig
 
-    temperature = args.rl_temperature if args.rl_temperature is not None else AgentRLConfig.temperature
+    temperature = args.rl_temperature if args.rl_temperature is not None else AgentRLConfig.gspo.temperature
     tasks = [flag for task in training_tasks(out / "suite.yaml") for flag in ("--task", task)]
     seconds["collect agent"] = trajforge_allowing_errors(
         "collect", "--suite", str(out / "suite.yaml"), "--agent", str(sft),
@@ -192,7 +192,7 @@ def agent_sft(args, out: Path, seconds: dict) -> Path:
     tiny = args.agent_init == "tiny"
     start = ["--tokenizer", str(out / "world" / "tokenizer")] if tiny else ["--init", args.agent_init]
     agent = argparse.Namespace(**{**vars(args), "init": args.agent_init, "lr": args.agent_lr})  # shape() of the agent
-    seconds[SFT] = trajforge("train", "--stage", "agent-sft", "--data", str(out / "raw" / "scripted"), "-o",
+    seconds[SFT] = trajforge("train", "agent-sft", "--data", str(out / "raw" / "scripted"), "-o",
                              str(out / "agent-sft"), *start, *shape(agent), *steps_flags(args.sft_steps))  # fmt: skip
     return out / "agent-sft" / f"checkpoint-{args.sft_steps}"
 
@@ -208,7 +208,7 @@ def rl_rows(args, out: Path, sft: Path, world: Path, rule: str, seconds: dict) -
     rows = {}
     for row, (name, flags) in runs.items():
         seconds[row] = trajforge(
-            "train", "--stage", "agent-rl", "--suite", str(out / "suite.yaml"), "--init", str(sft),
+            "train", "agent-rl", "--suite", str(out / "suite.yaml"), "--init", str(sft),
             "-o", str(out / name), *flags, "--max-steps", str(args.rl_steps), "--save-every", str(args.rl_steps),
             *agent_rl_flags(args),
         )  # fmt: skip

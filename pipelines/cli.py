@@ -4,6 +4,7 @@
 import sys
 
 import typer
+import typer.core
 import typer.rich_utils
 
 from trajforge.pipelines.commands.agent_eval import agent_eval_command
@@ -21,17 +22,26 @@ from trajforge.pipelines.commands.report import report_command
 from trajforge.pipelines.commands.sandbox_image import sandbox_image_command
 from trajforge.pipelines.commands.serve import serve_command
 from trajforge.pipelines.commands.sim_check import sim_check_command
-from trajforge.pipelines.commands.train import train_command
+from trajforge.pipelines.commands.train import train_app
 from trajforge.pipelines.console import pipe_width
 
 # --help into a pipe: as wide as the console's tables (typer's own console would assume 80 and cut option names);
 # TERMINAL_WIDTH, typer's own setting, still wins.
 typer.rich_utils.MAX_WIDTH = typer.rich_utils.MAX_WIDTH or pipe_width(sys.stdout)
 
+
+class ListedGroup(typer.core.TyperGroup):
+    """The commands in COMMANDS' order (typer lists a command group, such as train, after all single commands)."""
+
+    def list_commands(self, ctx) -> list[str]:
+        return [name for name, _, _ in COMMANDS]
+
+
 app = typer.Typer(
     name="trajforge",
+    cls=ListedGroup,
     help="Agent trajectories -> training data for language world models: collect in real environments, "
-    "build masked corpora with Beam, train CPT -> SFT -> RL.",
+    "build masked corpora with Beam, train CPT -> SFT -> RL, and train agents (agent SFT, agent RL).",
     no_args_is_help=True,
     add_completion=False,
     rich_markup_mode="rich",
@@ -49,7 +59,7 @@ COMMANDS = (
     ("sim-check", sim_check_command, "Measure a world model's fidelity against the real thing."),
     ("judge-check", judge_check_command, "Check a judge against adversarial candidates."),
     ("report", report_command, "Write an HTML page about a built corpus."),
-    ("train", train_command, "Train a world model: CPT, SFT or RL."),
+    ("train", train_app, "Train world models (CPT, SFT, RL) and agents (SFT, RL)."),
     ("plot", plot_command, "Draw training runs' curves (and an eval table) as a picture."),
     ("serve", serve_command, "Serve a checkpoint as an OpenAI-compatible endpoint."),
     ("inspect", inspect_command, "Summarise trajectory files, or query them with SQL."),
@@ -60,7 +70,10 @@ COMMANDS = (
 BEAM_JOBS = ("build-corpus", "curate-sft", "prepare-rl")  # flags after `--` go to Beam
 
 for _name, _function, _line in COMMANDS:
-    app.command(_name, short_help=_line, cls=BeamCommand if _name in BEAM_JOBS else None)(_function)
+    if isinstance(_function, typer.Typer):  # a command with subcommands: train's stages
+        app.add_typer(_function, name=_name, short_help=_line)
+    else:
+        app.command(_name, short_help=_line, cls=BeamCommand if _name in BEAM_JOBS else None)(_function)
 
 
 def main() -> None:

@@ -54,22 +54,22 @@ MUTANTS = [
     Mutant(
         "RL: GSPO loss sign flipped",
         "training/rl.py",
-        "out.loss.backward()",
-        "(-out.loss).backward()",
+        "(out.loss * share * weight).backward()",
+        "(-out.loss * share * weight).backward()",
         ("tests/training/test_rl.py::test_an_update_sharpens_with_snapshot_ratios_and_the_configured_clip",),
     ),
     Mutant(
         "RL: old log-probs from the current policy (ratio always 1)",
         "training/rl.py",
-        "out = gspo_loss(logp, old, mask,",
-        "out = gspo_loss(logp, logp.detach(), mask,",
+        "            logp,\n            old[rows],\n",
+        "            logp,\n            logp.detach(),\n",
         ("tests/training/test_rl.py::test_an_update_sharpens_with_snapshot_ratios_and_the_configured_clip",),
     ),
     Mutant(
         "RL: configured epsilons ignored",
         "training/rl.py",
-        "adv, config.eps_low, config.eps_high, ref, config.kl_coef)",
-        "adv, logp_ref=ref, kl_coef=config.kl_coef)",
+        "            gspo.eps_low,\n            gspo.eps_high,\n",
+        "            GSPOConfig.eps_low,\n            GSPOConfig.eps_high,\n",
         ("tests/training/test_rl.py::test_an_update_sharpens_with_snapshot_ratios_and_the_configured_clip",),
     ),
     Mutant(

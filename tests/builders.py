@@ -77,3 +77,15 @@ def simulation_of(world_model: str, **settings):
     from trajforge.endpoints.model_ref import parse_model
 
     return Simulation(parse_model(world_model, "--world-model"), **settings)
+
+
+def agent_rl_of(**fields):
+    """An agents.config.AgentRLConfig from its fields and its episodes' (CollectConfig) fields, named flat."""
+    import dataclasses
+
+    from trajforge.agents.config import AgentRLConfig
+    from trajforge.collectors.config import CollectConfig
+
+    episode_fields = {f.name for f in dataclasses.fields(CollectConfig)}
+    run = {name: fields.pop(name) for name in list(fields) if name in episode_fields and name != "output"}
+    return AgentRLConfig(**fields, run=dataclasses.replace(AgentRLConfig.run, **run))

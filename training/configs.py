@@ -1,8 +1,9 @@
-"""The trainer's typed configs: one per stage (CPTConfig, SFTConfig, AgentSFTConfig, RLConfig), and the loop and
-model that CPT, SFT and agent SFT share. Each owns its defaults; `trajforge train` builds one from the flags given
-(training/launch.py) and shows these defaults in --help. No torch here, so the CLI starts fast."""
+"""The trainer's typed configs: one per stage (CPTConfig, SFTConfig, AgentSFTConfig, RLConfig), the loop and
+model that CPT, SFT and agent SFT share, and the GSPO settings that RL and agent RL (agents/config.py) share. Each
+owns its defaults; `trajforge train STAGE` builds one from the flags given (training/launch.py) and shows these
+defaults in --help. No torch here, so the CLI starts fast."""
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields, replace
 
 from trajforge.evaluation.factory import JudgeSpec
 
@@ -98,30 +99,59 @@ class AgentSFTConfig(StageConfig):
 
 
 @dataclass(frozen=True)
+class GSPOConfig:
+    """What GSPO's rollout and update need (training/rl.py), the same for RL on prompts and agent RL over episodes:
+    how a group is sampled, how the policy is updated from it, and when a step warns that it learned nothing. Each
+    RL stage holds one, with its own defaults."""
+
+    group_size: int = 4  # samples per prompt, or episodes per task (G)
+    temperature: float = 1.0
+    max_new_tokens: int = 128  # per sample (agent RL: per answer)
+    updates_per_batch: int = 2
+    groups_per_update: int = 1  # groups per optimizer step (0: a step's groups all in one)
+    micro_batch: int = 4  # sequences per forward and backward (0: a group's all at once); the update is the same
+    lr: float = 1e-5  # constant: no warmup, no decay
+    clip: float = 1.0  # gradient norm, per minibatch update
+    eps_low: float = EPS_LOW
+    eps_high: float = EPS_HIGH
+    kl_coef: float = 0.0  # weight of the KL to the starting model (0: no reference model is kept)
+    degenerate_warning: float = 0.9  # warn when at least this share of a step's groups is degenerate
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
 class RLConfig:
     """RL: GSPO on prepare-rl prompts, from a CPT or SFT checkpoint (`init`, required)."""
 
     data: str = "data/rl"
     output: str = "runs/rl"
     init: str | None = None
-    group_size: int = 4
     prompts_per_step: int = 2
-    max_new_tokens: int = 128
-    temperature: float = 1.0
-    updates_per_batch: int = 2
-    groups_per_update: int = 1  # prompt groups per optimizer step (0: a step's groups all in one)
-    micro_batch: int = 4  # sequences per forward and backward (0: a group's all at once); the update is the same
-    lr: float = 1e-5  # constant: no warmup, no decay
-    clip: float = 1.0  # gradient norm, per minibatch update
-    eps_low: float = EPS_LOW
-    eps_high: float = EPS_HIGH
-    kl_coef: float = 0.0
+    gspo: GSPOConfig = GSPOConfig()
     max_steps: int = 100
     save_every: int = 50
     seed: int = 0
     judge: JudgeSpec = field(default_factory=JudgeSpec)
-    degenerate_warning: float = 0.9  # warn when at least this share of a step's groups is degenerate
     report_to: str = "none"  # where metrics.jsonl's lines also go: none or tensorboard (training/metrics_log.py)
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+
+def take(config_type, given: dict) -> dict:
+    """The entries of `given` named after fields of `config_type`, taken out of it."""
+    return {f.name: given.pop(f.name) for f in fields(config_type) if f.name in given}
+
+
+def with_gspo(base: GSPOConfig, given: dict) -> GSPOConfig:
+    """`base` with the GSPO settings among `given` (taken out of it)."""
+    return replace(base, **take(GSPOConfig, given))
+
+
+def refuse_unknown(stage: str, given: dict) -> None:
+    """A ValueError naming the flags left in `given`: none of the stage's settings, so never dropped in silence."""
+    if given:
+        flags = ", ".join(f"--{name.replace('_', '-')}" for name in given)
+        raise ValueError(f"train {stage} has no use for {flags}")

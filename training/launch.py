@@ -1,7 +1,8 @@
 """`trajforge train` as one library call: the typed config of each stage (training/configs.py), built from the flags
-a user gave, and its run. A flag left out takes the stage config's own default; a value given is never replaced."""
+a user gave, and its run. A flag left out takes the stage config's own default; a value given is never replaced; a
+flag the stage has no use for is an error."""
 
-from dataclasses import fields, replace
+from dataclasses import replace
 
 from trajforge.training.configs import (
     AgentSFTConfig,
@@ -11,6 +12,9 @@ from trajforge.training.configs import (
     SFTConfig,
     StageConfig,
     TinyModelConfig,
+    refuse_unknown,
+    take,
+    with_gspo,
 )
 from trajforge.training.distributed import World
 
@@ -22,27 +26,28 @@ CONFIGS: dict[str, type[StageConfig] | type[RLConfig]] = {
 }
 
 
-def _known(config_type, given: dict) -> dict:
-    names = {f.name for f in fields(config_type)}
-    return {name: value for name, value in given.items() if name in names}
-
-
 def stage_config(stage: str, **flags) -> StageConfig | RLConfig:
-    """The stage's config from command-line flags (None: not given, so the config's default holds). Flags the stage
-    has no use for (an RL option for CPT, a model size for RL) are left out."""
+    """The stage's config from command-line flags (None: not given, so the config's default holds). A flag that is
+    none of the stage's settings (a model size for RL) is a ValueError naming it: the command line only passes the
+    flags a stage takes, so nothing is dropped in silence."""
     if stage not in CONFIGS:
-        raise ValueError(f"--stage {stage!r}: choose {', '.join(CONFIGS)}")
+        raise ValueError(f"train {stage!r}: choose {', '.join(CONFIGS)}")
     given = {name: value for name, value in flags.items() if value is not None}
     if stage == "rl":
-        return RLConfig(**_known(RLConfig, given))
+        gspo = with_gspo(RLConfig.gspo, given)
+        known = take(RLConfig, given)
+        refuse_unknown(stage, given)
+        return RLConfig(**known, gspo=gspo)
     base = CONFIGS[stage]()
-    loop = replace(base.loop, **_known(LoopConfig, given))
+    mask_mode = "all" if given.pop("no_mask", False) else base.mask_mode
+    loop = replace(base.loop, **take(LoopConfig, given))
     if not loop.eval_every:  # 0: the held-out loss at the end only
         loop = replace(loop, eval_every=loop.max_steps)
-    model = replace(base.model, **_known(TinyModelConfig, given))
+    model = replace(base.model, **take(TinyModelConfig, given))
     model = replace(model, intermediate_size=3 * model.hidden_size)
-    mask_mode = "all" if given.get("no_mask") else base.mask_mode
-    return replace(base, **_known(StageConfig, given), loop=loop, model=model, mask_mode=mask_mode)
+    known = take(StageConfig, given)
+    refuse_unknown(stage, given)
+    return replace(base, **known, loop=loop, model=model, mask_mode=mask_mode)
 
 
 def run_training(config: StageConfig | RLConfig, world: World, progress=None, eval_only: bool = False) -> dict:

@@ -1,9 +1,9 @@
 """Our GSPO reward as a function other trainers call: verl's `compute_score(data_source, solution_str, ground_truth,
 extra_info)` and TRL's `trl_reward(completions, **kwargs) -> list[float]`. Both score through `row_reward`
-(training/rewards.py), the function `train --stage rl` calls on every sample: the same extractor and format gate
+(training/rewards.py), the function `train rl` calls on every sample: the same extractor and format gate
 (no `<predicted_observation>` block, no reward), the same verifiers, judge 9 : verifier 1, on the same 0-25 scale.
 
-The judge is the one `train --stage rl --judge ...` would use, named by environment variables (TRAJFORGE_JUDGE,
+The judge is the one `train rl --judge ...` would use, named by environment variables (TRAJFORGE_JUDGE,
 TRAJFORGE_JUDGE_URL, TRAJFORGE_JUDGE_MODEL, TRAJFORGE_JUDGE_KEY_ENV, TRAJFORGE_RUBRICS, TRAJFORGE_JUDGE_TIMEOUT) or by
 a JSON file that TRAJFORGE_JUDGE_CONFIG names (keys: kind, url, model, key_env, rubrics, timeout, retries); with
 neither, the embedded judge, as in `train`. Each process builds it once.
@@ -123,7 +123,7 @@ def sample_problem(domain: Any, messages: Any, reference: Any, verifier: Any, an
 def score_sample(
     domain: Any, messages: Any, reference: Any, verifier: Any, answer: Any, judge: Judge | None = None
 ) -> Scored:
-    """One answer to one RL prompt, scored as `train --stage rl` scores it; never raises on a malformed sample."""
+    """One answer to one RL prompt, scored as `train rl` scores it; never raises on a malformed sample."""
     problem = sample_problem(domain, messages, reference, verifier, answer)
     if problem is not None:
         log.warning("reward 0 for a malformed sample: %s", problem)

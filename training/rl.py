@@ -20,7 +20,7 @@ from trajforge.schemas.dataset import load_shards, stage_rows
 from trajforge.schemas.names import RL_DIR
 from trajforge.training.chat_format import ChatFormat
 from trajforge.training.checkpoint import context_window
-from trajforge.training.configs import RLConfig
+from trajforge.training.configs import GSPOConfig, RLConfig
 from trajforge.training.gspo import GSPOOutput, group_advantages, gspo_loss, sequence_logprobs
 from trajforge.training.metrics_log import METRICS_NAME, MetricsLog, read_metrics
 from trajforge.training.model import load_model_for, resolve_init
@@ -32,26 +32,26 @@ from trajforge.training.tokenizer import load_tokenizer
 
 @torch.no_grad()
 def rollout(
-    model, tokenizer, chat: ChatFormat, row: dict, config: RLConfig, seed: int, window: int
+    model, tokenizer, chat: ChatFormat, row: dict, gspo: GSPOConfig, seed: int, window: int
 ) -> tuple[torch.Tensor, torch.Tensor, list[str]]:
     """G samples for one prompt (fitted to the policy's context window, as serving fits it): the token ids (prompt
     + response), the response mask, the decoded responses."""
-    prompt = torch.tensor([fit_window(prompt_ids(row["messages"], tokenizer, chat), window, config.max_new_tokens)])
+    prompt = torch.tensor([fit_window(prompt_ids(row["messages"], tokenizer, chat), window, gspo.max_new_tokens)])
     stops = stop_ids(tokenizer, chat)
     room = window - prompt.shape[1]
     output = sample(
         model,
-        prompt.repeat(config.group_size, 1),
+        prompt.repeat(gspo.group_size, 1),
         stops,
         tokenizer.pad_token_id,
-        max(1, min(config.max_new_tokens, room)),
-        config.temperature,
+        max(1, min(gspo.max_new_tokens, room)),
+        gspo.temperature,
         seed=seed,
     )
     response = output[:, prompt.shape[1] :]
     mask = torch.zeros_like(output, dtype=torch.float32)
     texts = []
-    for i in range(config.group_size):
+    for i in range(gspo.group_size):
         ends = torch.isin(response[i], torch.tensor(stops)).nonzero()
         length = int(ends[0]) + 1 if len(ends) else response.shape[1]
         mask[i, prompt.shape[1] : prompt.shape[1] + length] = 1
@@ -63,12 +63,12 @@ class Policy:
     """The model RL trains, with what sampling from it needs (tokenizer, chat format, context window) and, when the
     KL term is on, a frozen copy of the starting model for it to compare against."""
 
-    def __init__(self, init: str, config: RLConfig):
+    def __init__(self, init: str, gspo: GSPOConfig):
         self.tokenizer = load_tokenizer(init)
         self.chat = ChatFormat.of(self.tokenizer)
         self.model = load_model_for(init, self.tokenizer)
         self.window = context_window(init, self.model)
-        self.reference = copy.deepcopy(self.model).eval() if config.kl_coef else None
+        self.reference = copy.deepcopy(self.model).eval() if gspo.kl_coef else None
 
 
 class Rollouts:
@@ -89,7 +89,7 @@ def collect_rollouts(policy: Policy, judge, batch: list[dict], config: RLConfig,
     out = Rollouts()
     for j, row in enumerate(batch):
         seed = config.seed * 7919 + step * 101 + j
-        ids, mask, texts = rollout(policy.model, policy.tokenizer, policy.chat, row, config, seed, policy.window)
+        ids, mask, texts = rollout(policy.model, policy.tokenizer, policy.chat, row, config.gspo, seed, policy.window)
         scored = [row_reward(judge, row, t) for t in texts]
         out.formatted += [extract_prediction(t).tagged for t in texts]
         out.rewards.append([r.total for r in scored])
@@ -112,7 +112,7 @@ def require_sampling(temperature: float) -> None:
         )
 
 
-def update_policy(model, optimizer: Optimizer, rollouts: Rollouts, config: RLConfig) -> list:
+def update_policy(model, optimizer: Optimizer, rollouts: Rollouts, gspo: GSPOConfig) -> list:
     """`updates_per_batch` passes over the groups on the clipped sequence-level objective with group-normalised
     advantages, one optimizer step per `groups_per_update` groups (0: all of them, so every ratio of the first pass
     is exactly 1 and nothing is clipped); the GSPO outputs of every group, in order. A group of equal rewards (and no
@@ -123,27 +123,27 @@ def update_policy(model, optimizer: Optimizer, rollouts: Rollouts, config: RLCon
     learnable = [
         (group, adv)
         for group, adv in zip(rollouts.groups, advantages, strict=True)
-        if adv.any() or (group[3] is not None and config.kl_coef)
+        if adv.any() or (group[3] is not None and gspo.kl_coef)
     ]
-    size = config.groups_per_update or max(len(learnable), 1)
+    size = gspo.groups_per_update or max(len(learnable), 1)
     model.train()
     stats = []
-    for _ in range(config.updates_per_batch):
+    for _ in range(gspo.updates_per_batch):
         for start in range(0, len(learnable), size):
             chunk = learnable[start : start + size]
             for group, adv in chunk:
-                stats.append(group_backward(model, group, adv, config, weight=1 / len(chunk)))
+                stats.append(group_backward(model, group, adv, gspo, weight=1 / len(chunk)))
             optimizer.step()
     return stats
 
 
-def group_backward(model, group: tuple, advantages: torch.Tensor, config, weight: float) -> GSPOOutput:
-    """Backward of `weight` x the group's GSPO loss, `config.micro_batch` sequences at a time, and the group's
+def group_backward(model, group: tuple, advantages: torch.Tensor, gspo: GSPOConfig, weight: float) -> GSPOOutput:
+    """Backward of `weight` x the group's GSPO loss, `gspo.micro_batch` sequences at a time, and the group's
     outputs. Exact, not an approximation: the loss, its KL term and the clipped fraction are means over sequences,
     each sequence's term depending on its own tokens only, so a slice of n of the group's N sequences adds n/N of
     its mean. The activations held for backward are a slice's, not the group's."""
     ids, mask, old, ref = group
-    parts, size = [], config.micro_batch or len(ids)
+    parts, size = [], gspo.micro_batch or len(ids)
     for start in range(0, len(ids), size):
         rows = slice(start, start + size)
         share = len(ids[rows]) / len(ids)
@@ -153,10 +153,10 @@ def group_backward(model, group: tuple, advantages: torch.Tensor, config, weight
             old[rows],
             mask[rows],
             advantages[rows],
-            config.eps_low,
-            config.eps_high,
+            gspo.eps_low,
+            gspo.eps_high,
             None if ref is None else ref[rows],
-            config.kl_coef,
+            gspo.kl_coef,
         )
         (out.loss * share * weight).backward()
         parts.append((share, out))
@@ -208,15 +208,14 @@ def step_metrics(step: int, rollouts: Rollouts, stats: list, lr: float, seconds:
 
 
 def run_rl(config: RLConfig, progress=None) -> dict:
-    require_sampling(config.temperature)
+    gspo = config.gspo
+    require_sampling(gspo.temperature)
     rows = stage_rows(load_shards(config.data, RL_DIR), "rl")
     init = resolve_init(config.init)
     if init is None:
-        raise ValueError("--stage rl needs --init: a CPT or SFT checkpoint (the policy to sharpen)")
-    policy = Policy(init, config)
-    optimizer = Optimizer(
-        policy.model, config.lr, 0, config.max_steps, weight_decay=0.0, clip=config.clip, lr_floor=1.0
-    )
+        raise ValueError("train rl needs --init: a CPT or SFT checkpoint (the policy to sharpen)")
+    policy = Policy(init, gspo)
+    optimizer = Optimizer(policy.model, gspo.lr, 0, config.max_steps, weight_decay=0.0, clip=gspo.clip, lr_floor=1.0)
     output = Path(config.output)
     output.mkdir(parents=True, exist_ok=True)
     step = optimizer.resume(output)
@@ -230,10 +229,10 @@ def run_rl(config: RLConfig, progress=None) -> dict:
                 rows[order[(step * config.prompts_per_step + i) % len(rows)]] for i in range(config.prompts_per_step)
             ]
             rollouts = collect_rollouts(policy, judge, batch, config, step)
-            stats = update_policy(policy.model, optimizer, rollouts, config)
+            stats = update_policy(policy.model, optimizer, rollouts, gspo)
             step += 1
             last = step_metrics(
-                step, rollouts, stats, optimizer.lr, time.perf_counter() - started, config.degenerate_warning
+                step, rollouts, stats, optimizer.lr, time.perf_counter() - started, gspo.degenerate_warning
             )
             metrics.write(last)
             if progress is not None:

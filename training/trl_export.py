@@ -3,10 +3,10 @@
 - `cpt-tokenized/` (CPT shards, --tokenizer): each document pre-tokenized with its per-turn loss masks, as `input_ids`
   and `assistant_masks` (1: the token is in the loss). TRL's SFTTrainer reads a dataset with `input_ids` as
   pre-tokenized and builds its labels from `assistant_masks` (-100 where 0) whatever `assistant_only_loss` says. The
-  ids and masks are the ones `train --stage cpt` trains on (training/labels.py, the only place masks become tokens):
+  ids and masks are the ones `train cpt` trains on (training/labels.py, the only place masks become tokens):
   a document longer than --context-length is split into chunks, every loss token kept.
 - `sft-tokenized/` (SFT shards, --tokenizer): the same for SFT rows: the curated target and its end of turn in the
-  loss; a prompt too long keeps its head and its most recent tokens, as `train --stage sft` does.
+  loss; a prompt too long keeps its head and its most recent tokens, as `train sft` does.
 - `sft-prompt-completion/` (SFT shards): TRL's conversational prompt-completion rows, `prompt` = the messages the
   model sees and `completion` = the target as the assistant's message: SFTTrainer then puts the completion alone in
   the loss (`completion_only_loss`, its default for such rows), with any chat template: the SFT `train` does.

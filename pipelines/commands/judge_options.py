@@ -1,4 +1,4 @@
-"""The judge options every judging command shares (curate-sft, train --stage rl, eval, judge-check), added to a
+"""The judge options every judging command shares (curate-sft, train rl, eval, judge-check), added to a
 command by one decorator: the command receives the judge they name as `judge_spec`."""
 
 from pathlib import Path

@@ -1,41 +1,82 @@
-"""`trajforge train`: the bundled trainer (CPT, SFT, RL, agent SFT, agent RL), its progress and its one-line
-result."""
+"""`trajforge train STAGE`: the bundled trainer, one command per stage (world models: cpt, sft, rl; agents:
+agent-sft, agent-rl), each with only its own flags (train_options.py); its progress and its one-line result."""
 
 import contextlib
 
 import typer
 
-from trajforge.pipelines.commands import EXIT_OK, EXIT_USAGE
-from trajforge.pipelines.commands.judge_options import with_judge_options
-from trajforge.pipelines.commands.train_options import STAGES, with_train_options
+from trajforge.pipelines.commands import EXIT_OK, EXIT_USAGE, judge_options
+from trajforge.pipelines.commands.options import add_options
+from trajforge.pipelines.commands.train_options import stage_options
 from trajforge.pipelines.console import console, warn
 
+TRAINER = """
 
-@with_judge_options
-@with_train_options
-def train_command(
-    stage: str = typer.Option("cpt", help=STAGES),
-    eval_only: bool = typer.Option(
-        False, "--eval", help="Only report the held-out next-observation loss of --init (or the untrained default)."
+    AdamW with warmup and cosine decay, gradient accumulation, clipping, bf16 on GPUs that have it (--bf16 on a CPU
+    with AMX), exact resume from the run folder's latest checkpoint. Under `torchrun --nproc-per-node N -m trajforge
+    train STAGE` it trains with DDP."""
+GSPO = """
+
+    A constant learning rate, several minibatch updates per rollout batch (GSPO's sequence-level clipped ratio, an
+    optional KL to the starting model), exact resume from the run folder's latest checkpoint; one process."""
+# per stage: the one line `trajforge train --help` lists it by, and its whole help
+STAGES = {
+    "cpt": (
+        "World model: masked next-observation prediction (build-corpus shards).",
+        "Train a world model with CPT: masked next-observation prediction over whole trajectories of build-corpus "
+        "shards. --role agent|both makes CPT teach the agent role too." + TRAINER,
     ),
-    flags: dict | None = None,
-    judge_spec=None,
-) -> None:
-    """Train a world model: CPT (masked next-observation prediction over whole trajectories), SFT (reasoning +
-    predicted observation targets) or RL (GSPO with the hybrid judge + verifier reward, from --init); or an agent:
-    agent-sft (the actions of successful trajectories of training tasks) or agent-rl (multi-turn GSPO over whole
-    episodes in the suites' real environments, rewarded by each task's check, from --init). --role agent|both makes
-    CPT teach the agent role too.
+    "sft": (
+        "World model: reasoning + predicted observation targets (curate-sft shards).",
+        "Train a world model with SFT: the curated target (reasoning + predicted observation) of each curate-sft "
+        "row, from --init (a CPT checkpoint) or the default model." + TRAINER,
+    ),
+    "rl": (
+        "World model: GSPO on prepare-rl prompts, judge + verifier reward.",
+        "Sharpen a world model with RL: GSPO on prepare-rl prompts, each sample rewarded by the hybrid judge + "
+        "verifier reward, from --init (a CPT or SFT checkpoint)." + GSPO,
+    ),
+    "agent-sft": (
+        "Agent: the actions of successful trajectories of training tasks.",
+        "Train an agent with SFT: the actions of successful trajectories of training tasks (rejection sampling by "
+        "outcome), read from collect's run folders." + TRAINER,
+    ),
+    "agent-rl": (
+        "Agent: GSPO over whole episodes, rewarded by each task's check.",
+        "Train an agent with multi-turn GSPO over whole episodes of --suite's training tasks in their real "
+        "environments (or, with --simulate, in a world model), rewarded by each task's check, from --init (a "
+        "checkpoint that can act, e.g. after agent-sft)." + GSPO,
+    ),
+}
 
-    AdamW with warmup and cosine decay (RL: a constant learning rate), gradient accumulation, clipping, bf16 on GPUs
-    that have it (--bf16 on a CPU with AMX), exact resume from the run folder's latest checkpoint. Under `torchrun
-    --nproc-per-node N -m trajforge train` CPT and SFT train with DDP."""
+train_app = typer.Typer(
+    name="train",
+    help="Train a world model (cpt, sft, rl) or an agent (agent-sft, agent-rl): one command per stage, each with "
+    "only the flags that stage takes (`trajforge train STAGE --help`).",
+    no_args_is_help=True,
+    rich_markup_mode="rich",
+)
+
+
+def stage_command(stage: str):
+    """The command of one stage: its own options, handed to `train` as one `flags` dict."""
+
+    def command(flags: dict) -> None:
+        train(stage, flags)
+
+    command.__doc__ = STAGES[stage][1]
+    return add_options(command, stage_options(stage), "flags", dict)
+
+
+def train(stage: str, flags: dict) -> None:
+    """Build the stage's config from its flags, run it with its progress, print its one-line result."""
     from trajforge.endpoints import EndpointError
     from trajforge.training.distributed import close_world, init_world
 
+    eval_only = flags.pop("eval_only", False)
     world = init_world()
     try:
-        config = _config(stage, flags, judge_spec, eval_only)
+        config = _config(stage, flags)
         with _progress(config, world) as progress:
             last = _run(config, world, progress, eval_only)
     except (FileNotFoundError, ValueError, EndpointError) as exc:  # EndpointError: an RL judge that refuses all
@@ -48,17 +89,18 @@ def train_command(
     raise typer.Exit(EXIT_OK)
 
 
-def _config(stage: str, flags: dict, judge_spec, eval_only: bool):
+def _config(stage: str, flags: dict):
     from trajforge.agents.config import AGENT_RL, agent_rl_config
     from trajforge.training.launch import stage_config
     from trajforge.training.metrics_log import check_reporter
 
-    check_reporter(flags.get("report_to", "none"))  # before any data or model is loaded
-    if stage != AGENT_RL:
-        return stage_config(stage, **flags, judge=judge_spec)
-    if eval_only:
-        raise ValueError("--eval reports a world model's loss; measure an agent with `trajforge agent-eval`")
-    return agent_rl_config(**flags)
+    check_reporter(flags.get("report_to") or "none")  # before any data or model is loaded
+    if stage == AGENT_RL:
+        return agent_rl_config(**flags)
+    if stage == "rl":
+        judge = judge_options.judge_spec(**{name: flags.pop(name) for name in judge_options.OPTIONS})
+        return stage_config(stage, **flags, judge=judge)
+    return stage_config(stage, **flags)
 
 
 def _run(config, world, progress, eval_only: bool) -> dict:
@@ -172,3 +214,7 @@ def _kept(counts: dict) -> str:
         f"; trajectories: {counts['kept']} successful kept of {counts['read']} read ({counts['held_out']} of "
         f"held-out tasks not used, {counts['invalid']} invalid, dropped by outcome: {dropped})"
     )
+
+
+for _stage, (_line, _) in STAGES.items():
+    train_app.command(_stage, short_help=_line)(stage_command(_stage))

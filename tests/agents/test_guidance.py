@@ -2,11 +2,12 @@
 agent render with the actions in the mask; the step's figures stay the policy's own."""
 
 import json
+from dataclasses import replace
 
 import pytest
 from typer.testing import CliRunner
 
-from tests.builders import make_trajectory
+from tests.builders import agent_rl_of, make_trajectory
 from tests.collectors.fakes import FakeEnvironment
 from trajforge.agents import rl
 from trajforge.agents.config import AgentRLConfig
@@ -40,10 +41,11 @@ def _config(tmp_path, tiny_agent, **changes) -> AgentRLConfig:
     suite = tmp_path / "toy.yaml"
     suite.write_text(SUITE)
     settings = dict(
-        suites=(str(suite),), output=str(tmp_path / "run"), init=str(tiny_agent), group_size=3, tasks_per_step=2,
-        max_turns=3, max_new_tokens=8, lr=1e-2, max_steps=1, save_every=1, split=SplitConfig(held_out=0.0),
+        suites=(str(suite),), output=str(tmp_path / "run"), init=str(tiny_agent), tasks_per_step=2,
+        gspo=replace(AgentRLConfig.gspo, group_size=3, max_new_tokens=8, lr=1e-2), max_turns=3, max_steps=1,
+        save_every=1, split=SplitConfig(held_out=0.0),
     )  # fmt: skip
-    return AgentRLConfig(**{**settings, **changes})
+    return agent_rl_of(**{**settings, **changes})
 
 
 def test_a_guide_joins_only_the_group_it_can_rescue_and_gives_it_a_gradient(tmp_path, tiny_agent, monkeypatch):
@@ -91,7 +93,7 @@ def test_cli_guides_a_failed_group_with_the_scripted_episode_in_docker(tmp_path,
         '    actions: [echo 7 > answer.txt]\n    check: test "$(cat answer.txt)" = 7\n'
     )
     assert load_suite(str(suite)).tasks[0].actions
-    args = ["train", "--stage", "agent-rl", "--suite", str(suite), "--init", str(tiny_agent), "-o", str(tmp_path / "r")]
+    args = ["train", "agent-rl", "--suite", str(suite), "--init", str(tiny_agent), "-o", str(tmp_path / "r")]
     args += ["--group-size", "2", "--tasks-per-step", "1", "--max-turns", "2", "--max-steps", "1", "--held-out", "0"]
     result = CliRunner().invoke(app, [*args, "--max-new-tokens", "16", "--guide", "scripted"])
     assert result.exit_code == 0, result.output

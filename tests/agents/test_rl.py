@@ -1,13 +1,14 @@
-"""train --stage agent-rl: multi-turn GSPO over whole episodes, on training-split tasks only, with resume."""
+"""train agent-rl: multi-turn GSPO over whole episodes, on training-split tasks only, with resume."""
 
 import json
+from dataclasses import replace
 
 import pytest
 import torch
 from safetensors.torch import load_file
 from typer.testing import CliRunner
 
-from tests.builders import make_trajectory, simulation_of
+from tests.builders import agent_rl_of, make_trajectory, simulation_of
 from tests.collectors.fakes import FakeEnvironment
 from tests.training.test_metrics_log import assert_same_as_jsonl
 from trajforge.agents import rl
@@ -15,6 +16,12 @@ from trajforge.agents.config import AgentRLConfig, agent_rl_config
 from trajforge.collectors.tasks import load_suite
 from trajforge.pipelines.cli import app
 from trajforge.schemas.splits import SplitConfig, split_of
+
+
+def gspo(**settings):
+    """Agent RL's GSPO settings with `settings` changed."""
+    return replace(AgentRLConfig.gspo, **settings)
+
 
 SUITE = """
 suite: {name}
@@ -55,27 +62,33 @@ def test_a_run_with_no_trainable_task_is_a_clear_error(tmp_path):
 
 def test_a_step_takes_each_task_once_however_few_there_are(tmp_path, tiny_agent, monkeypatch):
     monkeypatch.setattr(rl, "episode_environments", lambda *a: lambda spec: FakeEnvironment())
-    config = AgentRLConfig(suites=(_suite(tmp_path, 2),), output=str(tmp_path / "run"), init=str(tiny_agent),
+    config = agent_rl_of(suites=(_suite(tmp_path, 2),), output=str(tmp_path / "run"), init=str(tiny_agent),
                            tasks_per_step=5, split=SplitConfig(held_out=0.0))  # fmt: skip
     run = rl.AgentRL(config)
     assert sorted(t.id for _, t in run.step_tasks(0)) == ["t0", "t1"] == sorted(t.id for _, t in run.step_tasks(1))
 
 
 def test_a_run_needs_a_checkpoint_to_start_from():
-    with pytest.raises(ValueError, match="--stage agent-rl needs --init"):
+    with pytest.raises(ValueError, match="train agent-rl needs --init"):
         rl.AgentRL(AgentRLConfig())
 
 
 def test_the_config_takes_the_train_commands_flags():
-    config = agent_rl_config(suite=["terminal", "swe"], init="x", group_size=3, max_turns=2, batch_size=4, lr=None)
-    assert config.suites == ("terminal", "swe") and config.group_size == 3 and config.max_turns == 2
-    assert config.lr == AgentRLConfig.lr and config.split == SplitConfig()
+    config = agent_rl_config(suite=["terminal", "swe"], init="x", group_size=3, max_turns=2, lr=None)
+    assert config.run.suites == ("terminal", "swe") and config.gspo.group_size == 3 and config.run.max_turns == 2
+    assert config.run.concurrency == 8  # agent RL's own episodes at once, not collect's
+    assert config.gspo.lr == AgentRLConfig.gspo.lr and config.split == SplitConfig()
+    assert config.gspo.updates_per_batch == 1 and config.gspo.micro_batch == 2  # agent RL's own, not RL's
+    with pytest.raises(ValueError, match="train agent-rl has no use for --batch-size"):
+        agent_rl_config(batch_size=4)  # never dropped in silence
     split = agent_rl_config(split_held_out=0.3, split_seed=4, held_out_family=["terminal-text"]).split
     assert split == SplitConfig(held_out=0.3, seed=4, held_out_families=("terminal-text",))
-    simulated = agent_rl_config(world_model="wm", simulate_prompt="plain", simulate_file_check="exit-code").simulation
+    simulated = agent_rl_config(world_model="wm", simulate_prompt="plain", simulate_file_check="exit-code")
+    simulated = simulated.run.simulation
     assert simulated == simulation_of("wm", prompt="plain", file_check="exit-code")  # collect --world-model's value
-    assert agent_rl_config(world_model="wm", simulate_max_tokens=64).simulation.max_tokens == 64
-    assert agent_rl_config().simulation is None
+    assert agent_rl_config(world_model="wm", simulate_max_tokens=64).run.simulation.max_tokens == 64
+    assert agent_rl_config().run.simulation is None
+    assert agent_rl_config(temperature=0.5, output="o").gspo.temperature == 0.5  # the policy's, not a collect run's
 
 
 class _HalfSucceed(FakeEnvironment):
@@ -93,9 +106,9 @@ def test_a_step_updates_the_policy_writes_metrics_and_a_rerun_resumes(tmp_path, 
     monkeypatch.setattr(
         rl, "episode_environments", lambda *a: lambda spec: _HalfSucceed(spec.key.endswith((".0", ".2")))
     )
-    config = AgentRLConfig(
-        suites=(_suite(tmp_path, 2),), output=str(tmp_path / "run"), init=str(tiny_agent), group_size=4,
-        tasks_per_step=2, max_turns=2, max_new_tokens=16, lr=1e-2, max_steps=1, save_every=1,
+    config = agent_rl_of(
+        suites=(_suite(tmp_path, 2),), output=str(tmp_path / "run"), init=str(tiny_agent),
+        gspo=gspo(group_size=4, max_new_tokens=16, lr=1e-2), tasks_per_step=2, max_turns=2, max_steps=1, save_every=1,
         split=SplitConfig(held_out=0.0), report_to="tensorboard",
     )  # fmt: skip
     last = rl.run_agent_rl(config)
@@ -106,11 +119,10 @@ def test_a_step_updates_the_policy_writes_metrics_and_a_rerun_resumes(tmp_path, 
     after = load_file(str(tmp_path / "run" / "checkpoint-1" / "model.safetensors"))
     assert any(not torch.equal(before[k], after[k]) for k in before)
     info = json.loads((tmp_path / "run" / "checkpoint-1" / "checkpoint.json").read_text())
-    assert info["stage"] == "agent-rl" and info["agent_rl"]["group_size"] == 4
+    assert info["stage"] == "agent-rl" and info["agent_rl"]["gspo"]["group_size"] == 4
     assert len(list((tmp_path / "run" / "episodes" / "step-00001").glob("segment-*"))) >= 1
-    from dataclasses import replace
-
-    again = rl.run_agent_rl(replace(config, max_steps=2, kl_coef=0.1))  # resumes at checkpoint-1: one more step
+    more = replace(config, max_steps=2, gspo=replace(config.gspo, kl_coef=0.1))
+    again = rl.run_agent_rl(more)  # resumes at checkpoint-1: one more step
     steps = [json.loads(line)["step"] for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
     assert again["step"] == 2 and steps == [1, 2] and again["kl"] > 0  # the KL to the starting model, now moved
     assert_same_as_jsonl(tmp_path / "run")  # success, degenerate groups, outcomes/...: both runs' event files
@@ -120,7 +132,7 @@ def test_a_step_updates_the_policy_writes_metrics_and_a_rerun_resumes(tmp_path, 
 @pytest.mark.slow
 def test_cli_runs_an_agent_rl_step_in_docker(tmp_path, tiny_agent, sandbox_image):
     suite = _suite(tmp_path, 2)
-    args = ["train", "--stage", "agent-rl", "--suite", suite, "--init", str(tiny_agent), "-o", str(tmp_path / "r")]
+    args = ["train", "agent-rl", "--suite", suite, "--init", str(tiny_agent), "-o", str(tmp_path / "r")]
     args += ["--group-size", "2", "--tasks-per-step", "1", "--max-turns", "2", "--max-steps", "1"]
     result = CliRunner().invoke(app, [*args, "--max-new-tokens", "16", "--concurrency", "1"])
     assert result.exit_code == 0, result.output
@@ -139,9 +151,10 @@ def test_a_step_in_a_world_model_rewards_each_episode_by_the_check_run_there(
 
     actor = scripted_actor(["```bash\necho 1 > answer.txt\n```", "Done."])
     monkeypatch.setattr(rl, "Actor", SimpleNamespace(load=lambda folder, **settings: actor))
-    config = AgentRLConfig(
-        suites=(_suite(tmp_path, 2),), output=str(tmp_path / "run"), init=str(tiny_agent), group_size=2,
-        tasks_per_step=1, max_turns=2, max_new_tokens=16, max_steps=1, save_every=1, split=SplitConfig(held_out=0.0),
+    config = agent_rl_of(
+        suites=(_suite(tmp_path, 2),), output=str(tmp_path / "run"), init=str(tiny_agent),
+        gspo=gspo(group_size=2, max_new_tokens=16), tasks_per_step=1, max_turns=2, max_steps=1, save_every=1,
+        split=SplitConfig(held_out=0.0),
         # the tiny world model is a CPT model; its observation of 32 tokens leaves the 1,024-token agent room to say
         # it is done
         simulation=simulation_of(str(tiny_checkpoint), prompt="plain", max_tokens=32),
@@ -170,10 +183,10 @@ def test_an_audit_replays_the_steps_simulated_episodes_in_real_docker_and_scores
     passed = json.dumps({"choices": [{"message": {"role": "assistant", "content": "exit code: 0"}}]}).encode()
     warnings = []
     with chat_server(lambda request: (200, passed)) as (url, _):
-        config = AgentRLConfig(
-            suites=(_suite(tmp_path, 2),), output=str(tmp_path / "run"), init=str(tiny_agent), group_size=2,
-            tasks_per_step=2, max_turns=2, max_new_tokens=16, max_steps=2, save_every=2, audit_every=2,
-            split=SplitConfig(held_out=0.0), image=sandbox_image,
+        config = agent_rl_of(
+            suites=(_suite(tmp_path, 2),), output=str(tmp_path / "run"), init=str(tiny_agent),
+            gspo=gspo(group_size=2, max_new_tokens=16), tasks_per_step=2, max_turns=2, max_steps=2, save_every=2,
+            audit_every=2, split=SplitConfig(held_out=0.0), image=sandbox_image,
             simulation=simulation_of(f"{url}=wm", prompt="plain", file_check="exit-code"),
         )  # fmt: skip
         rl.run_agent_rl(config, log=lambda text: None, warn=warnings.append)
@@ -187,7 +200,7 @@ def test_an_audit_replays_the_steps_simulated_episodes_in_real_docker_and_scores
     assert {r["source"]["kind"] for r in replays} == {"collected"} and len(replays) == 4
     assert any("reward was the real outcome in 50%" in w for w in warnings)
     with pytest.raises(ValueError, match="--audit-every measures a world model: give --world-model"):
-        rl.AgentRL(AgentRLConfig(init=str(tiny_agent), audit_every=1))
+        rl.AgentRL(agent_rl_of(init=str(tiny_agent), audit_every=1))
     with pytest.raises(ValueError, match="--simulate-file-check 'exit': choose content or exit-code"):
         agent_rl_config(init=str(tiny_agent), world_model="wm", simulate_file_check="exit")
 
@@ -203,9 +216,10 @@ def test_a_world_model_that_never_answers_stops_the_run_at_its_first_step(
     monkeypatch.setattr(rl, "Actor", SimpleNamespace(load=lambda folder, **settings: actor))
     reasoning_only = json.dumps({"choices": [{"message": {"role": "assistant", "content": "<think>hmm"}}]}).encode()
     with chat_server(lambda request: (200, reasoning_only)) as (url, _):
-        config = AgentRLConfig(
-            suites=(_suite(tmp_path, 1),), output=str(tmp_path / "run"), init=str(tiny_agent), group_size=2,
-            tasks_per_step=1, max_turns=2, max_new_tokens=16, max_steps=3, split=SplitConfig(held_out=0.0),
+        config = agent_rl_of(
+            suites=(_suite(tmp_path, 1),), output=str(tmp_path / "run"), init=str(tiny_agent),
+            gspo=gspo(group_size=2, max_new_tokens=16), tasks_per_step=1, max_turns=2, max_steps=3,
+            split=SplitConfig(held_out=0.0),
             simulation=simulation_of(f"{url}=wm"),
         )  # fmt: skip
         with pytest.raises(ValueError, match=r"step 1: every episode \(2\) ended as infra_error.*no parseable"):

@@ -3,10 +3,11 @@ each below its threshold; and the control distribution an RL run in simulation h
 is a loopback endpoint (the HTTP client, the corpus, the baselines and the embedded judge are real)."""
 
 import json
+from dataclasses import replace
 
 import pytest
 
-from tests.builders import simulation_of
+from tests.builders import agent_rl_of, simulation_of
 from tests.chat_server import chat_server
 from trajforge.agents import rl
 from trajforge.agents.config import AgentRLConfig, agent_rl_config
@@ -57,7 +58,7 @@ def _suite(tmp_path) -> str:
 
 def test_agent_rl_in_a_world_model_carries_the_control_distribution_to_every_suite(tmp_path):
     suites = [load_suite(_suite(tmp_path))]
-    config = AgentRLConfig(simulation=simulation_of("http://127.0.0.1:1/v1=wm", control="errors"),
+    config = agent_rl_of(simulation=simulation_of("http://127.0.0.1:1/v1=wm", control="errors"),
                             output=str(tmp_path / "run"))  # fmt: skip
     simulated = rl.simulated_suites(suites, config, "test", print)
     assert simulated[0].environment.kind == "simulated"
@@ -72,7 +73,7 @@ def test_bad_control_is_refused_before_anything_runs(tmp_path):
         agent_rl_config(control="errors")
     bad = tmp_path / "control.yaml"
     bad.write_text("faults:\n  teleport: {rate: 0.5}\n")
-    config = AgentRLConfig(simulation=simulation_of("http://127.0.0.1:1/v1=wm", control=str(bad)))
+    config = agent_rl_of(simulation=simulation_of("http://127.0.0.1:1/v1=wm", control=str(bad)))
     with pytest.raises(ControlError, match=r"control.yaml: faults.teleport: unknown fault kind"):
         rl.simulated_suites(suites, config, "test", print)
 
@@ -87,9 +88,10 @@ def test_an_rl_run_in_a_checkpoint_world_model_prints_its_figures_before_it_trai
 
     actor = scripted_actor(["```bash\ntouch answer.txt\n```", "Done."])
     monkeypatch.setattr(rl, "Actor", SimpleNamespace(load=lambda folder, **settings: actor))
-    config = AgentRLConfig(
-        suites=(_suite(tmp_path),), output=str(tmp_path / "run"), init=str(tiny_agent), group_size=2,
-        tasks_per_step=1, max_turns=2, max_new_tokens=16, max_steps=1, save_every=1, split=SplitConfig(held_out=0.0),
+    config = agent_rl_of(
+        suites=(_suite(tmp_path),), output=str(tmp_path / "run"), init=str(tiny_agent),
+        gspo=replace(AgentRLConfig.gspo, group_size=2, max_new_tokens=16), tasks_per_step=1, max_turns=2,
+        max_steps=1, save_every=1, split=SplitConfig(held_out=0.0),
         simulation=simulation_of(str(tiny_checkpoint), prompt="plain", control="errors"),
         sim_check_corpus=str(corpus_dir),
         min_exact_match=1.0,

@@ -53,8 +53,19 @@ def test_the_console_script_lists_every_command_on_one_line():
         assert line == REGISTERED[name].short_help
 
 
-@pytest.mark.parametrize("name", COMMANDS)
+TRAIN = REGISTERED["train"].commands  # a command of commands: one per stage
+
+
+@pytest.mark.parametrize("name", [*(c for c in COMMANDS if c != "train"), *(f"train {stage}" for stage in TRAIN)])
 def test_each_command_has_its_whole_docstring_in_its_help(name):
-    result = runner.invoke(app, [name, "--help"], terminal_width=80)
+    result = runner.invoke(app, [*name.split(), "--help"], terminal_width=80)
     assert result.exit_code == 0 and "Usage:" in result.output
-    assert _words(inspect.getdoc(REGISTERED[name].callback)) in _words(result.output)
+    command = TRAIN[name.split()[1]] if name.startswith("train ") else REGISTERED[name]
+    assert _words(inspect.getdoc(command.callback)) in _words(result.output)
+
+
+def test_train_is_described_as_training_world_models_and_agents():
+    line = REGISTERED["train"].short_help
+    assert "world model" in line and "agent" in line
+    listed = runner.invoke(app, ["train", "--help"], terminal_width=200)
+    assert listed.exit_code == 0 and all(stage in listed.output for stage in TRAIN)

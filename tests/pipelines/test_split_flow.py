@@ -106,6 +106,7 @@ def test_no_held_out_task_reaches_any_stage(pools, tmp_path, tiny_checkpoint, mo
     # What each training stage hands to the loop, decoded: the held-out tasks' words never appear in it.
     from trajforge.training import rl as rl_module
     from trajforge.training import stages as stages_module
+    from trajforge.training.configs import GSPOConfig
     from trajforge.training.rl import RLConfig, run_rl
     from trajforge.training.stages import StageConfig, run_stage
 
@@ -140,7 +141,7 @@ def test_no_held_out_task_reaches_any_stage(pools, tmp_path, tiny_checkpoint, mo
     rl_config = RLConfig(
         data=str(tmp_path / "rl"), output=str(tmp_path / "rl-run"), init=str(tiny_checkpoint), max_steps=2
     )
-    run_rl(dataclasses.replace(rl_config, group_size=2, prompts_per_step=3, max_new_tokens=4))
+    run_rl(dataclasses.replace(rl_config, gspo=GSPOConfig(group_size=2, max_new_tokens=4), prompts_per_step=3))
     assert prompts and set(prompts) <= by_split["sft_rl"]
 
     # eval reads the held-out tasks and nothing else.
@@ -158,7 +159,7 @@ def test_rl_on_held_out_rows_only_stops_with_a_clear_error(pools, tmp_path, tiny
     write_shard(held, folder, "rl")
     result = CliRunner().invoke(
         app,
-        ["train", "--stage", "rl", "--data", str(tmp_path / "rl"), "-o", str(tmp_path / "run")]
+        ["train", "rl", "--data", str(tmp_path / "rl"), "-o", str(tmp_path / "run")]
         + ["--init", str(tiny_checkpoint), "--max-steps", "1"],
     )
     assert result.exit_code == 2, result.output

@@ -135,6 +135,7 @@ def test_torchrun_two_cpu_processes(tmp_path, corpus_dir):
         "-m",
         "trajforge",
         "train",
+        "cpt",
         "--data",
         str(corpus_dir),
         "-o",

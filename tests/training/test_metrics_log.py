@@ -40,7 +40,8 @@ def test_scalars_flatten_nested_numbers_and_leave_out_text_and_missing_values():
 @pytest.mark.slow
 def test_cpt_run_reports_to_tensorboard_the_numbers_of_metrics_jsonl(tmp_path, corpus_dir):
     run_dir = tmp_path / "cpt"
-    args = ["train", "--data", str(corpus_dir), "-o", str(run_dir), "--max-steps", "4", "--eval-every", "2", *SMALL]
+    args = ["train", "cpt", "--data", str(corpus_dir), "-o", str(run_dir), "--max-steps", "4", "--eval-every", "2"]
+    args += SMALL
     done = runner.invoke(app, [*args, "--report-to", "tensorboard"])
     assert done.exit_code == 0, done.output
     lines = read_metrics(run_dir / METRICS_NAME)
@@ -67,7 +68,7 @@ def test_report_to_none_writes_no_event_files(tmp_path):
 
 
 def test_bad_reporter_and_missing_tensorboard_are_usage_errors(tmp_path, corpus_dir, monkeypatch):
-    args = ["train", "--data", str(corpus_dir), "-o", str(tmp_path), "--report-to"]
+    args = ["train", "cpt", "--data", str(corpus_dir), "-o", str(tmp_path), "--report-to"]
     unknown = runner.invoke(app, [*args, "mlflow"])
     assert unknown.exit_code == 2 and "--report-to 'mlflow': choose none, tensorboard" in unknown.output
     monkeypatch.setattr(metrics_log.importlib.util, "find_spec", lambda name: None)

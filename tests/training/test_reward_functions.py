@@ -1,5 +1,5 @@
 """The reward other trainers call equals our GSPO reward: verl's compute_score on the verl rows, the TRL wrapper on the
-grpo rows, and `row_reward` as `train --stage rl` calls it on the RL shard rows, on the same answers. Malformed samples
+grpo rows, and `row_reward` as `train rl` calls it on the RL shard rows, on the same answers. Malformed samples
 score 0 with a reason; the judge comes from the environment or a config file."""
 
 import json
@@ -61,7 +61,7 @@ def answers(reference: str) -> list[str]:
 def test_compute_score_and_the_trl_wrapper_equal_the_gspo_reward(rl_dir, exports):
     verl, grpo = exports
     rows = stage_rows(load_shards(rl_dir, RL_DIR), "rl")
-    judge = RLConfig().judge.build()  # what `train --stage rl` scores with by default
+    judge = RLConfig().judge.build()  # what `train rl` scores with by default
     seen = set()
     for row, verl_row, trl_row in zip(rows, verl, grpo, strict=True):
         texts = answers(row["reference"])
@@ -142,7 +142,7 @@ def test_an_endpoint_judge_named_by_the_environment_scores_as_train_does(served_
     url, model = served_model  # a real OpenAI-compatible server (the tiny checkpoint) as the LLM judge
     for var, value in (("TRAJFORGE_JUDGE", "endpoint"), ("TRAJFORGE_JUDGE_URL", url), ("TRAJFORGE_JUDGE_MODEL", model)):
         monkeypatch.setenv(var, value)
-    # what `train --stage rl --judge endpoint --judge-url URL --judge-model MODEL` builds
+    # what `train rl --judge endpoint --judge-url URL --judge-model MODEL` builds
     judge = RLConfig(judge=JudgeSpec("endpoint", url, model)).judge.build()
     reference = "a.txt\n"
     row = {"domain": "terminal", "messages": MESSAGES, "reference": reference, "verifier": None}

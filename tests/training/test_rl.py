@@ -1,4 +1,4 @@
-"""train --stage rl for real on a tiny checkpoint: rollouts, rewards, GSPO updates, checkpoints, resume."""
+"""train rl for real on a tiny checkpoint: rollouts, rewards, GSPO updates, checkpoints, resume."""
 
 import inspect
 import json
@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from tests.training.test_metrics_log import assert_same_as_jsonl
 from trajforge.pipelines.cli import app
 from trajforge.training import rl
+from trajforge.training.configs import GSPOConfig
 from trajforge.training.gspo import sequence_logprobs
 from trajforge.training.model import load_model
 from trajforge.training.rewards import Reward
@@ -35,7 +36,12 @@ def test_gspo_moves_the_policy_toward_rewarded_samples(tmp_path, policy, rl_data
     # here the reward is the response length, which an untrained model does vary.
     monkeypatch.setattr(rl, "row_reward", lambda judge, row, text: Reward(len(text), None, len(text)))
     config = rl.RLConfig(
-        data=str(rl_data), output=str(tmp_path), init=str(policy), max_steps=2, save_every=1, max_new_tokens=12, lr=1e-3
+        data=str(rl_data),
+        output=str(tmp_path),
+        init=str(policy),
+        max_steps=2,
+        save_every=1,
+        gspo=GSPOConfig(max_new_tokens=12, lr=1e-3),
     )
     last = rl.run_rl(config)
     metrics = [json.loads(x) for x in (tmp_path / "metrics.jsonl").read_text().splitlines()]
@@ -57,7 +63,6 @@ def test_cli_runs_rl_with_the_hybrid_reward(tmp_path, policy, rl_data):
         app,
         [
             "train",
-            "--stage",
             "rl",
             "--data",
             str(rl_data),
@@ -80,16 +85,17 @@ def test_cli_runs_rl_with_the_hybrid_reward(tmp_path, policy, rl_data):
     assert result.exit_code == 0, result.output
     assert_same_as_jsonl(tmp_path)  # reward, format compliance, degenerate groups, ... as TensorBoard scalars too
     info = json.loads((tmp_path / "checkpoint-1" / "checkpoint.json").read_text())
-    assert info["stage"] == "rl" and info["rl"]["kl_coef"] == 0.1
-    assert info["rl"]["lr"] == 1e-3  # an explicit --lr is used as given, also when it is the CPT default
+    assert info["stage"] == "rl" and info["rl"]["gspo"]["kl_coef"] == 0.1
+    assert info["rl"]["gspo"]["lr"] == 1e-3  # an explicit --lr is used as given, also when it is the CPT default
     assert "format 0%, degenerate groups" in result.output  # an untrained policy never writes the answer format
     assert info["metrics"]["format_compliance"] == 0.0
-    assert runner.invoke(app, ["train", "--stage", "rl", "--data", str(rl_data)]).exit_code == 2  # needs --init
+    assert runner.invoke(app, ["train", "rl", "--data", str(rl_data)]).exit_code == 2  # needs --init
 
 
 def test_a_run_of_degenerate_groups_warns(tmp_path, policy, rl_data, monkeypatch):
     monkeypatch.setattr(rl, "row_reward", lambda judge, row, text: Reward(0.0, None, 0.0))  # no answer is better
-    config = rl.RLConfig(data=str(rl_data), output=str(tmp_path), init=str(policy), max_steps=1, max_new_tokens=4)
+    config = rl.RLConfig(data=str(rl_data), output=str(tmp_path), init=str(policy), max_steps=1,
+                         gspo=GSPOConfig(max_new_tokens=4))  # fmt: skip
     last = rl.run_rl(config)
     assert last["degenerate_groups"] == 1.0 and "no gradient" in last["warning"]
     assert last["loss"] is None  # no group was learned from
@@ -104,7 +110,7 @@ def _one_group(model, rewards: list[float], seed: int) -> tuple:
     return (ids, mask, old, None), rewards
 
 
-def _updated(policy, groups: list[list[float]], config=rl.RLConfig()) -> tuple[dict, list, int]:
+def _updated(policy, groups: list[list[float]], gspo=GSPOConfig()) -> tuple[dict, list, int]:
     """The weights after update_policy on one step's groups (rewards given, ids random), its outputs, and how many
     optimizer steps it took."""
     torch.manual_seed(0)
@@ -115,7 +121,7 @@ def _updated(policy, groups: list[list[float]], config=rl.RLConfig()) -> tuple[d
         group, rewards = _one_group(model, rewards, seed if rewards[0] != rewards[-1] else 0)
         rollouts.groups.append(group)
         rollouts.rewards.append(rewards)
-    stats = rl.update_policy(model, optimizer, rollouts, config)
+    stats = rl.update_policy(model, optimizer, rollouts, gspo)
     return {k: v.detach().clone() for k, v in model.state_dict().items()}, stats, optimizer.scheduler.last_epoch
 
 
@@ -123,7 +129,7 @@ def test_a_group_of_equal_rewards_takes_no_optimizer_step(policy):
     """After a real update, a degenerate group would still move the weights along Adam's momentum: it is skipped."""
     learned, _, updates = _updated(policy, [[0.0, 1.0, 0.0, 1.0]])
     with_degenerate, _, updates_too = _updated(policy, [[0.0, 1.0, 0.0, 1.0], [1.0, 1.0, 1.0, 1.0]])
-    assert updates == updates_too == rl.RLConfig().updates_per_batch  # the degenerate group took none
+    assert updates == updates_too == rl.RLConfig().gspo.updates_per_batch  # the degenerate group took none
     assert all(torch.equal(learned[k], with_degenerate[k]) for k in learned)
     untouched = load_model(policy).state_dict()
     assert any(not torch.equal(untouched[k], learned[k]) for k in learned)
@@ -136,14 +142,14 @@ def test_micro_batches_give_the_same_update_as_the_whole_group(policy):
     for micro_batch in (0, 1):
         model = load_model(policy)
         group, _ = _one_group(model, [0.0, 1.0, 0.0, 1.0], seed=1)
-        rl.group_backward(model, group, torch.tensor([-1.0, 1.0, -1.0, 1.0]), rl.RLConfig(micro_batch=micro_batch), 1.0)
+        rl.group_backward(model, group, torch.tensor([-1.0, 1.0, -1.0, 1.0]), GSPOConfig(micro_batch=micro_batch), 1.0)
         gradients.append({k: p.grad.clone() for k, p in model.named_parameters() if p.grad is not None})
     assert gradients[0].keys() == gradients[1].keys() and gradients[0]
     for name, whole_gradient in gradients[0].items():  # the same to float rounding, relative to its largest entry
         assert (whole_gradient - gradients[1][name]).abs().max() <= 1e-5 * whole_gradient.abs().max()
     groups = [[0.0, 1.0, 0.0, 1.0], [1.0, 0.0, 0.0, 0.5]]
-    whole, whole_stats, _ = _updated(policy, groups, rl.RLConfig(micro_batch=0))
-    sliced, sliced_stats, _ = _updated(policy, groups, rl.RLConfig(micro_batch=1))
+    whole, whole_stats, _ = _updated(policy, groups, GSPOConfig(micro_batch=0))
+    sliced, sliced_stats, _ = _updated(policy, groups, GSPOConfig(micro_batch=1))
     # Adam divides by the root of each gradient's square, so a near-zero gradient's float rounding (the order of a
     # sum) can move its weight by up to a few 1e-6 over four steps; the largest moves are about 3e-3.
     assert all(torch.allclose(whole[k], sliced[k], atol=1e-5) for k in whole)
@@ -160,7 +166,7 @@ def test_a_slice_without_response_tokens_adds_nothing(policy):
     (ids, mask, old, _), rewards = _one_group(model, [0.0, 1.0, 0.0, 1.0], seed=3)
     mask[0] = 0
     out = rl.group_backward(
-        model, (ids, mask, old, None), torch.tensor([-1.0, 1.0, -1.0, 1.0]), rl.RLConfig(micro_batch=1), 1.0
+        model, (ids, mask, old, None), torch.tensor([-1.0, 1.0, -1.0, 1.0]), GSPOConfig(micro_batch=1), 1.0
     )
     assert out.ratios[0] == 1.0 and any(p.grad is not None and p.grad.abs().sum() > 0 for p in model.parameters())
 
@@ -169,10 +175,10 @@ def test_groups_per_update_0_learns_from_every_group_on_policy_in_one_step(polic
     """One step per group: from the second group on, the ratios compare against weights already moved, and some
     are clipped. All groups in one step: every ratio is exactly 1, nothing clipped, one optimizer step."""
     groups = [[0.0, 1.0, 0.0, 1.0], [1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 1.0, 1.0]]
-    _, per_group, steps = _updated(policy, groups, rl.RLConfig(updates_per_batch=1))
+    _, per_group, steps = _updated(policy, groups, GSPOConfig(updates_per_batch=1))
     assert steps == 3 and torch.equal(per_group[0].ratios, torch.ones(4))
     assert any(not torch.allclose(s.ratios, torch.ones(4)) for s in per_group[1:])
-    together, in_one, one_step = _updated(policy, groups, rl.RLConfig(updates_per_batch=1, groups_per_update=0))
+    together, in_one, one_step = _updated(policy, groups, GSPOConfig(updates_per_batch=1, groups_per_update=0))
     assert one_step == 1 and len(in_one) == 3
     assert all(torch.equal(s.ratios, torch.ones(4)) and s.clipped_fraction == 0.0 for s in in_one)
     untouched = load_model(policy).state_dict()
@@ -181,7 +187,7 @@ def test_groups_per_update_0_learns_from_every_group_on_policy_in_one_step(polic
 
 @pytest.mark.parametrize("stage", ["rl", "agent-rl"])
 def test_rl_at_temperature_0_is_refused_before_anything_runs(stage, tmp_path):
-    args = ["train", "--stage", stage, "--init", "x", "-o", str(tmp_path / "run"), "--temperature", "0"]
+    args = ["train", stage, "--init", "x", "-o", str(tmp_path / "run"), "--temperature", "0"]
     result = runner.invoke(app, args)
     assert result.exit_code != 0 and "temperature 0 they are all the same answer" in " ".join(result.output.split())
     assert not (tmp_path / "run").exists()
@@ -197,7 +203,7 @@ def test_reward_trend_compares_the_first_and_last_quarter(tmp_path):
 
 
 def test_rl_rewards_come_from_the_judge_the_command_names(tmp_path, policy, rl_data, monkeypatch):
-    """train --stage rl --judge endpoint: every sample judged by the judge behind a real HTTP server (2 of 5 for
+    """train rl --judge endpoint: every sample judged by the judge behind a real HTTP server (2 of 5 for
     these terminal turns), the reward 0.9 x 5 x mean + 0.1 x 25 x verifier where a verifier exists. The untrained
     policy's samples are wrapped in the answer format (an untagged answer earns nothing, unjudged)."""
     from tests.evaluation.judge_server import judge_server
@@ -213,7 +219,7 @@ def test_rl_rewards_come_from_the_judge_the_command_names(tmp_path, policy, rl_d
     with judge_server() as (url, requests):
         result = runner.invoke(
             app,
-            ["train", "--stage", "rl", "--data", str(rl_data), "-o", str(tmp_path), "--init", str(policy),
+            ["train", "rl", "--data", str(rl_data), "-o", str(tmp_path), "--init", str(policy),
              "--max-steps", "1", "--max-new-tokens", "8", "--judge", "endpoint", "--judge-url", url,
              "--judge-model", "judge-model"],
         )  # fmt: skip
@@ -259,12 +265,9 @@ def test_an_update_sharpens_with_snapshot_ratios_and_the_configured_clip(tmp_pat
         init=str(policy),
         max_steps=1,
         prompts_per_step=1,
-        group_size=4,
-        updates_per_batch=2,
-        max_new_tokens=12,
-        lr=1e-3,
-        eps_low=eps_low,
-        eps_high=eps_high,
+        gspo=GSPOConfig(
+            group_size=4, updates_per_batch=2, max_new_tokens=12, lr=1e-3, eps_low=eps_low, eps_high=eps_high
+        ),
     )
     rl.run_rl(config)
     ((ids, mask, texts),) = rollouts

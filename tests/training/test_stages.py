@@ -3,6 +3,7 @@ SFT on successful trajectories, and --role."""
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from tests.builders import make_trajectory
@@ -10,6 +11,8 @@ from tests.corpus_fixtures import WORDS
 from trajforge.pipelines.cli import app
 from trajforge.schemas.sinks import write_segments
 from trajforge.schemas.splits import split_of
+from trajforge.training.launch import stage_config
+from trajforge.training.stages import stage_data
 
 runner = CliRunner()
 SMALL = [
@@ -29,7 +32,7 @@ SMALL = [
 
 
 def test_cpt_masked_and_unmasked_then_sft(tmp_path, corpus_dir):
-    untrained = runner.invoke(app, ["train", "--data", str(corpus_dir), "--eval", *SMALL])
+    untrained = runner.invoke(app, ["train", "cpt", "--data", str(corpus_dir), "--eval", *SMALL])
     assert untrained.exit_code == 0, untrained.output
     before = float(untrained.output.split("next-observation loss ")[1].split()[0])
     for name, extra in (("masked", []), ("nomask", ["--no-mask"])):
@@ -37,6 +40,7 @@ def test_cpt_masked_and_unmasked_then_sft(tmp_path, corpus_dir):
             app,
             [
                 "train",
+                "cpt",
                 "--data",
                 str(corpus_dir),
                 "-o",
@@ -58,7 +62,7 @@ def test_cpt_masked_and_unmasked_then_sft(tmp_path, corpus_dir):
     data = {name: json.loads((tmp_path / name / "data.json").read_text()) for name in ("masked", "nomask")}
     assert data["masked"]["loss_tokens"] < data["nomask"]["loss_tokens"]  # masking drops some observation tokens
     again = runner.invoke(
-        app, ["train", "--data", str(corpus_dir), "-o", str(tmp_path / "masked"), "--max-steps", "8", *SMALL]
+        app, ["train", "cpt", "--data", str(corpus_dir), "-o", str(tmp_path / "masked"), "--max-steps", "8", *SMALL]
     )
     assert "nothing to do" in again.output
 
@@ -71,7 +75,6 @@ def test_cpt_masked_and_unmasked_then_sft(tmp_path, corpus_dir):
         app,
         [
             "train",
-            "--stage",
             "sft",
             "--data",
             str(sft),
@@ -90,8 +93,8 @@ def test_cpt_masked_and_unmasked_then_sft(tmp_path, corpus_dir):
 
 
 def test_bad_stage_and_bad_data_are_usage_errors(tmp_path):
-    assert runner.invoke(app, ["train", "--stage", "dpo"]).exit_code == 2
-    missing = runner.invoke(app, ["train", "--data", str(tmp_path)])
+    assert runner.invoke(app, ["train", "dpo"]).exit_code == 2
+    missing = runner.invoke(app, ["train", "cpt", "--data", str(tmp_path)])
     assert missing.exit_code == 2 and "shards in" in missing.output
 
 
@@ -111,7 +114,7 @@ def test_agent_sft_learns_the_actions_of_successful_trajectories_only(tmp_path):
     episodes = [agent_episode(k, "success" if k % 4 else "failure") for k in range(32)]
     write_segments(episodes, tmp_path / "raw" / "run-1", per_file=10)
     training = [e.outcome.status for e in episodes if split_of(e.model_dump()) != "held_out"]
-    args = ["train", "--stage", "agent-sft", "--data", str(tmp_path / "raw"), "--max-steps", "30", *SMALL]
+    args = ["train", "agent-sft", "--data", str(tmp_path / "raw"), "--max-steps", "30", *SMALL]
     done = runner.invoke(app, [*args, "-o", str(tmp_path / "agent"), "--eval-every", "0"])
     assert done.exit_code == 0, done.output
     losses = [json.loads(line)["loss"] for line in (tmp_path / "agent" / "metrics.jsonl").read_text().splitlines()]
@@ -138,11 +141,13 @@ def test_agent_sft_learns_the_actions_of_successful_trajectories_only(tmp_path):
 
 
 def test_cpt_teaches_both_roles_from_one_trajectory(tmp_path, corpus_dir):
-    args = ["train", "--data", str(corpus_dir), "--max-steps", "1", "--eval-every", "0", *SMALL]
+    args = ["train", "cpt", "--data", str(corpus_dir), "--max-steps", "1", "--eval-every", "0", *SMALL]
     for role in ("world", "both"):
         done = runner.invoke(app, [*args, "-o", str(tmp_path / role), "--role", role])
         assert done.exit_code == 0, done.output
     world, both = (json.loads((tmp_path / r / "data.json").read_text()) for r in ("world", "both"))
     assert both["train_rows"] == world["train_rows"] and both["loss_tokens"] > world["loss_tokens"]
-    sft = runner.invoke(app, ["train", "--stage", "sft", "--data", str(corpus_dir), "--role", "agent"])
-    assert sft.exit_code == 2 and "sft trains the role world" in sft.output
+    sft = runner.invoke(app, ["train", "sft", "--data", str(corpus_dir), "--role", "agent"], terminal_width=200)
+    assert sft.exit_code == 2 and "No such option: --role" in sft.output  # SFT rows are world-model queries
+    with pytest.raises(ValueError, match="sft trains the role world"):
+        stage_data(stage_config("sft", data=str(corpus_dir), role="agent"))

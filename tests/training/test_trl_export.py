@@ -107,7 +107,7 @@ def test_grpo_trainer_runs_gspo_steps_with_our_reward(exported, tiny_checkpoint,
     )  # fmt: skip
     trainer.train()
     assert trainer.state.global_step == 2 and calls
-    judge = EmbeddedJudge()  # what reward_functions builds with no judge settings, as train --stage rl does
+    judge = EmbeddedJudge()  # what reward_functions builds with no judge settings, as train rl does
     for completions, columns, rewards in calls:
         keys = zip(columns["trajectory_id"], columns["turn_index"], strict=True)
         texts = [c[0]["content"] for c in completions]

@@ -208,7 +208,7 @@ def test_train_rl_judge_sends_the_key(url, tmp_path, small_corpus, tiny_checkpoi
     monkeypatch.setattr(rl, "rollout", tagged_rollout)
     data = tmp_path / "rl"
     assert runner.invoke(app, ["prepare-rl", "-i", str(small_corpus), "-o", str(data), "--workers", "1"]).exit_code == 0
-    args = ["train", "--stage", "rl", "--data", str(data), "--init", str(tiny_checkpoint), "--max-steps", "1",
+    args = ["train", "rl", "--data", str(data), "--init", str(tiny_checkpoint), "--max-steps", "1",
             "--max-new-tokens", "4", "--group-size", "2", "--prompts-per-step", "1", *judge_flags(url)]  # fmt: skip
     result = runner.invoke(app, [*args, "-o", str(tmp_path / "keyed"), "--judge-key-env", VARIABLE])
     assert result.exit_code == 0, result.output

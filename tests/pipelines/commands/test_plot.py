@@ -18,7 +18,8 @@ runner = CliRunner()
 def two_runs(tmp_path_factory, corpus_dir):
     root = tmp_path_factory.mktemp("plot-runs")
     for name, extra in (("cpt", []), ("cpt-nomask", ["--no-mask"])):
-        args = ["train", "--data", str(corpus_dir), "-o", str(root / name), "--max-steps", "4", "--eval-every", "2"]
+        args = ["train", "cpt", "--data", str(corpus_dir), "-o", str(root / name), "--max-steps", "4"]
+        args += ["--eval-every", "2"]
         done = runner.invoke(app, [*args, *SMALL, *extra])
         assert done.exit_code == 0, done.output
     return root / "cpt", root / "cpt-nomask"
