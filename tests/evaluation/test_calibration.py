@@ -17,7 +17,7 @@ def test_judge_check_on_a_corpus(tmp_path, corpus_dir):
             str(corpus_dir),
             "--pairs",
             str(tmp_path / "p.jsonl"),
-            "-o",
+            "--report",
             str(tmp_path / "c.json"),
         ],
     )

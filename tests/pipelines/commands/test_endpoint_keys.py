@@ -119,7 +119,7 @@ def test_agent_eval_endpoint_sends_the_key(url, tmp_path, sandbox_image):
 
 def test_eval_endpoint_sends_the_key(url, tmp_path):
     export_folder([make_trajectory(1, domain="terminal")], tmp_path / "bench")
-    args = ["eval", "--endpoint", f"{url}=tiny", "--agentworldbench", str(tmp_path / "bench"), "--max-tokens", "8"]
+    args = ["eval", "--endpoint", f"{url}=tiny", "--agentworldbench", str(tmp_path / "bench"), "--max-new-tokens", "8"]
     result = runner.invoke(app, [*args, "--endpoint-key-env", VARIABLE, "-o", str(tmp_path / "keyed.json")])
     assert result.exit_code == 0, result.output
     report, copy_previous = json.loads((tmp_path / "keyed.json").read_text())  # no corpus here: no retrieval row

@@ -87,7 +87,7 @@ def test_collect_build_inspect_report_and_eval_on_s3(s3, tmp_path, tiny_checkpoi
 
     evaluated = trajforge(
         ["eval", "--checkpoint", str(tiny_checkpoint), "--corpus", f"{url}/corpus", "--limit", "2",
-         "--max-tokens", "8", "-o", str(work / "eval.json")],
+         "--max-new-tokens", "8", "-o", str(work / "eval.json")],
         endpoint,
         work,
     )  # fmt: skip
