@@ -16,8 +16,12 @@ from trajforge.training.generators import GENERATORS, GeneratorSpec
 DEFAULTS = CurateConfig()
 
 GeneratorKind = Annotated[str, typer.Option(help=f"{GENERATORS.describe('; or ')}.")]
-GeneratorUrl = Annotated[str | None, typer.Option(envvar="TRAJFORGE_GENERATOR_URL")]
-GeneratorModel = Annotated[str | None, typer.Option(envvar="TRAJFORGE_GENERATOR_MODEL")]
+GeneratorUrl = Annotated[
+    str | None, typer.Option(envvar="TRAJFORGE_GENERATOR_URL", help="The generator's base URL (…/v1), for endpoint.")
+]
+GeneratorModel = Annotated[
+    str | None, typer.Option(envvar="TRAJFORGE_GENERATOR_MODEL", help="The generator's model id, for endpoint.")
+]
 GeneratorKeyEnv = Annotated[str, typer.Option(help=flags.key_env_help("an endpoint generator's"))]
 GeneratorCheckpoint = Annotated[Path | None, typer.Option(help="Checkpoint folder for --generator checkpoint.")]
 Candidates = Annotated[int, typer.Option(min=1, max=16, help="Candidates per query (best of N).")]

@@ -15,9 +15,9 @@ runner = CliRunner()
 @pytest.mark.slow
 def test_sim_check_of_a_checkpoint_prints_every_figure(tmp_path, corpus_dir, tiny_checkpoint, sandbox_image):
     report = tmp_path / "sim-check.json"
-    args = ["sim-check", "-c", str(tiny_checkpoint), "--corpus", str(corpus_dir), "--limit", "2", "--max-new-tokens", "8",
-            "--suite", "terminal", "--task", "project-dirs", "--control", "errors", "-o", str(tmp_path / "runs"),
-            "--concurrency", "1", "--json", str(report),
+    args = ["sim-check", "-c", str(tiny_checkpoint), "--corpus", str(corpus_dir), "--limit", "2",
+            "--max-new-tokens", "8", "--suite", "terminal", "--task", "project-dirs", "--control", "errors",
+            "-o", str(tmp_path / "runs"), "--concurrency", "1", "--json", str(report),
             "--predictions", str(tmp_path / "predictions.jsonl")]  # fmt: skip
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
