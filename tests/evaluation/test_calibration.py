@@ -39,7 +39,7 @@ def test_judge_check_of_an_endpoint_judge(tmp_path, corpus_dir):
         result = CliRunner().invoke(
             app,
             ["judge-check", "--corpus", str(corpus_dir), "--limit", "2", "--judge", "endpoint", "--judge-url", url,
-             "--judge-model", "judge-model", "-o", str(tmp_path / "c.json")],
+             "--judge-model", "judge-model", "--report", str(tmp_path / "c.json")],
         )  # fmt: skip
     assert result.exit_code == 0, result.output
     table = json.loads((tmp_path / "c.json").read_text())
