@@ -10,7 +10,6 @@ from typing import Annotated
 
 import typer
 
-from trajforge.collectors.policies import POLICIES
 from trajforge.collectors.simulation import PROMPTS
 from trajforge.endpoints.model_ref import FORMS
 from trajforge.evaluation.factory import JUDGES
@@ -126,7 +125,12 @@ Faults = Annotated[
     typer.Option(help="Inject real faults into every environment: a bundled config (unreliable) or a YAML path."),
 ]
 Temperature = Annotated[float, typer.Option(min=0.0, help="The sampling temperature of the models; 0 is greedy.")]
-POLICY = f"How the agent acts: {POLICIES.describe('; ')} (an --agent model acts through its own)."
+# (words, not POLICIES.describe(): the checkpoint policy registers when agents/ is imported, so a list read here
+# would depend on what was imported first)
+POLICY = (
+    "How the agent acts: a model-free policy (scripted: replay the task's actions; explorer: sample commands from a "
+    "grammar), or the one an --agent model acts through (llm: an endpoint; checkpoint: weights)."
+)
 Policies = Annotated[list[str], typer.Option("--policy", help=POLICY)]  # repeatable where the command compares agents
 
 
