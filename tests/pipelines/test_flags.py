@@ -27,22 +27,32 @@ def test_the_walk_reads_every_command_and_its_options():
     assert {"--output", "--agent", "--world-model", "--report"} <= {f.name for f in found}
 
 
-def test_a_flag_name_has_one_meaning():
-    two_meanings = {
+def two_meanings(found) -> dict:
+    """{name: {its help's start: the commands}} for each name with more than one help."""
+    return {
         name: {text[:80]: commands for text, commands in helps.items()}
-        for name, helps in by_name([f for f in flags(GROUP) if _converted(f)]).items()
+        for name, helps in by_name(found).items()
         if len(helps) > 1
     }
-    assert not two_meanings, f"one name, two help texts (declare it once, in commands/flags.py): {two_meanings}"
+
+
+def two_names(found) -> dict:
+    """{a help's start: its names} for each help that more than one name has."""
+    names: dict[str, set[str]] = {}
+    for flag in found:
+        if flag.help:
+            names.setdefault(flag.help, set()).add(flag.name)
+    return {text[:80]: sorted(named) for text, named in names.items() if len(named) > 1}
+
+
+def test_a_flag_name_has_one_meaning():
+    found = two_meanings([f for f in flags(GROUP) if _converted(f)])
+    assert not found, f"one name, two help texts (declare it once, in commands/flags.py): {found}"
 
 
 def test_a_meaning_has_one_name():
-    names: dict[str, set[str]] = {}
-    for flag in flags(GROUP):
-        if _converted(flag) and flag.help:
-            names.setdefault(flag.help, set()).add(flag.name)
-    two_names = {text[:80]: sorted(found) for text, found in names.items() if len(found) > 1}
-    assert not two_names, f"one help text, two flag names: {two_names}"
+    found = two_names([f for f in flags(GROUP) if _converted(f)])
+    assert not found, f"one help text, two flag names: {found}"
 
 
 def test_every_option_has_a_help():
@@ -70,3 +80,12 @@ def _all_names():
 def test_docs_cli_md_is_the_generated_reference():
     page = ROOT / "docs" / "cli.md"
     assert page.read_text() == reference(GROUP), f"docs/cli.md is stale: regenerate it with `{REGENERATE}`"
+
+
+def test_the_checks_see_a_name_with_two_meanings_and_a_meaning_with_two_names():
+    from trajforge.pipelines.commands.cli_reference import Flag
+
+    found = [Flag("--seed", "Sampling seed.", "eval"), Flag("--seed", "The split's seed.", "build-corpus"),
+             Flag("--out", "Where it goes.", "a"), Flag("--output", "Where it goes.", "b")]  # fmt: skip
+    assert two_meanings(found) == {"--seed": {"Sampling seed.": ["eval"], "The split's seed.": ["build-corpus"]}}
+    assert two_names(found) == {"Where it goes.": ["--out", "--output"]}
