@@ -237,7 +237,7 @@ def sim_check(args, out: Path, world: Path, sft: Path, seconds: dict) -> dict:
     seconds["sim-check"] = trajforge_allowing_errors(
         "sim-check", "--world-model", str(world), "--agent", str(sft), "--corpus", str(out / "corpus"),
         "--suite", str(out / "suite.yaml"),
-        "--control", args.control, "--limit", str(args.sim_check_limit), "--max-tokens", str(args.max_tokens),
+        "--control", args.control, "--limit", str(args.sim_check_limit), "--max-new-tokens", str(args.max_tokens),
         "--max-turns", str(args.max_turns), "--concurrency", str(args.concurrency), "-o", str(out / "sim-check"),
         "--report", str(report), *(["--no-plain"] if args.wm_sft_steps else []),  # an SFT world model: its template
         "--simulate-file-check", "content" if args.file_check == "auto" else args.file_check,  # content: both rules

@@ -40,14 +40,14 @@ def draw_evaluation(axes, reports: Sequence[dict]) -> None:
 
 
 def evaluation_chart(reports: Sequence[dict]) -> Figure:
-    """eval's table (the JSON of `eval --output`) as a chart."""
+    """eval's table (the JSON of `eval --report`) as a chart."""
     figure = bar_chart(evaluation_title(reports), EVAL_CATEGORIES, evaluation_series(reports), "score (0-100)")
     figure.axes[0].set_ylim(0, 112)  # room for the labels over a bar at 100
     return figure
 
 
 def calibration_chart(calibration: dict) -> Figure:
-    """judge-check's table (the JSON of `judge-check --output`): per adversary kind and overall, how often the judge
+    """judge-check's table (the JSON of `judge-check --report`): per adversary kind and overall, how often the judge
     scored the real observation higher, and the share of adversaries below the curation threshold."""
     kinds = {**calibration["kinds"], "overall": calibration["overall"]}
     accuracy = [_percent(k["accuracy"]) if k["pairs"] else None for k in kinds.values()]

@@ -171,7 +171,7 @@ def run_table(runs: Sequence[Run]) -> tuple[list[str], list[list]]:
 
 
 def read_evaluation(path: Path) -> list[dict]:
-    """The reports of an `eval --output` JSON file."""
+    """The reports of an `eval --report` JSON file."""
     try:
         reports = json.loads(Path(path).read_text())
     except (OSError, json.JSONDecodeError) as exc:

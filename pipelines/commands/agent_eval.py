@@ -3,7 +3,6 @@ The run itself is `agents.agent_eval.evaluate_agents`; the flags of each agent's
 
 import json
 from pathlib import Path
-from typing import Annotated
 
 import typer
 from rich import box
@@ -26,15 +25,6 @@ from trajforge.schemas.splits import SplitConfig
 DEFAULTS = AgentEvalConfig()
 RUN = DEFAULTS.run
 
-Limit = Annotated[
-    int | None,
-    typer.Option(
-        min=1,
-        help="Only the first N held-out tasks of each suite, in the suite's order: a quicker, smaller sample (its "
-        "intervals are wider); the same N gives the same tasks. Default: all of them.",
-    ),
-]
-
 
 def agent_eval_command(
     agent: flags.Agents = [],  # noqa: B006 - typer copies list defaults
@@ -44,7 +34,7 @@ def agent_eval_command(
     held_out: flags.HeldOut = DEFAULTS.split.held_out,
     split_seed: flags.SplitSeed = DEFAULTS.split.seed,
     held_out_family: flags.HeldOutFamily = [],  # noqa: B006
-    limit: Limit = None,
+    limit: flags.Limit = None,
     report: flags.Report = Path("agent-eval.json"),
     output: flags.Output = RUN.output,
     repeats: flags.Repeats = RUN.repeats,
@@ -68,7 +58,10 @@ def agent_eval_command(
 
     Every episode is kept as a raw trajectory, OUTPUT/<run-id>/ per agent as `collect` writes it, so agent runs feed
     the corpus too, and rerunning the same command resumes. Exit code 1 if some episodes ended with an
-    infrastructure or a task error."""
+    infrastructure or a task error.
+
+    --policy: a model-free policy (scripted, explorer). --limit N: only the first N held-out tasks of each suite, in
+    the suite's order: a quicker, smaller sample (its intervals are wider); the same N gives the same tasks."""
     o = dict(locals())
     try:
         key_env = o.pop("agent_key_env")

@@ -35,9 +35,6 @@ def beam_args(ctx: typer.Context) -> list[str]:
     return list(ctx.meta.get(BEAM_ARGS, []))
 
 
-VERBOSE_HELP = "Show Beam's and the workers' own logs."
-
-
 def _not_a_job_message(record) -> bool:
     # The portable runner relays the job service's messages (a failed job's whole traceback among them) from
     # this thread, through the root logger; the failure itself comes back as an exception.

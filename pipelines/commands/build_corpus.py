@@ -8,8 +8,8 @@ import typer
 from trajforge.curation.filters import FILTERS, FilterConfig
 from trajforge.masking import load_policy
 from trajforge.pipelines.build_corpus.config import BuildConfig
-from trajforge.pipelines.commands import EXIT_OK, EXIT_REJECTED
-from trajforge.pipelines.commands.beam_command import VERBOSE_HELP, beam_args, job_errors
+from trajforge.pipelines.commands import EXIT_OK, EXIT_REJECTED, flags
+from trajforge.pipelines.commands.beam_command import beam_args, job_errors
 from trajforge.pipelines.console import console
 from trajforge.schemas import counts
 from trajforge.schemas.formats import FORMATS
@@ -21,21 +21,10 @@ from trajforge.schemas.storage import join
 MB = 1024 * 1024
 DEFAULTS = BuildConfig()
 
-Inputs = Annotated[
-    list[str],
-    typer.Option(
-        "--input",
-        "-i",
-        help="Raw segments, or folders of them (repeatable; a path or a URL; linked folders are followed).",
-    ),
-]
-Output = Annotated[
-    str, typer.Option("--output", "-o", help="Corpus folder (a path or a URL): cpt/ shards, manifest, rejections.")
-]
 InputFormat = Annotated[
     str, typer.Option(help=f"trajforge (raw segments or shards) or a foreign format: {', '.join(FORMATS)}.")
 ]
-Policy = Annotated[
+MaskingPolicy = Annotated[
     str, typer.Option(help="Masking policy: paper, information, or a YAML path (see masking/policies/).")
 ]
 Disable = Annotated[
@@ -45,15 +34,8 @@ MinTurns = Annotated[int, typer.Option(min=0, help="Drop trajectories with fewer
 NearDedup = Annotated[bool, typer.Option(help="MinHash near-duplicate removal.")]
 Redact = Annotated[bool, typer.Option(help="Replace secrets with typed placeholders.")]
 ShardMb = Annotated[float, typer.Option(min=0.001, help="Target shard size in MB.")]
-Workers = Annotated[
-    int | None, typer.Option(min=1, help="Worker processes of the in-process runner (default: the cores).")
-]
 Incremental = Annotated[
     bool, typer.Option(help="Only inputs that are new or changed since the last build; shards are added.")
-]
-HeldOut = Annotated[
-    float,
-    typer.Option(min=0.0, max=1.0, help="Share of TASKS held out: no training stage reads them, eval reads only them."),
 ]
 SftRlShare = Annotated[
     float,
@@ -62,15 +44,6 @@ SftRlShare = Annotated[
         max=1.0,
         help="Share of the training tasks that feed only SFT and RL, kept out of CPT (the paper's disjoint "
         "pools; 0: every training task feeds every stage).",
-    ),
-]
-SplitSeed = Annotated[int, typer.Option(help="Seed of the task split's hash.")]
-HeldOutFamily = Annotated[
-    list[str],
-    typer.Option(
-        "--held-out-family",
-        help="Hold out every task of this task family (repeatable), whatever its draw: out-of-distribution "
-        "evaluation. A family is what generated the task (collectors/families), recorded in its metadata.",
     ),
 ]
 Knowledge = Annotated[
@@ -91,34 +64,36 @@ KnowledgeShare = Annotated[
         "dropped and counted. Default: no cap.",
     ),
 ]
-Verbose = Annotated[bool, typer.Option("--verbose", help=VERBOSE_HELP)]
 
 
 def build_corpus_command(
     ctx: typer.Context,
-    input: Inputs = ["data/raw"],  # noqa: B006 - typer copies list defaults
-    output: Output = "data/corpus",
+    input: flags.Inputs = ["data/raw"],  # noqa: B006 - typer copies list defaults
+    output: flags.Output = "data/corpus",
     input_format: InputFormat = DEFAULTS.input_format,
-    policy: Policy = DEFAULTS.policy,
+    masking_policy: MaskingPolicy = DEFAULTS.policy,
     disable: Disable = [],  # noqa: B006
     min_turns: MinTurns = DEFAULTS.filters.min_turns,
     near_dedup: NearDedup = DEFAULTS.near_dedup,
     redact: Redact = DEFAULTS.redact,
     shard_mb: ShardMb = DEFAULTS.shard_bytes / MB,
-    workers: Workers = None,
+    workers: flags.Workers = None,
     incremental: Incremental = False,
-    held_out: HeldOut = DEFAULTS.split.held_out,
+    held_out: flags.HeldOut = DEFAULTS.split.held_out,
     sft_rl_share: SftRlShare = DEFAULTS.split.sft_rl_share,
-    split_seed: SplitSeed = DEFAULTS.split.seed,
-    held_out_family: HeldOutFamily = [],  # noqa: B006
+    split_seed: flags.SplitSeed = DEFAULTS.split.seed,
+    held_out_family: flags.HeldOutFamily = [],  # noqa: B006
     knowledge: Knowledge = [],  # noqa: B006
     knowledge_share: KnowledgeShare = DEFAULTS.knowledge_share,
-    verbose: Verbose = False,
+    verbose: flags.Verbose = False,
 ) -> None:
     """Build the CPT corpus with Apache Beam: validate (quarantining bad records), normalise, deduplicate (exact and
     MinHash), apply the paper's filters, redact secrets, compute per-turn statistics and loss masks, decide each TASK's
     split (held out for eval, or training; with --sft-rl-share, CPT-only or SFT/RL-only), recorded in every row and
     counted in the manifest, and write deterministic Arrow IPC stream shards with a manifest whose counts reconcile.
+
+    --input: raw segments, or folders of them (repeatable; linked folders are followed). --output: the corpus
+    folder (cpt/ shards, the manifest, rejections).
 
     Runs in-process by default; Beam flags after `--` (and only there) select another runner, e.g. `-- --runner=
     DataflowRunner --project=P --region=R`. Exit code 0: done; 1: done, and some records were rejected (see
@@ -127,7 +102,7 @@ def build_corpus_command(
         from trajforge.pipelines.build_corpus.pipeline import build_corpus
 
         split = SplitConfig(held_out, sft_rl_share, split_seed, tuple(held_out_family))
-        config = BuildConfig(checked_format(input_format), checked_policy(policy),
+        config = BuildConfig(checked_format(input_format), checked_policy(masking_policy),
             filters=FilterConfig(disabled=tuple(disable), min_turns=min_turns), near_dedup=near_dedup, redact=redact,
             shard_bytes=int(shard_mb * MB), split=split,
             knowledge=tuple(str(p) for p in knowledge), knowledge_share=knowledge_share)  # fmt: skip

@@ -8,7 +8,6 @@ from rich.text import Text
 
 from trajforge.collectors.collection import collect
 from trajforge.collectors.config import AGENT_KEY_ENV, MODEL_POLICIES, CollectConfig
-from trajforge.collectors.policies import POLICIES
 from trajforge.collectors.simulation import JUDGE_KEY_ENV, WORLD_MODEL_KEY_ENV, simulation
 from trajforge.endpoints.model_ref import parse_model
 from trajforge.pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, flags
@@ -16,10 +15,6 @@ from trajforge.pipelines.console import console, progress, warn
 
 DEFAULTS = CollectConfig()
 
-Policy = Annotated[
-    str | None,
-    typer.Option(help=f"{POLICIES.describe('; ')}. Default: scripted, or the policy an --agent model acts through."),
-]
 SimulateJudge = Annotated[
     str | None,
     typer.Option(
@@ -43,7 +38,7 @@ VerifyGenerated = Annotated[
 ]
 def collect_command(
     suite: flags.Suites = list(DEFAULTS.suites),  # noqa: B006 - typer copies list defaults
-    policy: Policy = None,
+    policy: flags.Policy = None,
     agent: flags.Agent = None,
     agent_key_env: flags.AgentKeyEnv = AGENT_KEY_ENV,
     temperature: flags.Temperature = DEFAULTS.temperature,
@@ -84,6 +79,9 @@ def collect_command(
     Output: OUTPUT/<run-id>/segment-*.jsonl and _manifest.json. Interrupted (even with kill -9)? Run the same
     command again: finished episodes are kept and skipped. Exit code 1 if some episodes ended with an
     infrastructure error after all retries, or a task error (its setup failed).
+
+    --policy: scripted by default, or the policy an --agent model acts through. --run-id: the run's folder under
+    OUTPUT, by default derived from the configuration (so rerunning the same command resumes).
     """
     options = dict(locals())
     try:

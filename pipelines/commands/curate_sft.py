@@ -5,10 +5,9 @@ from typing import Annotated
 
 import typer
 
-from trajforge.pipelines.commands import EXIT_OK
-from trajforge.pipelines.commands.beam_command import VERBOSE_HELP, beam_args, job_errors
-from trajforge.pipelines.commands.judge_options import with_judge_options
-from trajforge.pipelines.commands.options import key_env_help
+from trajforge.pipelines.commands import EXIT_OK, flags
+from trajforge.pipelines.commands.beam_command import beam_args, job_errors
+from trajforge.pipelines.commands.judge_options import JUDGE_DEFAULTS, KEY_ENV, judge_of
 from trajforge.pipelines.console import console
 from trajforge.pipelines.curate_sft.config import CurateConfig
 from trajforge.schemas import counts
@@ -16,13 +15,15 @@ from trajforge.training.generators import GENERATORS, GeneratorSpec
 
 DEFAULTS = CurateConfig()
 
-Input = Annotated[str, typer.Option("--input", "-i", help="A build-corpus folder or URL (its cpt/ shards).")]
-Output = Annotated[str, typer.Option("--output", "-o", help="SFT folder or URL: sft/ shards, scores, manifest.")]
 GeneratorKind = Annotated[str, typer.Option(help=f"{GENERATORS.describe('; or ')}.")]
-GeneratorUrl = Annotated[str | None, typer.Option(envvar="TRAJFORGE_GENERATOR_URL")]
-GeneratorModel = Annotated[str | None, typer.Option(envvar="TRAJFORGE_GENERATOR_MODEL")]
-GeneratorKeyEnv = Annotated[str, typer.Option("--generator-key-env", help=key_env_help("an endpoint generator's"))]
-Checkpoint = Annotated[Path | None, typer.Option(help="Checkpoint folder for --generator checkpoint.")]
+GeneratorUrl = Annotated[
+    str | None, typer.Option(envvar="TRAJFORGE_GENERATOR_URL", help="The generator's base URL (…/v1), for endpoint.")
+]
+GeneratorModel = Annotated[
+    str | None, typer.Option(envvar="TRAJFORGE_GENERATOR_MODEL", help="The generator's model id, for endpoint.")
+]
+GeneratorKeyEnv = Annotated[str, typer.Option(help=flags.key_env_help("an endpoint generator's"))]
+GeneratorCheckpoint = Annotated[Path | None, typer.Option(help="Checkpoint folder for --generator checkpoint.")]
 Candidates = Annotated[int, typer.Option(min=1, max=16, help="Candidates per query (best of N).")]
 Threshold = Annotated[float, typer.Option(min=1.0, max=5.0, help="Queries whose best mean score is lower are dropped.")]
 PerTrajectory = Annotated[int, typer.Option(min=1, help="Queries (in-loss turns) per trajectory at most.")]
@@ -33,42 +34,46 @@ Hint = Annotated[
         "as rationalized, not as rollouts)."
     ),
 ]
-MaxNewTokens = Annotated[int, typer.Option(min=1, help="Longest candidate a model generator may write.")]
-Workers = Annotated[int | None, typer.Option(min=1)]
-Verbose = Annotated[bool, typer.Option("--verbose", help=VERBOSE_HELP)]
 
 
-@with_judge_options
 def curate_sft_command(
     ctx: typer.Context,
-    input: Input = "data/corpus",
-    output: Output = "data/sft",
+    input: flags.Input = "data/corpus",
+    output: flags.Output = "data/sft",
     generator: GeneratorKind = GeneratorSpec.kind,
     generator_url: GeneratorUrl = None,
     generator_model: GeneratorModel = None,
     generator_key_env: GeneratorKeyEnv = GeneratorSpec.key_env,
-    checkpoint: Checkpoint = None,
-    judge_spec=None,
+    generator_checkpoint: GeneratorCheckpoint = None,
+    judge: flags.Judge = JUDGE_DEFAULTS.kind,
+    judge_url: flags.JudgeUrl = None,
+    judge_model: flags.JudgeModel = None,
+    judge_key_env: flags.JudgeKeyEnv = KEY_ENV,
+    rubrics: flags.Rubrics = None,
+    judge_timeout: flags.JudgeTimeout = JUDGE_DEFAULTS.timeout,
     candidates: Candidates = DEFAULTS.candidates,
     threshold: Threshold = DEFAULTS.threshold,
     per_trajectory: PerTrajectory = DEFAULTS.per_trajectory,
     hint: Hint = DEFAULTS.hint,
-    seed: int = DEFAULTS.seed,
-    max_new_tokens: MaxNewTokens = GeneratorSpec.max_new_tokens,
-    workers: Workers = None,
-    verbose: Verbose = False,
+    seed: flags.Seed = DEFAULTS.seed,
+    max_new_tokens: flags.MaxNewTokens = GeneratorSpec.max_new_tokens,
+    workers: flags.Workers = None,
+    verbose: flags.Verbose = False,
 ) -> None:
     """Curate SFT data (paper §3.3): for each query (an in-loss turn with its history), N candidates of the form
     <think>...</think><predicted_observation>...</predicted_observation>, judged on format, factuality,
     consistency, realism and quality; the best of N is kept when it reaches the threshold. Every query's scores
     go to OUTPUT/_scores.jsonl; system prompts vary over several templates, picked per sample. Beam flags go
-    after `--`."""
+    after `--`.
+
+    --input: a build-corpus folder or URL (its cpt/ shards); --output: the SFT folder or URL (sft/ shards, scores,
+    the manifest); --max-new-tokens: the longest candidate a model generator may write."""
+    judge_spec = judge_of(locals())
     with job_errors(verbose):
         from trajforge.pipelines.curate_sft.pipeline import curate_sft
 
-        spec = GeneratorSpec(
-            generator, generator_url, generator_model, checkpoint and str(checkpoint), max_new_tokens, generator_key_env
-        )
+        checkpoint = str(generator_checkpoint) if generator_checkpoint else None
+        spec = GeneratorSpec(generator, generator_url, generator_model, checkpoint, max_new_tokens, generator_key_env)
         config = CurateConfig(spec, judge_spec, candidates, threshold, per_trajectory, hint, seed)
         manifest = curate_sft(input, output, config, beam_args(ctx), workers, verbose)
     console.print(summary_line(manifest.counts, output), highlight=False, soft_wrap=True)

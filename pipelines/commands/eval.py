@@ -19,19 +19,12 @@ from trajforge.endpoints.model_ref import parse_model
 from trajforge.evaluation.models import ChatModel
 from trajforge.evaluation.run import Display, EvalConfig, EvalInputError, EvalResult, evaluate
 from trajforge.pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, flags
-from trajforge.pipelines.commands.judge_options import with_judge_options
+from trajforge.pipelines.commands.judge_options import JUDGE_DEFAULTS, KEY_ENV, judge_of
 from trajforge.pipelines.console import console, out, progress
 
 DEFAULTS = EvalConfig()
 STYLES = {"error": "red", "warning": "yellow"}
 
-Corpus = Annotated[
-    str,
-    typer.Option(
-        help="A build-corpus folder or URL (s3://bucket/corpus, staged to a local cache; S3 settings from the AWS "
-        "environment, e.g. AWS_ENDPOINT_URL_S3): its held-out tasks."
-    ),
-]
 AgentWorldBench = Annotated[
     Path | None,
     typer.Option(
@@ -40,25 +33,6 @@ AgentWorldBench = Annotated[
     ),
 ]
 Untrained = Annotated[bool, typer.Option(help="Also score a random-init model shaped like the first checkpoint.")]
-Seed = Annotated[int, typer.Option(help="Sampling seed for every model.")]
-Limit = Annotated[
-    int | None, typer.Option(min=1, help="Held-out trajectories (or benchmark lines) at most; default: all.")
-]
-Temperature = Annotated[float, typer.Option(min=0.0, help="Sampling temperature (the benchmark's).")]
-MaxTokens = Annotated[
-    int,
-    typer.Option(
-        "--max-tokens",
-        "--max-new-tokens",
-        min=1,
-        help="Longest answer (the benchmark's room for long reasoning; a local model stops at its context).",
-    ),
-]
-Plain = Annotated[bool, typer.Option(help="Corpus: plain CPT-style prompts (--no-plain: the SFT reasoning templates).")]
-Predictions = Annotated[
-    Path | None,
-    typer.Option(help="Write every line's answer, extracted prediction and judgement as JSONL here (all models)."),
-]
 Baselines = Annotated[
     bool,
     typer.Option(
@@ -76,22 +50,25 @@ def write_predictions(path: Path, details: list[dict]) -> None:
     path.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in details))
 
 
-@with_judge_options
 def eval_command(
     world_model: flags.WorldModels = [],  # noqa: B006 - typer copies list defaults
     world_model_key_env: flags.WorldModelKeyEnv = WORLD_MODEL_KEY_ENV,
-    corpus: Corpus = DEFAULTS.corpus,
+    corpus: flags.Corpus = DEFAULTS.corpus,
     agentworldbench: AgentWorldBench = DEFAULTS.agentworldbench,
     untrained: Untrained = DEFAULTS.untrained,
-    seed: Seed = DEFAULTS.seed,
-    limit: Limit = DEFAULTS.limit,
-    temperature: Temperature = DEFAULTS.temperature,
-    max_tokens: MaxTokens = DEFAULTS.max_tokens,
-    plain: Plain = DEFAULTS.plain,
-    judge_spec=None,
-    report: Annotated[Path | None, typer.Option(help=f"{flags.REPORT} Its table is drawn beside it (the same name, "
-                                                 ".png: a bar per model and dimension).")] = None,
-    predictions: Predictions = None,
+    seed: flags.Seed = DEFAULTS.seed,
+    limit: flags.Limit = DEFAULTS.limit,
+    temperature: flags.Temperature = DEFAULTS.temperature,
+    max_new_tokens: flags.MaxNewTokens = DEFAULTS.max_tokens,
+    plain: flags.Plain = DEFAULTS.plain,
+    judge: flags.Judge = JUDGE_DEFAULTS.kind,
+    judge_url: flags.JudgeUrl = None,
+    judge_model: flags.JudgeModel = None,
+    judge_key_env: flags.JudgeKeyEnv = KEY_ENV,
+    rubrics: flags.Rubrics = None,
+    judge_timeout: flags.JudgeTimeout = JUDGE_DEFAULTS.timeout,
+    report: flags.OptionalReport = None,
+    predictions: flags.Predictions = None,
     export: Export = DEFAULTS.export,
     baselines: Baselines = DEFAULTS.baselines,
 ) -> None:
@@ -99,8 +76,15 @@ def eval_command(
     and quality, normalised to 0-100 ((raw - 1) / 4 x 100), per domain, pooled over lines and averaged over
     domains, with format compliance (answers with a <predicted_observation> block) and rule-verifier accuracy.
     Corpus: the first, last and three middle turns of each held-out trajectory. A line without an answer or
-    whose judge failed is excluded and counted, never scored as zero. Every report names its judge."""
-    sampling = {"temperature": temperature, "max_tokens": max_tokens, "seed": seed}
+    whose judge failed is excluded and counted, never scored as zero. Every report names its judge.
+
+    Repeat --world-model to score several. --corpus: a folder or a URL (s3://bucket/corpus, staged to a local
+    cache), its held-out tasks; --limit: held-out trajectories (or benchmark lines) at most; --temperature and
+    --max-new-tokens: the benchmark's by default (its room for long reasoning; a local model stops at its
+    context); --plain: for corpus turns; --seed: every model's sampling. --report's table is drawn beside it (the
+    same name, .png: a bar per model and dimension); --predictions: every line's answer, of every model."""
+    judge_spec = judge_of(locals())
+    sampling = {"temperature": temperature, "max_tokens": max_new_tokens, "seed": seed}
     try:
         if agentworldbench is not None and export is not None:
             raise EvalInputError("--export writes the corpus's sampled turns: it does not apply to --agentworldbench")

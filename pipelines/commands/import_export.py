@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from trajforge.pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, require_inputs
+from trajforge.pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, flags, require_inputs
 from trajforge.pipelines.console import console, progress
 from trajforge.schemas.formats import FORMATS, ImportOptions
 from trajforge.schemas.manifest import Manifest
@@ -33,65 +33,34 @@ ForeignFormat = Enum("ForeignFormat", {name: name for name in FORMATS}, type=str
 ExportFormat = Enum("ExportFormat", {n: n for n in (*FORMATS, *EXPORT_TARGETS, *TRAINER_FORMATS)}, type=str)
 DomainChoice = Enum("DomainChoice", {d: d for d in DOMAINS}, type=str)
 
-FORMAT_HELP = FORMATS.describe("; ")
 IMPORT_DEFAULTS = ImportOptions()
+# one --format for both commands: import takes the foreign formats, export them and its targets
+FORMAT = typer.Option(
+    "--format",
+    "-f",
+    help=f"The format to import from or export to: {FORMATS.describe('; ')}; export also "
+    f"{EXPORT_TARGETS.describe('; ')}; {TRAINER_FORMATS.describe('; ')}",
+)
 
 ImportInputs = Annotated[list[Path], typer.Argument(help="Files or directories in the foreign format.")]
-ImportFormat = Annotated[ForeignFormat, typer.Option("--format", "-f", help=FORMAT_HELP)]
-ImportOutput = Annotated[
-    Path, typer.Option("--output", "-o", help="Directory for the raw segments, e.g. data/raw/imported")
-]
+ImportFormat = Annotated[ForeignFormat, FORMAT]
 Domain = Annotated[
     DomainChoice | None, typer.Option(help="Domain of every record (default: the format's own, else 'other').")
 ]
 Environment = Annotated[str | None, typer.Option(help="Environment name to record (default: from the format).")]
-RunId = Annotated[
-    str | None, typer.Option(help="Run id recorded in each record's source (default: the output folder's name).")
-]
 PerFile = Annotated[int, typer.Option(min=1, help="Records per segment file (or shard).")]
 MaxObservationChars = Annotated[int, typer.Option(min=1, help="Longer observations are rejected.")]
 ExportInputs = Annotated[list[Path], typer.Argument(help="trajforge segments, shards, or directories of them.")]
-ExportTo = Annotated[
-    ExportFormat,
-    typer.Option(
-        "--format",
-        "-f",
-        help=f"{FORMAT_HELP}; {EXPORT_TARGETS.describe('; ')}; {TRAINER_FORMATS.describe('; ')}",
-    ),
-]
-ExportOutput = Annotated[
-    Path,
-    typer.Option(
-        "--output",
-        "-o",
-        help="Output file (a folder for shards, segments, agentworldbench: *_test.jsonl, and trl/verl: parquet files).",
-    ),
-]
-ExportTokenizer = Annotated[
-    str | None,
-    typer.Option(
-        help="trl: pre-tokenize CPT and SFT rows with their loss masks for this tokenizer: a tokenizer folder, a "
-        "trajforge checkpoint or run folder, or smollm2 (saved beside the data in OUTPUT/tokenizer/)."
-    ),
-]
-ExportContext = Annotated[
-    int,
-    typer.Option(
-        min=2,
-        help="trl tokenized rows: at most this many tokens each (longer CPT documents are split, every loss token "
-        "kept; long SFT prompts keep their head and most recent tokens), as train does. Match the trainer's "
-        "max_length.",
-    ),
-]
+ExportTo = Annotated[ExportFormat, FORMAT]
 
 
 def import_command(
     inputs: ImportInputs,
     fmt: ImportFormat,
-    output: ImportOutput,
+    output: flags.OutputPath,
     domain: Domain = None,
     environment: Environment = None,
-    run_id: RunId = None,
+    run_id: flags.RunId = None,
     per_file: PerFile = DEFAULT_RECORDS_PER_FILE,
     max_observation_chars: MaxObservationChars = IMPORT_DEFAULTS.max_observation_chars,
 ) -> None:
@@ -100,6 +69,8 @@ def import_command(
     Valid records go to content-addressed JSON Lines segments in OUTPUT; each invalid one goes to
     OUTPUT/_rejections.jsonl with every reason and its raw bytes. OUTPUT/_manifest.json holds the counts
     (read = written + rejected). Exit code 0: all imported; 1: some records were rejected.
+
+    --output: the folder for the raw segments (e.g. data/raw/imported); --run-id: default the output folder's name.
     """
     run_id = run_id or output.resolve().name
     options = ImportOptions(domain and domain.value, environment, run_id, max_observation_chars)
@@ -128,16 +99,22 @@ def _import_summary(manifest: Manifest, output: Path) -> None:
 def export_command(
     inputs: ExportInputs,
     fmt: ExportTo,
-    output: ExportOutput,
+    output: flags.OutputPath,
     per_file: PerFile = DEFAULT_RECORDS_PER_FILE,
-    tokenizer: ExportTokenizer = None,
-    context_length: ExportContext = DEFAULT_CONTEXT_LENGTH,
+    tokenizer: flags.Tokenizer = None,
+    context_length: flags.ContextLength = DEFAULT_CONTEXT_LENGTH,
 ) -> None:
     """Export trajforge records to another format. Invalid input records are listed and skipped (exit code 1).
 
     trl and verl read build-corpus, curate-sft and prepare-rl outputs (their shards) and write what those trainers
     read as they are: OUTPUT/<dataset>/train.parquet (the rows the stage trains on) and test.parquet (held-out
     tasks, for evaluation only). The reward they call: trajforge.training.reward_functions (docs/handing-off.md).
+
+    --output: a file, or a folder for shards, segments, agentworldbench (*_test.jsonl) and trl/verl (parquet
+    files). --tokenizer (trl): pre-tokenize CPT and SFT rows with their loss masks for this tokenizer: a tokenizer
+    folder, a trajforge checkpoint or run folder, or smollm2 (saved beside the data in OUTPUT/tokenizer/).
+    --context-length (trl tokenized rows): longer CPT documents are split, every loss token kept; long SFT prompts
+    keep their head and most recent tokens, as train does. Match the trainer's max_length.
     """
     if tokenizer is not None and fmt.value not in TOKENIZING_FORMATS:
         console.print(f"[red]--tokenizer is for --format {' or '.join(TOKENIZING_FORMATS)}, not {fmt.value}[/]")

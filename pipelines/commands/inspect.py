@@ -3,13 +3,14 @@ counts and queries is schemas/inspection.py and schemas/query.py; this prints it
 
 import json
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from trajforge.pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, require_inputs
+from trajforge.pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, flags, require_inputs
 from trajforge.pipelines.console import console, out, progress
 from trajforge.schemas.inspection import RecordSummary, count_derived_rows, is_derived, summarise_records
 from trajforge.schemas.query import QueryError, query
@@ -17,22 +18,25 @@ from trajforge.schemas.records import Trajectory
 from trajforge.schemas.shards import ShardError
 from trajforge.schemas.sources import NATIVE_SUFFIXES
 
-
-def inspect_command(
-    paths: list[str] = typer.Argument(
-        ...,
+Paths = Annotated[
+    list[str],
+    typer.Argument(
         help="Raw segments (.jsonl), shards (.arrow), or directories of them; local or URLs (s3://bucket/corpus; "
-        "S3 settings from the AWS environment, e.g. AWS_ENDPOINT_URL_S3).",
+        "S3 settings from the AWS environment, e.g. AWS_ENDPOINT_URL_S3)."
     ),
-    sql: str | None = typer.Option(
-        None,
+]
+Sql = Annotated[
+    str | None,
+    typer.Option(
         help="Run SQL with duckdb over table `trajectories` (one row a record) and view `turns` "
         "(one row a turn: turn_index, action_kind, action, observation, exit_code, ...), "
-        'e.g. "select domain, count(*) from trajectories group by 1".',
+        'e.g. "select domain, count(*) from trajectories group by 1".'
     ),
-    samples: int = typer.Option(1, min=0, help="Sample trajectories to show."),
-    max_problems: int = typer.Option(20, min=0, help="Invalid records to list."),
-) -> None:
+]
+MaxProblems = Annotated[int, typer.Option(min=0, help="Invalid records to list.")]
+
+
+def inspect_command(paths: Paths, sql: Sql = None, samples: flags.Samples = 1, max_problems: MaxProblems = 20) -> None:
     """Summarise trajectory files: records, turns, domains, outcomes, schema versions, invalid records, a sample.
 
     Exit code 0 when every record is valid, 1 when some were rejected.

@@ -2,47 +2,53 @@
 
 import json
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.table import Table
 
-from trajforge.pipelines.commands import EXIT_OK, EXIT_USAGE
-from trajforge.pipelines.commands.judge_options import with_judge_options
+from trajforge.pipelines.commands import EXIT_OK, EXIT_USAGE, flags
+from trajforge.pipelines.commands.judge_options import JUDGE_DEFAULTS, KEY_ENV, judge_of
 from trajforge.pipelines.console import console, out, progress
 
+Pairs = Annotated[Path | None, typer.Option(help="Write every (real, adversary) pair with its scores as JSONL here.")]
 
-@with_judge_options
+
 def judge_check_command(
-    corpus: Path = typer.Option(Path("data/corpus"), help="A build-corpus folder (its CPT shards)."),
-    limit: int | None = typer.Option(None, min=1, help="Trajectories at most (default: all)."),
-    seed: int = typer.Option(0, help="Seed for the adversaries' random choices."),
-    pairs: Path | None = typer.Option(None, help="Write every (real, adversary) pair with its scores as JSONL here."),
-    output: Path | None = typer.Option(
-        None,
-        "--output",
-        "-o",
-        help="Write the calibration table as JSON here, and as a chart beside it (the same name, .png).",
-    ),
-    judge_spec=None,
+    corpus: flags.Corpus = "data/corpus",
+    limit: flags.Limit = None,
+    seed: flags.Seed = 0,
+    pairs: Pairs = None,
+    report: flags.OptionalReport = None,
+    judge: flags.Judge = JUDGE_DEFAULTS.kind,
+    judge_url: flags.JudgeUrl = None,
+    judge_model: flags.JudgeModel = None,
+    judge_key_env: flags.JudgeKeyEnv = KEY_ENV,
+    rubrics: flags.Rubrics = None,
+    judge_timeout: flags.JudgeTimeout = JUDGE_DEFAULTS.timeout,
 ) -> None:
     """For the benchmark's sampled turns of every trajectory, pair the real observation with adversarial
     candidates (the previous observation copied; success for an error and an error for a success; numbers, ids
     or paths changed; lines dropped or shuffled; an empty answer; another trajectory's observation of the same
     kind; one fact altered; a verbose paraphrase with invented facts), judge both, and report per kind and overall
     how often the judge scores the real observation higher (pairwise accuracy), the adversaries' mean score and
-    the share of them below the curation threshold (3.5)."""
+    the share of them below the curation threshold (3.5).
+
+    --corpus: a local build-corpus folder (its CPT shards); --limit: trajectories at most; --seed: the adversaries'
+    random choices; --report: the calibration table, drawn beside it too (the same name, .png)."""
+    judge_spec = judge_of(locals())
     from trajforge.endpoints import EndpointError
     from trajforge.evaluation.calibration import calibrate_corpus
 
     try:
         track = lambda xs, total: progress(xs, "judge-check", total)  # noqa: E731
-        result = calibrate_corpus(corpus, judge_spec, limit, seed, pairs, track)
+        result = calibrate_corpus(Path(corpus), judge_spec, limit, seed, pairs, track)
     except (FileNotFoundError, EndpointError) as exc:  # no corpus; a judge that refuses every request
         console.print(f"[red]{exc}[/]")
         raise typer.Exit(EXIT_USAGE) from exc
     out.print(calibration_table(result))
-    if output is not None:
-        write_calibration(output, result.as_dict())
+    if report is not None:
+        write_calibration(report, result.as_dict())
     raise typer.Exit(EXIT_OK)
 
 

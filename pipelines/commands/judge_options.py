@@ -1,60 +1,37 @@
-"""The judge options every judging command shares (curate-sft, train rl, eval, judge-check), added to a
-command by one decorator: the command receives the judge they name as `judge_spec`."""
-
-from pathlib import Path
-
-import typer
+"""The judge a judging command names with its flags (flags.Judge ... flags.JudgeTimeout, declared once in
+flags.py): curate-sft, eval, sim-check and judge-check take them in their own signatures and turn them into a
+`JudgeSpec` with `judge_of`; `with_judge_options` adds the same flags to a command that receives `judge_spec`."""
 
 from trajforge.evaluation.endpoint import KEY_ENV
-from trajforge.evaluation.factory import JUDGES, JudgeSpec
-from trajforge.pipelines.commands import EXIT_USAGE
-from trajforge.pipelines.commands.options import add_options, key_env_help
+from trajforge.evaluation.factory import JudgeSpec
+from trajforge.pipelines.commands import EXIT_USAGE, flags
+from trajforge.pipelines.commands.options import add_options
 
+JUDGE_DEFAULTS = JudgeSpec()
+# {parameter: (its flag, its default)}, in the order a signature lists them
 OPTIONS = {
-    "judge": (
-        str,
-        typer.Option(
-            "embedded",
-            "--judge",
-            help=f"{JUDGES.describe(' or ')}.",
-        ),
-    ),
-    "judge_url": (
-        str | None,
-        typer.Option(None, "--judge-url", envvar="TRAJFORGE_JUDGE_URL", help="The judge's base URL (…/v1)."),
-    ),
-    "judge_model": (
-        str | None,
-        typer.Option(None, "--judge-model", envvar="TRAJFORGE_JUDGE_MODEL", help="The judge's model id."),
-    ),
-    "judge_key_env": (
-        str,
-        typer.Option(KEY_ENV, "--judge-key-env", help=key_env_help("the judge's")),
-    ),
-    "rubrics": (
-        Path | None,
-        typer.Option(
-            None,
-            "--rubrics",
-            help="A folder of {domain}/judge_system_prompt.txt files (e.g. AgentWorldBench's published judge "
-            "prompts) that replace the bundled rubrics of those domains.",
-        ),
-    ),
-    "judge_timeout": (
-        float,
-        typer.Option(120.0, "--judge-timeout", min=1.0, help="Seconds to wait for each judge answer (3 tries)."),
-    ),
+    "judge": (flags.Judge, JUDGE_DEFAULTS.kind),
+    "judge_url": (flags.JudgeUrl, None),
+    "judge_model": (flags.JudgeModel, None),
+    "judge_key_env": (flags.JudgeKeyEnv, KEY_ENV),
+    "rubrics": (flags.Rubrics, None),
+    "judge_timeout": (flags.JudgeTimeout, JUDGE_DEFAULTS.timeout),
 }
 
 
 def judge_spec(
-    judge: str, judge_url: str | None, judge_model: str | None, judge_key_env: str, rubrics: Path | None,
-    judge_timeout: float,
+    judge: str, judge_url: str | None, judge_model: str | None, judge_key_env: str, rubrics, judge_timeout: float,
 ) -> JudgeSpec:  # fmt: skip
     """The judge the options name; a bad combination raises ValueError naming the option to fix."""
     if rubrics is not None and not rubrics.is_dir():
         raise ValueError(f"--rubrics {rubrics}: not a folder")
     return JudgeSpec(judge, judge_url, judge_model, str(rubrics) if rubrics else None, judge_key_env, judge_timeout)
+
+
+def judge_of(options: dict) -> JudgeSpec:
+    """The judge named by the judge flags among a command's `options` (its locals), which lose them; a bad
+    combination is one red line and exit code 2."""
+    return _judge_spec_or_exit({name: options.pop(name) for name in OPTIONS})
 
 
 def with_judge_options(command):
@@ -63,6 +40,8 @@ def with_judge_options(command):
 
 
 def _judge_spec_or_exit(values: dict) -> JudgeSpec:
+    import typer
+
     from trajforge.pipelines.console import console
 
     try:

@@ -1,6 +1,7 @@
-"""Options that a command takes as a group (the judge's, the trainer's), declared once as {name: (type, typer
-option)} and added to the command's signature by `add_options`, instead of being repeated in each signature; and
-the words of the one option every endpoint a command talks to has, `--<endpoint>-key-env VAR`."""
+"""Options that a command takes as a group (the trainer's; the judge's, for train), declared once as {name: (type,
+default or typer option)} and added to the command's signature by `add_options`. Until train is converted to the
+shared flags of flags.py (Annotated aliases in an explicit signature, as every other command is), it rewrites
+signatures this way."""
 
 import functools
 import inspect
@@ -25,10 +26,3 @@ def add_options(command, options: dict, into: str, gather: Callable[[dict], obje
     del wrapper.__wrapped__  # typer must read the new signature, not the command's own
     return wrapper
 
-
-def key_env_help(whose: str) -> str:
-    """The help of `--<endpoint>-key-env`: the variable is named on the command line, never the key itself."""
-    return (
-        f"The environment variable holding {whose} API key, sent as `Authorization: Bearer KEY` when it is set (a "
-        "`trajforge serve` off loopback asks for one)."
-    )

@@ -1,21 +1,25 @@
 """`trajforge sandbox-image`: build (or reuse) the sandbox base image and fill the bundled MCP servers' package
 cache."""
 
+from typing import Annotated
+
 import typer
 from rich.text import Text
 
 from trajforge.pipelines.commands import EXIT_REJECTED, EXIT_USAGE
 from trajforge.pipelines.console import console, warn
 
-
-def sandbox_image_command(
-    dockerfile: bool = typer.Option(False, "--dockerfile", help="Build FROM debian:bookworm-slim (needs a registry)."),
-    server_packages: bool = typer.Option(
-        True,
+Dockerfile = Annotated[bool, typer.Option("--dockerfile", help="Build FROM debian:bookworm-slim (needs a registry).")]
+ServerPackages = Annotated[
+    bool,
+    typer.Option(
         help="Also install the bundled MCP suites' server packages (npm, PyPI) into the host cache that isolated "
-        "servers mount read-only (TRAJFORGE_SERVER_CACHE, default ~/.cache/trajforge/servers).",
+        "servers mount read-only (TRAJFORGE_SERVER_CACHE, default ~/.cache/trajforge/servers)."
     ),
-) -> None:
+]
+
+
+def sandbox_image_command(dockerfile: Dockerfile = False, server_packages: ServerPackages = True) -> None:
     """Build the sandbox base image (debootstrap rootfs + docker import), or reuse it when it exists, and fill the
     package cache of the bundled MCP servers (episodes have no network, so this is where npx finds them)."""
     from trajforge.collectors.collection import CollectSetupError, docker_client, prepare_environments

@@ -1,23 +1,32 @@
 """`trajforge serve`: a checkpoint as an OpenAI-compatible endpoint (the server is `training.serving`)."""
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
 from trajforge.pipelines.commands import EXIT_USAGE
 from trajforge.pipelines.console import console
 
-
-def serve_command(
-    checkpoint: Path = typer.Argument(..., help="A checkpoint folder (weights, config, tokenizer)."),
-    host: str = typer.Option("127.0.0.1", help="Bind address. Anything but loopback (e.g. 0.0.0.0) needs --api-key."),
-    port: int = typer.Option(8000, min=0, max=65535),
-    model_name: str | None = typer.Option(None, help="The model id clients ask for (default: the folder name)."),
-    api_key: str | None = typer.Option(
-        None,
+Checkpoint = Annotated[Path, typer.Argument(help="A checkpoint folder (weights, config, tokenizer).")]
+Host = Annotated[str, typer.Option(help="Bind address. Anything but loopback (e.g. 0.0.0.0) needs --api-key.")]
+Port = Annotated[int, typer.Option(min=0, max=65535, help="The port to listen on.")]
+ModelName = Annotated[str | None, typer.Option(help="The model id clients ask for (default: the folder name).")]
+ApiKey = Annotated[
+    str | None,
+    typer.Option(
         envvar="TRAJFORGE_API_KEY",
         help="Require `Authorization: Bearer KEY` on every request (env TRAJFORGE_API_KEY keeps it out of `ps`).",
     ),
+]
+
+
+def serve_command(
+    checkpoint: Checkpoint,
+    host: Host = "127.0.0.1",
+    port: Port = 8000,
+    model_name: ModelName = None,
+    api_key: ApiKey = None,
 ) -> None:
     """Serve a checkpoint as an OpenAI-compatible endpoint: /v1/chat/completions and /v1/models.
 

@@ -17,52 +17,39 @@ from trajforge.collectors.config import AGENT_KEY_ENV, CollectConfig
 from trajforge.collectors.simulation import WORLD_MODEL_KEY_ENV, simulation
 from trajforge.pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, flags
 from trajforge.pipelines.commands.eval import write_predictions
-from trajforge.pipelines.commands.judge_options import with_judge_options
+from trajforge.pipelines.commands.judge_options import JUDGE_DEFAULTS, KEY_ENV, judge_of
 from trajforge.pipelines.console import console, out, progress, warn
 from trajforge.schemas.splits import SplitConfig
 
 DEFAULTS = SimCheckConfig()
 RUN = DEFAULTS.run
 
-Corpus = Annotated[str, typer.Option(help="A build-corpus folder: its held-out turns (single step), its training split "
-                                          "(the retrieval baseline).")]  # fmt: skip
-Limit = Annotated[int | None, typer.Option(min=1, help="Held-out trajectories at most (single step).")]
-Policy = Annotated[str, typer.Option(help="The agent, when no --agent is given: a model-free policy (scripted, "
-                                          "explorer).")]  # fmt: skip
-Episodes = Annotated[
-    str,
-    typer.Option("--control", help=f"{flags.Control.__metadata__[0].help} sim-check runs its controllability episodes "
-                 "under it; `none` runs none."),
-]  # fmt: skip
 Episodes = Annotated[bool, typer.Option(help="Run the episode figures (--no-episodes: single step only, no sandbox).")]
-MaxTokens = Annotated[int, typer.Option(min=1, help="Longest single-step answer.")]
-Plain = Annotated[bool, typer.Option(help="Single step: plain prompts (--no-plain: the SFT reasoning templates).")]
-Predictions = Annotated[
-    Path | None,
-    typer.Option(help="Write every single-step turn's action, real observation, answer, extracted prediction, exact "
-                      "match and judgement as JSONL here (the world model and both baselines)."),
-]  # fmt: skip
 
 
-@with_judge_options
 def sim_check_command(
     world_model: flags.WorldModel = None,
     world_model_key_env: flags.WorldModelKeyEnv = WORLD_MODEL_KEY_ENV,
-    corpus: Corpus = DEFAULTS.corpus,
-    limit: Limit = DEFAULTS.limit,
-    plain: Plain = DEFAULTS.plain,
-    max_tokens: MaxTokens = DEFAULTS.sampling.max_tokens,
+    corpus: flags.Corpus = DEFAULTS.corpus,
+    limit: flags.Limit = DEFAULTS.limit,
+    plain: flags.Plain = DEFAULTS.plain,
+    max_new_tokens: flags.MaxNewTokens = DEFAULTS.sampling.max_tokens,
     agent: flags.Agent = None,
     agent_key_env: flags.AgentKeyEnv = AGENT_KEY_ENV,
-    policy: Policy = DEFAULTS.agent.policy,
+    policy: flags.Policy = DEFAULTS.agent.policy,
     control: flags.Control = DEFAULTS.control,
     episodes: Episodes = DEFAULTS.episodes,
     held_out: flags.HeldOut = DEFAULTS.split.held_out,
     split_seed: flags.SplitSeed = DEFAULTS.split.seed,
     held_out_family: flags.HeldOutFamily = [],  # noqa: B006 - typer copies list defaults
-    judge_spec=None,
+    judge: flags.Judge = JUDGE_DEFAULTS.kind,
+    judge_url: flags.JudgeUrl = None,
+    judge_model: flags.JudgeModel = None,
+    judge_key_env: flags.JudgeKeyEnv = KEY_ENV,
+    rubrics: flags.Rubrics = None,
+    judge_timeout: flags.JudgeTimeout = JUDGE_DEFAULTS.timeout,
     report: flags.Report = Path("sim-check.json"),
-    predictions: Predictions = None,
+    predictions: flags.Predictions = None,
     simulate_file_check: flags.SimulateFileCheck = None,
     simulate_max_tokens: flags.SimulateMaxTokens = None,
     suite: flags.Suites = list(RUN.suites),  # noqa: B006
@@ -84,8 +71,15 @@ def sim_check_command(
     model-free baselines copy previous and retrieval), success agreement (the agent's episodes simulated and real),
     WM2Real (simulated actions replayed for real: per-turn agreement, real share of simulated successes),
     controllability (under --control: instructed faults produced, other turns clean). The episode runs go to
-    OUTPUT/<prefix>-real, -sim, -replay, -controlled (a rerun resumes). Exit 1: an episode's infra or task error."""
+    OUTPUT/<prefix>-real, -sim, -replay, -controlled (a rerun resumes). Exit 1: an episode's infra or task error.
+
+    --corpus: its held-out turns (single step) and its training split (the retrieval baseline); --limit: held-out
+    trajectories at most (single step); --plain and --max-new-tokens: the single-step prompts and answers;
+    --policy: the agent when no --agent is given (model-free: scripted, explorer); --control `none` runs no
+    controllability episodes; --predictions: every single-step turn (the world model and both baselines);
+    --run-id: default derived from the configuration, so rerunning the same command resumes."""
     o = dict(locals())
+    o["judge_spec"] = judge_of(o)
     try:
         config = _config(o)
         details: list[dict] | None = [] if predictions is not None else None
@@ -113,7 +107,7 @@ def _config(o: dict) -> SimCheckConfig:
     return SimCheckConfig(corpus=o["corpus"], limit=o["limit"], plain=o["plain"], run=run, agent=agent, split=split,
                           control=None if o["control"] in (None, "none") else o["control"], episodes=o["episodes"],
                           judge=o["judge_spec"], simulation=world,
-                          sampling=dataclasses.replace(DEFAULTS.sampling, max_tokens=o["max_tokens"]))  # fmt: skip
+                          sampling=dataclasses.replace(DEFAULTS.sampling, max_tokens=o["max_new_tokens"]))  # fmt: skip
 
 
 RUN_FIELDS = ("output", "run_id", "repeats", "concurrency", "retries", "max_turns", "command_timeout", "image", "seed",

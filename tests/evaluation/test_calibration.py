@@ -17,7 +17,7 @@ def test_judge_check_on_a_corpus(tmp_path, corpus_dir):
             str(corpus_dir),
             "--pairs",
             str(tmp_path / "p.jsonl"),
-            "-o",
+            "--report",
             str(tmp_path / "c.json"),
         ],
     )
@@ -39,7 +39,7 @@ def test_judge_check_of_an_endpoint_judge(tmp_path, corpus_dir):
         result = CliRunner().invoke(
             app,
             ["judge-check", "--corpus", str(corpus_dir), "--limit", "2", "--judge", "endpoint", "--judge-url", url,
-             "--judge-model", "judge-model", "-o", str(tmp_path / "c.json")],
+             "--judge-model", "judge-model", "--report", str(tmp_path / "c.json")],
         )  # fmt: skip
     assert result.exit_code == 0, result.output
     table = json.loads((tmp_path / "c.json").read_text())

@@ -35,7 +35,7 @@ def test_eval_with_an_endpoint_model_and_an_endpoint_judge(tmp_path, served):
         result = CliRunner().invoke(
             app,
             ["eval", "--world-model", f"{served}=tiny", "--agentworldbench", str(tmp_path / "bench"),
-             "--judge", "endpoint", "--judge-url", judge_url, "--judge-model", "judge-model", "--max-tokens", "24",
+             "--judge", "endpoint", "--judge-url", judge_url, "--judge-model", "judge-model", "--max-new-tokens", "24",
              "--predictions", str(tmp_path / "predictions.jsonl"), "--report", str(tmp_path / "report.json"),
              "--no-baselines"],  # the model-free rows are tests/evaluation/test_baselines.py's
         )  # fmt: skip

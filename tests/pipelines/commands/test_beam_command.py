@@ -22,7 +22,7 @@ def run(*args: str):
 
 @pytest.mark.parametrize("job", JOBS)
 def test_a_mistyped_flag_is_named_with_the_closest_one(job, tmp_path):
-    flag, closest = ("--polcy", "--policy") if job == "build-corpus" else ("--wrokers", "--workers")
+    flag, closest = ("--masking-polcy", "--masking-policy") if job == "build-corpus" else ("--wrokers", "--workers")
     result = run(job, "-o", tmp_path / "out", flag, "information")
     assert result.exit_code == 2
     assert flag in result.output and closest in result.output

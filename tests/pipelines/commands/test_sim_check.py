@@ -16,7 +16,7 @@ runner = CliRunner()
 def test_sim_check_of_a_checkpoint_prints_every_figure(tmp_path, corpus_dir, tiny_checkpoint, sandbox_image):
     report = tmp_path / "sim-check.json"
     args = ["sim-check", "--world-model", str(tiny_checkpoint), "--corpus", str(corpus_dir), "--limit", "2",
-            "--max-tokens", "8",
+            "--max-new-tokens", "8",
             "--suite", "terminal", "--task", "project-dirs", "--control", "errors", "-o", str(tmp_path / "runs"),
             "--concurrency", "1", "--report", str(report),
             "--predictions", str(tmp_path / "predictions.jsonl")]  # fmt: skip

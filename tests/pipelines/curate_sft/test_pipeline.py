@@ -96,7 +96,7 @@ def test_untrained_model_candidates_fall_below_the_threshold(tmp_path, corpus_di
             str(tmp_path / "sft"),
             "--generator",
             "checkpoint",
-            "--checkpoint",
+            "--generator-checkpoint",
             str(tiny_checkpoint),
             "--candidates",
             "2",
