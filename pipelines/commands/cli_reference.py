@@ -51,6 +51,12 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
+def first_sentence(text: str) -> str:
+    """What a flag is, for the table; the rest of its help is its command's `--help`."""
+    head, stop, _ = text.partition(". ")
+    return head + "." if stop else text
+
+
 def reference(group) -> str:
     """The markdown of docs/cli.md."""
     lines = [
@@ -58,7 +64,8 @@ def reference(group) -> str:
         "",
         "[README](../README.md) · generated from the command line by `pipelines/commands/cli_reference.py` "
         f"(`{REGENERATE}`; tests/pipelines/test_flags.py fails when it is stale). A flag means the same in every "
-        "command that takes it; `trajforge COMMAND --help` says what it means there, and the defaults.",
+        "command that takes it; the table gives the first sentence of its help, `trajforge COMMAND --help` the rest "
+        "and the defaults.",
         "",
         "## Commands",
         "",
@@ -69,7 +76,7 @@ def reference(group) -> str:
     lines += ["", "## Flags", "", "| flag | commands | meaning |", "|---|---|---|"]
     for name, helps in sorted(by_name(flags(group)).items()):
         for text, takers in helps.items():
-            lines.append(f"| `{name}` | {', '.join(takers)} | {_cell(text)} |")
+            lines.append(f"| `{name}` | {', '.join(takers)} | {_cell(first_sentence(text))} |")
     return "\n".join(lines) + "\n"
 
 

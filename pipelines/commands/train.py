@@ -127,7 +127,7 @@ def _progress(config, world):
             yield _print_rl_step
         return
     if isinstance(config, AgentRLConfig):
-        with console.status(f"train agent-rl (GSPO over episodes) on {', '.join(config.suites)}"):
+        with console.status(f"train agent-rl (GSPO over episodes) on {', '.join(config.run.suites)}"):
             yield _print_agent_rl_step
         return
     columns = [

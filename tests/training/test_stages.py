@@ -32,7 +32,7 @@ SMALL = [
 
 
 def test_cpt_masked_and_unmasked_then_sft(tmp_path, corpus_dir):
-    untrained = runner.invoke(app, ["train", "cpt", "--data", str(corpus_dir), "--eval", *SMALL])
+    untrained = runner.invoke(app, ["train", "cpt", "--data", str(corpus_dir), "--eval-only", *SMALL])
     assert untrained.exit_code == 0, untrained.output
     before = float(untrained.output.split("next-observation loss ")[1].split()[0])
     for name, extra in (("masked", []), ("nomask", ["--no-mask"])):

@@ -26,7 +26,7 @@ FAMILY = set().union(*(_flags(stage) for stage in STAGES))
 
 def test_every_stage_is_a_command_of_train():
     assert list(STAGES) == ["cpt", "sft", "rl", "agent-sft", "agent-rl"]
-    assert "--hidden-size" in _flags("cpt") and "--judge" in _flags("rl") and "--simulate" in _flags("agent-rl")
+    assert "--hidden-size" in _flags("cpt") and "--judge" in _flags("rl") and "--world-model" in _flags("agent-rl")
 
 
 @pytest.mark.parametrize("stage", ["cpt", "sft", "rl", "agent-sft", "agent-rl"])
