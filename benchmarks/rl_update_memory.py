@@ -49,15 +49,17 @@ def collect_groups(args, folder: Path) -> Path:
 
     gspo = replace(AgentRLConfig.gspo, group_size=args.group_size, temperature=args.temperature)
     config = AgentRLConfig(
-        output=str(folder / "rollouts"), init=args.init, gspo=gspo, tasks_per_step=args.tasks_per_step, guide="scripted",
-        run=replace(AgentRLConfig.run, suites=tuple(args.suite), max_turns=args.max_turns, concurrency=args.concurrency),
+        output=str(folder / "rollouts"), init=args.init, gspo=gspo, tasks_per_step=args.tasks_per_step,
+        guide="scripted", run=replace(AgentRLConfig.run, suites=tuple(args.suite), max_turns=args.max_turns,
+                                      concurrency=args.concurrency),
     )  # fmt: skip
     run = AgentRL(config, log=lambda *_: None, warn=print)
     actor, saved = run.actor, {"groups": [], "rewards": []}
     for step in range(args.steps):
         groups, _ = run.rollouts(step)
         guides = run.output / "episodes" / f"step-{step + 1:05d}-guides"
-        add_guides(groups, run.make_env, guides, actor.tokenizer, actor.window, config.run.concurrency, config.run.max_turns)
+        episodes = config.run
+        add_guides(groups, run.make_env, guides, actor.tokenizer, actor.window, episodes.concurrency, episodes.max_turns)
         trained = training_groups(actor.model, groups, actor.tokenizer.pad_token_id or 0)
         for group, rewards in zip(trained.groups, trained.rewards, strict=True):
             if len(set(rewards)) > 1:
