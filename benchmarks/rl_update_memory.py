@@ -58,8 +58,8 @@ def collect_groups(args, folder: Path) -> Path:
     for step in range(args.steps):
         groups, _ = run.rollouts(step)
         guides = run.output / "episodes" / f"step-{step + 1:05d}-guides"
-        episodes = config.run
-        add_guides(groups, run.make_env, guides, actor.tokenizer, actor.window, episodes.concurrency, episodes.max_turns)
+        turns, concurrency = config.run.max_turns, config.run.concurrency
+        add_guides(groups, run.make_env, guides, actor.tokenizer, actor.window, concurrency, turns)
         trained = training_groups(actor.model, groups, actor.tokenizer.pad_token_id or 0)
         for group, rewards in zip(trained.groups, trained.rewards, strict=True):
             if len(set(rewards)) > 1:
