@@ -4,6 +4,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 from trajforge.collectors.config import CollectConfig
 from trajforge.collectors.simulation import WORLD_MODEL_KEY_ENV, simulation
+from trajforge.endpoints.model_ref import parse_model
 from trajforge.schemas.splits import SplitConfig
 from trajforge.training.configs import GSPOConfig, refuse_unknown, take, with_gspo
 
@@ -42,6 +43,8 @@ def agent_rl_config(**flags) -> AgentRLConfig:
     (--held-out, --split-seed, --held-out-family), so the tasks agent RL trains on are never the ones they hold
     out."""
     given = {name: value for name, value in flags.items() if value is not None and value != []}
+    if "init" in given:  # the agent to train: weights (a checkpoint folder, a Hugging Face model folder, smollm2)
+        parse_model(given["init"], "--init", weights_only=True)
     given["simulation"] = simulation(
         given.pop("world_model", None), given.pop("world_model_key_env", WORLD_MODEL_KEY_ENV),
         **{name: given.pop(f"simulate_{name}", None) for name in ("prompt", "file_check", "max_tokens")},

@@ -56,19 +56,23 @@ class SimCheckConfig:
     run: CollectConfig = CollectConfig(suites=("terminal",), output="data/sim-check")
     agent: EvaluatedAgent = EvaluatedAgent("scripted", "scripted")
     split: SplitConfig = SplitConfig()
-    control: str | None = "errors"  # a control preset or YAML for the controllability episodes; None: none
     episodes: bool = True  # False: the single-step figures only (no environment is started)
     judge: JudgeSpec = field(default_factory=JudgeSpec)
     sampling: Sampling = Sampling(0.0, 512, 0)
     simulated_success: Callable[[Trajectory], bool | None] = outcome_success
     # the world model checked and how its episodes ask it (a file check's rule, an observation's tokens); its
-    # prompt follows `plain`, and its control is `control`'s, for the controllability episodes only
+    # prompt follows `plain`; its control distribution is the controllability episodes' (None: none are run)
     simulation: Simulation | None = None
+
+    @property
+    def control(self) -> str | None:
+        return self.simulation.control if self.simulation is not None else None
 
     def episode_simulation(self, world: "CheckedWorldModel") -> Simulation:
         """The simulation the episodes run in: the checked world model as loaded, asked as the single turns are."""
         prompt = "plain" if self.plain else "template"
-        return dataclasses.replace(self.simulation or Simulation(world.ref), world_model=world.ref, prompt=prompt)
+        simulation = self.simulation or Simulation(world.ref)
+        return dataclasses.replace(simulation, world_model=world.ref, prompt=prompt, control=None)
 
 
 @contextlib.contextmanager

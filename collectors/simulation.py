@@ -30,7 +30,7 @@ class Simulation:
     prompt: Prompt = "auto"
     file_check: FileCheck = "content"  # a check comparing one file with a value: by predicted content or exit code
     max_tokens: int = MAX_TOKENS  # the most tokens the world model writes for one observation
-    judge: ModelRef | None = None  # an endpoint judging completion of tasks without a check of their own
+    completion_judge: ModelRef | None = None  # an endpoint judging completion of tasks without a check of their own
     control: str | None = None  # a control preset or YAML distribution: each episode samples a spec from it
     instruction: str = ""  # how the world model should behave, said to it in every episode
 
@@ -41,8 +41,9 @@ class Simulation:
             raise ValueError(f"--simulate-file-check {self.file_check!r}: choose {' or '.join(FILE_CHECKS)}")
         if self.max_tokens < 1:
             raise ValueError(f"--simulate-max-tokens {self.max_tokens}: give at least 1")
-        if self.judge is not None and self.judge.endpoint is None:
-            raise ModelRefError(f"--simulate-judge {self.judge}: give URL=MODEL (an OpenAI-compatible endpoint)")
+        if self.completion_judge is not None and self.completion_judge.endpoint is None:
+            judge = self.completion_judge
+            raise ModelRefError(f"--simulate-judge {judge}: give URL=MODEL (an OpenAI-compatible endpoint)")
 
     def recorded(self) -> dict:
         """What a run's manifest records of it (and its default id hashes): a setting at its default is left out, so
@@ -53,8 +54,8 @@ class Simulation:
                           ("max_tokens", "simulate_max_tokens")):  # fmt: skip
             if getattr(self, name) != getattr(defaults, name):
                 recorded[key] = getattr(self, name)
-        if self.judge is not None:
-            recorded["simulate_judge"] = self.judge.text
+        if self.completion_judge is not None:
+            recorded["simulate_judge"] = self.completion_judge.text
         return recorded
 
     def with_control(self, control: str | None) -> "Simulation":
@@ -78,4 +79,4 @@ def simulation(
         return None
     ref = parse_model(world_model, "--world-model", key_env)
     judge_ref = parse_model(judge, "--simulate-judge", judge_key_env) if judge else None
-    return Simulation(ref, judge=judge_ref, **{k: v for k, v in settings.items() if v is not None})
+    return Simulation(ref, completion_judge=judge_ref, **{k: v for k, v in settings.items() if v is not None})

@@ -8,12 +8,6 @@ from collections import defaultdict
 
 from tests.test_import_direction import MAY_IMPORT
 
-# name -> the modules allowed to define it, as they stand now.
-KNOWN_CLASHES = {
-    # renamed by the loaded-model work
-    "Policy": {"trajforge.collectors.policies.base", "trajforge.training.rl"},
-}
-
 
 def _raise(name: str) -> None:
     raise ImportError(f"{name} cannot be imported")
@@ -50,12 +44,6 @@ def test_no_two_modules_define_a_public_class_of_the_same_name():
     clashes = {
         name: sorted(modules)
         for name, modules in classes_by_name(package_modules()).items()
-        if len(modules) > 1 and modules != KNOWN_CLASHES.get(name)
+        if len(modules) > 1
     }
     assert not clashes, "\n".join(f"{name}: {', '.join(modules)}" for name, modules in sorted(clashes.items()))
-
-
-def test_the_known_clash_is_still_there():
-    """When the loaded-model work renames training.rl's Policy, this fails: remove KNOWN_CLASHES then."""
-    defined = classes_by_name(sorted({module for modules in KNOWN_CLASHES.values() for module in modules}))
-    assert {name: defined[name] for name in KNOWN_CLASHES} == KNOWN_CLASHES

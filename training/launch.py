@@ -4,6 +4,7 @@ flag the stage has no use for is an error."""
 
 from dataclasses import replace
 
+from trajforge.endpoints.model_ref import parse_model
 from trajforge.training.configs import (
     AgentSFTConfig,
     CPTConfig,
@@ -33,6 +34,8 @@ def stage_config(stage: str, **flags) -> StageConfig | RLConfig:
     if stage not in CONFIGS:
         raise ValueError(f"train {stage!r}: choose {', '.join(CONFIGS)}")
     given = {name: value for name, value in flags.items() if value is not None}
+    if "init" in given:  # a trajforge checkpoint, a Hugging Face model folder or smollm2: weights to train
+        parse_model(given["init"], "--init", weights_only=True)
     if stage == "rl":
         gspo = with_gspo(RLConfig.gspo, given)
         known = take(RLConfig, given)

@@ -25,14 +25,17 @@ def device() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def load(folder: str | Path) -> LoadedModel:
-    """A fresh copy of the checkpoint in `folder` (a trajforge or Hugging Face model folder)."""
+def load(folder: str | Path, on_device: bool = True) -> LoadedModel:
+    """A fresh copy of the checkpoint in `folder` (a trajforge or Hugging Face model folder), on the GPU when there is
+    one unless `on_device` is False (RL on prompts builds its batches on the CPU)."""
     from trajforge.training.checkpoint import context_window
     from trajforge.training.model import load_model_for
     from trajforge.training.tokenizer import load_tokenizer
 
     tokenizer = load_tokenizer(folder)
-    model = load_model_for(folder, tokenizer).eval().to(device())
+    model = load_model_for(folder, tokenizer).eval()
+    if on_device:
+        model.to(device())
     return LoadedModel(Path(folder), tokenizer, model, ChatFormat.of(tokenizer), context_window(folder, model))
 
 

@@ -19,15 +19,14 @@ from trajforge.evaluation.extraction import extract_prediction
 from trajforge.schemas.dataset import load_shards, stage_rows
 from trajforge.schemas.names import RL_DIR
 from trajforge.training.chat_format import ChatFormat
-from trajforge.training.checkpoint import context_window
 from trajforge.training.configs import GSPOConfig, RLConfig
 from trajforge.training.gspo import GSPOOutput, group_advantages, gspo_loss, sequence_logprobs
+from trajforge.training.loaded_model import LoadedModel, load
 from trajforge.training.metrics_log import METRICS_NAME, MetricsLog, read_metrics
-from trajforge.training.model import load_model_for, resolve_init
+from trajforge.training.model import resolve_init
 from trajforge.training.optimization import Optimizer, checkpoint_due
 from trajforge.training.rewards import row_reward
 from trajforge.training.sampling import fit_window, prompt_ids, sample, stop_ids
-from trajforge.training.tokenizer import load_tokenizer
 
 
 @torch.no_grad()
@@ -59,18 +58,6 @@ def rollout(
     return output, mask, texts
 
 
-class Policy:
-    """The model RL trains, with what sampling from it needs (tokenizer, chat format, context window) and, when the
-    KL term is on, a frozen copy of the starting model for it to compare against."""
-
-    def __init__(self, init: str, gspo: GSPOConfig):
-        self.tokenizer = load_tokenizer(init)
-        self.chat = ChatFormat.of(self.tokenizer)
-        self.model = load_model_for(init, self.tokenizer)
-        self.window = context_window(init, self.model)
-        self.reference = copy.deepcopy(self.model).eval() if gspo.kl_coef else None
-
-
 class Rollouts:
     """One step's prompts, each sampled G times and scored: what the updates train on and what the step reports."""
 
@@ -82,9 +69,11 @@ class Rollouts:
         self.judge_failures = 0  # samples the judge could not score (rewarded 0 by the judge)
 
 
-def collect_rollouts(policy: Policy, judge, batch: list[dict], config: RLConfig, step: int) -> Rollouts:
+def collect_rollouts(
+    policy: LoadedModel, reference, judge, batch: list[dict], config: RLConfig, step: int
+) -> Rollouts:
     """Sample and score every prompt of the batch; the log-probs of the policy that sampled are the snapshot that
-    the updates' ratios compare against."""
+    the updates' ratios compare against, and the `reference` model's (the starting one, when the KL term is on)."""
     policy.model.eval()
     out = Rollouts()
     for j, row in enumerate(batch):
@@ -98,7 +87,7 @@ def collect_rollouts(policy: Policy, judge, batch: list[dict], config: RLConfig,
         mask = mask[:, 1:]  # aligned with the predicted tokens, ids[:, 1:]
         with torch.no_grad():
             old = sequence_logprobs(policy.model, ids, mask)
-            ref = sequence_logprobs(policy.reference, ids, mask) if policy.reference is not None else None
+            ref = sequence_logprobs(reference, ids, mask) if reference is not None else None
         out.groups.append((ids, mask, old, ref))
     return out
 
@@ -214,7 +203,8 @@ def run_rl(config: RLConfig, progress=None) -> dict:
     init = resolve_init(config.init)
     if init is None:
         raise ValueError("train rl needs --init: a CPT or SFT checkpoint (the policy to sharpen)")
-    policy = Policy(init, gspo)
+    policy = load(init, on_device=False)  # the model RL trains: its own copy (training/loaded_model.py)
+    reference = copy.deepcopy(policy.model).eval() if gspo.kl_coef else None
     optimizer = Optimizer(policy.model, gspo.lr, 0, config.max_steps, weight_decay=0.0, clip=gspo.clip, lr_floor=1.0)
     output = Path(config.output)
     output.mkdir(parents=True, exist_ok=True)
@@ -228,7 +218,7 @@ def run_rl(config: RLConfig, progress=None) -> dict:
             batch = [
                 rows[order[(step * config.prompts_per_step + i) % len(rows)]] for i in range(config.prompts_per_step)
             ]
-            rollouts = collect_rollouts(policy, judge, batch, config, step)
+            rollouts = collect_rollouts(policy, reference, judge, batch, config, step)
             stats = update_policy(policy.model, optimizer, rollouts, gspo)
             step += 1
             last = step_metrics(
@@ -243,7 +233,7 @@ def run_rl(config: RLConfig, progress=None) -> dict:
 
 
 def save_rl_checkpoint(
-    optimizer: Optimizer, policy: Policy, config: RLConfig, init: str, step: int, last: dict
+    optimizer: Optimizer, policy: LoadedModel, config: RLConfig, init: str, step: int, last: dict
 ) -> None:
     info = {
         "stage": "rl",

@@ -61,7 +61,7 @@ class SimulatedSpec(KindSpec):
     def standing_in(cls, real: KindSpec, simulation) -> "SimulatedSpec":
         """The world model of `simulation` (collectors/simulation.py) standing in for `real`, offering the action
         space of real's kind and keeping real's spec, from which each task's starting state is recorded."""
-        ref, judge = simulation.world_model, simulation.judge
+        ref, judge = simulation.world_model, simulation.completion_judge
         if ref.endpoint is not None:
             world_model = {"url": ref.endpoint.url, "model": ref.endpoint.model, "key_env": ref.endpoint.key_env}
         else:

@@ -37,7 +37,7 @@ def sim_check_command(
     agent: flags.Agent = None,
     agent_key_env: flags.AgentKeyEnv = AGENT_KEY_ENV,
     policy: flags.Policy = DEFAULTS.agent.policy,
-    control: flags.Control = DEFAULTS.control,
+    control: flags.Control = "errors",
     episodes: Episodes = DEFAULTS.episodes,
     held_out: flags.HeldOut = DEFAULTS.split.held_out,
     split_seed: flags.SplitSeed = DEFAULTS.split.seed,
@@ -100,12 +100,13 @@ def _config(o: dict) -> SimCheckConfig:
     if not o["world_model"]:
         raise ValueError("give the world model to check: --world-model (a checkpoint folder, smollm2 or URL=MODEL)")
     agent = model_agent(o["agent"], o["agent_key_env"]) if o["agent"] else policy_agent(o["policy"])
+    control = None if o["control"] in (None, "none") else o["control"]
     world = simulation(o["world_model"], o["world_model_key_env"], file_check=o["simulate_file_check"],
-                       max_tokens=o["simulate_max_tokens"])  # fmt: skip
+                       max_tokens=o["simulate_max_tokens"], control=control)  # fmt: skip
     split = SplitConfig(o["held_out"], DEFAULTS.split.sft_rl_share, o["split_seed"], tuple(o["held_out_family"]))
     run = CollectConfig(suites=tuple(o["suite"]), tasks=tuple(o["task"]), **{name: o[name] for name in RUN_FIELDS})
     return SimCheckConfig(corpus=o["corpus"], limit=o["limit"], plain=o["plain"], run=run, agent=agent, split=split,
-                          control=None if o["control"] in (None, "none") else o["control"], episodes=o["episodes"],
+                          episodes=o["episodes"],
                           judge=o["judge_spec"], simulation=world,
                           sampling=dataclasses.replace(DEFAULTS.sampling, max_tokens=o["max_new_tokens"]))  # fmt: skip
 

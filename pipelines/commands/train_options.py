@@ -25,7 +25,7 @@ STAGE_CONFIGS = {
 
 
 @dataclass(frozen=True)
-class Flag:
+class TrainFlag:
     """One flag: the type of its value, its help, its names (default: --the-name), what a stage does when its
     config's default is None (`unset`: by stage, "" for every stage), and typer's other settings (min, max, ...)."""
 
@@ -37,11 +37,11 @@ class Flag:
     settings: dict = field(default_factory=dict)
 
 
-def _flag(kind, help: str, *decls: str, unset: str | dict | None = None, default=None, **settings) -> Flag:
-    return Flag(kind, help, decls, {"": unset} if isinstance(unset, str) else unset or {}, default, settings)
+def _flag(kind, help: str, *decls: str, unset: str | dict | None = None, default=None, **settings) -> TrainFlag:
+    return TrainFlag(kind, help, decls, {"": unset} if isinstance(unset, str) else unset or {}, default, settings)
 
 
-def _shared(alias, *names: str) -> Flag:
+def _shared(alias, *names: str) -> TrainFlag:
     """A flag other commands take too, as pipelines/commands/flags.py declares it (one help, one meaning); `names`
     when the alias leaves its name to the parameter's and train's parameter is named otherwise."""
     option = alias.__metadata__[0]
@@ -52,7 +52,7 @@ def _shared(alias, *names: str) -> Flag:
     kind = alias.__origin__
     if isinstance(kind, types.UnionType):  # X | None: the flag's own type; left out is None anyway
         kind = next(t for t in typing.get_args(kind) if t is not type(None))
-    return Flag(kind, option.help, decls, settings=settings)
+    return TrainFlag(kind, option.help, decls, settings=settings)
 
 
 FLAGS = {
@@ -228,7 +228,7 @@ def stage_default(stage: str, name: str):
     return None
 
 
-def _shown(stage: str, value, flag: Flag) -> str | bool:
+def _shown(stage: str, value, flag: TrainFlag) -> str | bool:
     """A default as --help shows it; False: none shown."""
     if value is None:
         return flag.unset.get(stage, flag.unset.get("", False))

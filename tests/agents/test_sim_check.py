@@ -47,9 +47,10 @@ def world_model(obedient: bool):
     return chat_server(answer)
 
 
-def config(tmp_path, corpus_dir, control, **fields) -> SimCheckConfig:
+def config(tmp_path, corpus_dir, control, world: CheckedWorldModel, **fields) -> SimCheckConfig:
     run = CollectConfig(suites=("terminal",), tasks=(TASK,), output=str(tmp_path / "runs"), concurrency=1)
-    return SimCheckConfig(corpus=str(corpus_dir), run=run, control=str(control), split=SplitConfig(), **fields)
+    simulation = Simulation(world.ref, control=str(control))
+    return SimCheckConfig(corpus=str(corpus_dir), run=run, simulation=simulation, split=SplitConfig(), **fields)
 
 
 def endpoint(text: str) -> ModelRef:
@@ -66,7 +67,7 @@ def control(tmp_path):
 @pytest.mark.slow
 def test_the_three_fidelity_figures_and_controllability_with_real_replays(tmp_path, corpus_dir, sandbox_image, control):
     with world_model(obedient=True) as (url, _), world_model_of(endpoint(f"{url}=fake-wm")) as world:
-        checked = config(tmp_path, corpus_dir, control, simulated_success=lambda t: True)
+        checked = config(tmp_path, corpus_dir, control, world, simulated_success=lambda t: True)
         result = check_simulator(checked, world, log=lambda text: None, warn=lambda text: None)
     step = result["single_step"]["all"]
     assert set(step) == {"fake-wm", "copy previous (model-free)", "retrieval (model-free)"}
@@ -95,7 +96,7 @@ def test_the_three_fidelity_figures_and_controllability_with_real_replays(tmp_pa
 @pytest.mark.slow
 def test_a_world_model_that_ignores_its_instructions_scores_none(tmp_path, corpus_dir, sandbox_image, control):
     with world_model(obedient=False) as (url, _), world_model_of(endpoint(f"{url}=deaf-wm")) as world:
-        result = check_simulator(config(tmp_path, corpus_dir, control), world, lambda t: None, lambda t: None)
+        result = check_simulator(config(tmp_path, corpus_dir, control, world), world, lambda t: None, lambda t: None)
     episodes = result["episodes"]
     assert episodes["controllability"]["all"]["produced_share"] == 0.0
     # the task's check ran in the world model, which answered it with an error: a simulated failure where the real

@@ -27,3 +27,18 @@ def test_a_model_in_no_form_is_refused_naming_the_forms(command, flag, text, tmp
     assert result.exit_code == 2, result.output
     assert f"{flag} {text}" in result.output and "URL=MODEL" in result.output
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("stage", ["cpt", "sft", "rl", "agent-sft", "agent-rl"])
+def test_training_takes_weights_and_refuses_an_endpoint_as_its_start(stage, tmp_path):
+    result = runner.invoke(app, ["train", stage, "--init", "http://127.0.0.1:9/v1=wm", "-o", str(tmp_path / "run")])
+    assert result.exit_code == 2, result.output
+    assert "--init http://127.0.0.1:9/v1=wm: an endpoint cannot be trained" in result.output
+    assert "smollm2" in result.output and not (tmp_path / "run").exists()
+
+
+def test_agent_rl_takes_its_world_model_in_every_form_by_the_same_parser(tmp_path):
+    result = runner.invoke(app, ["train", "agent-rl", "--init", "x", "--world-model", "http://127.0.0.1:9/v1",
+                                 "-o", str(tmp_path / "run")])  # fmt: skip
+    assert result.exit_code == 2 and "--world-model http://127.0.0.1:9/v1" in result.output
+    assert "URL=MODEL" in result.output and not (tmp_path / "run").exists()
