@@ -57,7 +57,7 @@ def corpus_dir(tmp_path_factory) -> Path:
     build_corpus(
         [str(raw)],
         root / "corpus",
-        BuildConfig(policy=str(root / "policy.yaml"), shard_bytes=4000, split=SplitConfig(held_out=0.25)),
+        BuildConfig(masking_policy=str(root / "policy.yaml"), shard_bytes=4000, split=SplitConfig(held_out=0.25)),
         workers=1,
     )
     return root / "corpus"

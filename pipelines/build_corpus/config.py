@@ -15,8 +15,8 @@ DEFAULT_SHARD_BYTES = 64 * 1024 * 1024
 @dataclass(frozen=True)
 class BuildConfig:
     input_format: str = "trajforge"
-    policy: str = "paper"  # masking policy: bundled name or YAML path
-    policy_hash: str = ""
+    masking_policy: str = "paper"  # a bundled name or a YAML path
+    masking_policy_hash: str = ""
     filters: FilterConfig = field(default_factory=FilterConfig)
     near_dedup: bool = True
     minhash: MinHashConfig = field(default_factory=MinHashConfig)

@@ -80,8 +80,8 @@ def build_corpus(
 ) -> Manifest:
     out = str(output) if storage.is_url(output) else str(Path(output).resolve())
     options = pipeline_options(beam_args, workers, verbose, paths=(*inputs, out))
-    policy = load_policy(config.policy)
-    config = dataclasses.replace(config, policy_hash=policy.config_hash)
+    policy = load_policy(config.masking_policy)
+    config = dataclasses.replace(config, masking_policy_hash=policy.config_hash)
     files, documents, previous = plan_inputs(inputs, config.input_format, out, incremental, config.knowledge)
     prepare_output(out)
     input_bytes = sum(int(f.split(":")[0]) for f in [*files.values(), *documents.values()])

@@ -71,7 +71,7 @@ def build_corpus_command(
     input: flags.Inputs = ["data/raw"],  # noqa: B006 - typer copies list defaults
     output: flags.Output = "data/corpus",
     input_format: InputFormat = DEFAULTS.input_format,
-    masking_policy: MaskingPolicy = DEFAULTS.policy,
+    masking_policy: MaskingPolicy = DEFAULTS.masking_policy,
     disable: Disable = [],  # noqa: B006
     min_turns: MinTurns = DEFAULTS.filters.min_turns,
     near_dedup: NearDedup = DEFAULTS.near_dedup,

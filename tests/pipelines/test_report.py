@@ -31,7 +31,7 @@ def test_report_opens_in_chromium(tmp_path):
         [make_trajectory(turns=echo_turns(t), task_description=t) for t in ("apples", "rivers", "roads")], raw
     )
     (raw / "segment-bad.jsonl").write_text('{"schema_version": "7"}\n')
-    build_corpus([str(raw)], tmp_path / "corpus", BuildConfig(policy="information"), workers=1)
+    build_corpus([str(raw)], tmp_path / "corpus", BuildConfig(masking_policy="information"), workers=1)
     run = (
         tmp_path / "runs" / "cpt"
     )  # a run's metrics as `trajforge train` logs them (tests/pipelines/commands/test_plot.py)
