@@ -45,6 +45,10 @@ def agent_rl_config(**flags) -> AgentRLConfig:
     given = {name: value for name, value in flags.items() if value is not None and value != []}
     if "init" in given:  # the agent to train: weights (a checkpoint folder, a Hugging Face model folder, smollm2)
         parse_model(given["init"], "--init", weights_only=True)
+    if "min_exact_match" in given and "sim_check_corpus" not in given:
+        raise ValueError("--min-exact-match: the figures it warns on are measured on --sim-check-corpus; give it")
+    if "world_model_key_env" in given and not str(given.get("world_model", "")).startswith(("http://", "https://")):
+        raise ValueError("--world-model-key-env: only a --world-model endpoint (URL=MODEL) has a key")
     given["simulation"] = simulation(
         given.pop("world_model", None), given.pop("world_model_key_env", WORLD_MODEL_KEY_ENV),
         **{name: given.pop(f"simulate_{name}", None) for name in ("prompt", "file_check", "max_tokens")},

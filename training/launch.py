@@ -36,6 +36,9 @@ def stage_config(stage: str, **flags) -> StageConfig | RLConfig:
     given = {name: value for name, value in flags.items() if value is not None}
     if "init" in given:  # a trajforge checkpoint, a Hugging Face model folder or smollm2: weights to train
         parse_model(given["init"], "--init", weights_only=True)
+        sized = [f"--{name.replace('_', '-')}" for name in ("hidden_size", "layers") if name in given]
+        if sized:
+            raise ValueError(f"{', '.join(sized)}: sizes the tiny default model; --init {given['init']} brings its own")
     if stage == "rl":
         gspo = with_gspo(RLConfig.gspo, given)
         known = take(RLConfig, given)

@@ -19,6 +19,7 @@ from trajforge.agents.agent_eval import (
 )
 from trajforge.collectors.config import AGENT_KEY_ENV, CollectConfig
 from trajforge.pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, flags
+from trajforge.pipelines.commands.unused_flags import episode_modes, refuse_unused
 from trajforge.pipelines.console import console, out, progress, warn
 from trajforge.schemas.splits import SplitConfig
 
@@ -27,6 +28,7 @@ RUN = DEFAULTS.run
 
 
 def agent_eval_command(
+    context: typer.Context,
     agent: flags.Agents = [],  # noqa: B006 - typer copies list defaults
     agent_key_env: flags.AgentKeyEnv = AGENT_KEY_ENV,
     policy: flags.Policies = [],  # noqa: B006
@@ -63,6 +65,7 @@ def agent_eval_command(
     --policy: a model-free policy (scripted, explorer). --limit N: only the first N held-out tasks of each suite, in
     the suite's order: a quicker, smaller sample (its intervals are wider); the same N gives the same tasks."""
     o = dict(locals())
+    refuse_unused(o.pop("context"), episode_modes(policy, agent))
     try:
         key_env = o.pop("agent_key_env")
         agents = (*map(policy_agent, o.pop("policy")), *(model_agent(a, key_env) for a in o.pop("agent")))

@@ -11,6 +11,7 @@ from trajforge.collectors.config import AGENT_KEY_ENV, MODEL_POLICIES, CollectCo
 from trajforge.collectors.simulation import JUDGE_KEY_ENV, WORLD_MODEL_KEY_ENV, simulation
 from trajforge.endpoints.model_ref import parse_model
 from trajforge.pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, flags
+from trajforge.pipelines.commands.unused_flags import episode_modes, is_endpoint, refuse_unused, when
 from trajforge.pipelines.console import console, progress, warn
 
 DEFAULTS = CollectConfig()
@@ -37,6 +38,7 @@ VerifyGenerated = Annotated[
     ),
 ]
 def collect_command(
+    context: typer.Context,
     suite: flags.Suites = list(DEFAULTS.suites),  # noqa: B006 - typer copies list defaults
     policy: flags.Policy = None,
     agent: flags.Agent = None,
@@ -84,12 +86,25 @@ def collect_command(
     OUTPUT, by default derived from the configuration (so rerunning the same command resumes).
     """
     options = dict(locals())
+    del options["context"]
+    acting = [policy or ("llm" if is_endpoint(agent) else "checkpoint" if agent else "scripted")]
+    unused = {**episode_modes(acting, [agent] if agent else []), **simulation_modes(world_model, simulate_judge)}
+    refuse_unused(context, unused)
     try:
         collected = collect(_config(options), log=console.print, warn=warn, progress=progress)
     except ValueError as exc:  # a bad suite, model or flag, no Docker daemon, an unreachable store: before any episode
         console.print(Text(str(exc), style="red"), soft_wrap=True)
         raise typer.Exit(EXIT_USAGE) from exc
     raise typer.Exit(_print_summary(collected))
+
+
+def simulation_modes(world_model: str | None, judge: str | None) -> dict[str, str]:
+    """The key variables of endpoints the run does not talk to (the simulation's own flags are refused by
+    collectors.simulation.simulation without a world model)."""
+    return {
+        **when(not is_endpoint(world_model), {"world_model_key_env": "only a --world-model endpoint has a key"}),
+        **when(not judge, {"simulate_judge_key_env": "only a --simulate-judge endpoint has a key"}),
+    }
 
 
 def _config(o: dict) -> CollectConfig:

@@ -17,9 +17,10 @@ from trajforge.collectors.simulation import WORLD_MODEL_KEY_ENV
 from trajforge.endpoints import EndpointError
 from trajforge.endpoints.model_ref import parse_model
 from trajforge.evaluation.models import ChatModel
-from trajforge.evaluation.run import Display, EvalConfig, EvalInputError, EvalResult, evaluate
+from trajforge.evaluation.run import Display, EvalConfig, EvalResult, evaluate
 from trajforge.pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, flags
 from trajforge.pipelines.commands.judge_options import JUDGE_DEFAULTS, KEY_ENV, judge_of
+from trajforge.pipelines.commands.unused_flags import is_endpoint, refuse_unused, when
 from trajforge.pipelines.console import console, out, progress
 
 DEFAULTS = EvalConfig()
@@ -51,6 +52,7 @@ def write_predictions(path: Path, details: list[dict]) -> None:
 
 
 def eval_command(
+    context: typer.Context,
     world_model: flags.WorldModels = [],  # noqa: B006 - typer copies list defaults
     world_model_key_env: flags.WorldModelKeyEnv = WORLD_MODEL_KEY_ENV,
     corpus: flags.Corpus = DEFAULTS.corpus,
@@ -85,9 +87,15 @@ def eval_command(
     same name, .png: a bar per model and dimension); --predictions: every line's answer, of every model."""
     judge_spec = judge_of(locals())
     sampling = {"temperature": temperature, "max_tokens": max_new_tokens, "seed": seed}
+    refuse_unused(context, {
+        **when(agentworldbench is not None, {name: "it reads a corpus; --agentworldbench scores benchmark lines"
+                                             for name in ("corpus", "plain", "export")}),
+        **when(not any(map(is_endpoint, world_model)), {"world_model_key_env": "only a --world-model endpoint has "
+                                                        "a key"}),
+        **when(all(map(is_endpoint, world_model)), {"untrained": "it takes the shape of a --world-model given as "
+                                                    "weights (a folder); none is"}),
+    })  # fmt: skip
     try:
-        if agentworldbench is not None and export is not None:
-            raise EvalInputError("--export writes the corpus's sampled turns: it does not apply to --agentworldbench")
         models = tuple(parse_model(m, "--world-model", world_model_key_env) for m in world_model)
         config = EvalConfig(models, untrained, corpus=corpus, agentworldbench=agentworldbench, limit=limit,
                             plain=plain, judge=judge_spec, export=export, baselines=baselines, **sampling)  # fmt: skip

@@ -18,6 +18,7 @@ from trajforge.collectors.simulation import WORLD_MODEL_KEY_ENV, simulation
 from trajforge.pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, flags
 from trajforge.pipelines.commands.eval import write_predictions
 from trajforge.pipelines.commands.judge_options import JUDGE_DEFAULTS, KEY_ENV, judge_of
+from trajforge.pipelines.commands.unused_flags import episode_modes, is_endpoint, refuse_unused, when
 from trajforge.pipelines.console import console, out, progress, warn
 from trajforge.schemas.splits import SplitConfig
 
@@ -28,6 +29,7 @@ Episodes = Annotated[bool, typer.Option(help="Run the episode figures (--no-epis
 
 
 def sim_check_command(
+    context: typer.Context,
     world_model: flags.WorldModel = None,
     world_model_key_env: flags.WorldModelKeyEnv = WORLD_MODEL_KEY_ENV,
     corpus: flags.Corpus = DEFAULTS.corpus,
@@ -79,6 +81,7 @@ def sim_check_command(
     controllability episodes; --predictions: every single-step turn (the world model and both baselines);
     --run-id: default derived from the configuration, so rerunning the same command resumes."""
     o = dict(locals())
+    refuse_unused(o.pop("context"), _unused(o))
     o["judge_spec"] = judge_of(o)
     try:
         config = _config(o)
@@ -93,6 +96,23 @@ def sim_check_command(
     show(result)
     report.write_text(json.dumps(result, indent=2))
     raise typer.Exit(EXIT_REJECTED if result.get("episodes", {}).get("errors") else EXIT_OK)
+
+
+EPISODE_FLAGS = ("suite", "task", "output", "run_id", "repeats", "concurrency", "retries", "max_turns",
+                 "command_timeout", "image", "explorer_steps", "control", "simulate_file_check", "simulate_max_tokens",
+                 "agent", "agent_key_env", "policy")  # fmt: skip
+
+
+def _unused(o: dict) -> dict[str, str]:
+    """The flags this check does not use: the episodes' with --no-episodes, else those its agent leaves."""
+    if not o["episodes"]:
+        return {name: "--no-episodes runs no episode" for name in EPISODE_FLAGS}
+    agents = [o["agent"]] if o["agent"] else []
+    return {
+        **episode_modes([o["policy"]] if not agents else [], agents),
+        **when(bool(agents), {"policy": "--agent is the agent"}),
+        **when(not is_endpoint(o["world_model"]), {"world_model_key_env": "only a --world-model endpoint has a key"}),
+    }
 
 
 def _config(o: dict) -> SimCheckConfig:

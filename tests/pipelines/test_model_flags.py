@@ -12,7 +12,7 @@ MODEL_FLAGS = [
     (["collect", "--suite", "terminal"], "--agent"),
     (["collect", "--suite", "terminal"], "--world-model"),
     (["agent-eval", "--suite", "terminal"], "--agent"),
-    (["sim-check", "--no-episodes"], "--world-model"),
+    (["sim-check", "--no-episodes", "--report"], "--world-model"),
     (["sim-check", "--world-model", "http://127.0.0.1:9/v1=wm"], "--agent"),
     (["eval", "--report"], "--world-model"),
 ]
