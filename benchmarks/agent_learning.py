@@ -131,7 +131,7 @@ def agent_sft_rows(args, out: Path, world: Path, seconds: dict) -> dict[str, Pat
             "-o",
             str(out / name),
             *flags,
-            *shape(args),
+            *shape(args, sized="--init" not in flags),
             *steps_flags(args.sft_steps),
         )
         rows[row] = out / name / f"checkpoint-{args.sft_steps}"

@@ -70,12 +70,12 @@ def agent_rl_flags(args: argparse.Namespace) -> list[str]:
     return flags + (["--temperature", str(args.rl_temperature)] if args.rl_temperature is not None else [])
 
 
-def shape(args: argparse.Namespace) -> list[str]:
+def shape(args: argparse.Namespace, sized: bool = True) -> list[str]:
     """The training flags every CPT/SFT run of a benchmark shares: context, batch, peak learning rate and, for the
-    tiny default, its width and depth."""
+    tiny default when the run builds it (`sized`; a run from --init takes its checkpoint's), its width and depth."""
     flags = ["--context-length", str(args.context_length), "--batch-size", str(args.batch_size)]
     flags += ["--lr", str(args.lr)] if args.lr is not None else []
-    if args.init == "tiny":
+    if args.init == "tiny" and sized:
         flags += ["--hidden-size", str(args.hidden_size)] if args.hidden_size else []
         flags += ["--layers", str(args.layers)] if args.layers else []
     return flags
@@ -141,7 +141,8 @@ def main() -> None:
         str(out / "sft"),
         "--init",
         str(out / f"cpt/checkpoint-{steps}"),
-        *common,
+        *steps_flags(steps),
+        *shape(args, sized=False),
     )
     seconds["rl"] = trajforge(
         "train", "rl", "--data", str(data / "rl"), "-o", str(out / "rl"),

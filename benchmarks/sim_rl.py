@@ -158,9 +158,8 @@ def world_model(args, out: Path, seconds: dict, suffix: str = "") -> Path:
         return checkpoint
     sft_data, sft_world = out / f"wm-sft{suffix}", out / f"world-sft{suffix}"
     seconds[f"curate-sft{suffix}"] = trajforge("curate-sft", "--input", str(corpus), "--output", str(sft_data))
-    seconds[f"world model sft{suffix}"] = trajforge("train", "sft", "--data", str(sft_data), "-o",
-                                                    str(sft_world), "--init", str(checkpoint), *shape(args),
-                                                    *steps_flags(args.wm_sft_steps))  # fmt: skip
+    sft = ["sft", "--data", str(sft_data), "-o", str(sft_world), "--init", str(checkpoint), *shape(args, sized=False)]
+    seconds[f"world model sft{suffix}"] = trajforge("train", *sft, *steps_flags(args.wm_sft_steps))
     return sft_world / f"checkpoint-{args.wm_sft_steps}"
 
 
