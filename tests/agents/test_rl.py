@@ -137,7 +137,7 @@ def test_cli_runs_an_agent_rl_step_in_docker(tmp_path, tiny_agent, sandbox_image
     result = CliRunner().invoke(app, [*args, "--max-new-tokens", "16", "--concurrency", "1"])
     assert result.exit_code == 0, result.output
     info = json.loads((tmp_path / "r" / "checkpoint-1" / "checkpoint.json").read_text())
-    assert info["agent_rl"]["concurrency"] == 1  # the flag reaches the run (its episodes one at a time)
+    assert info["agent_rl"]["run"]["concurrency"] == 1  # the flag reaches the run (its episodes one at a time)
     (metrics,) = [json.loads(x) for x in (tmp_path / "r" / "metrics.jsonl").read_text().splitlines()]
     assert metrics["episodes"] == 2 and set(metrics["outcomes"]) <= {"failure", "agent_error", "timeout"}
     assert metrics["degenerate_groups"] == 1.0 and "warning" in metrics  # an untrained model never succeeds

@@ -72,7 +72,8 @@ def test_the_same_api_over_a_real_docker_terminal(terminal):
 
 
 def test_the_wrapper_the_docs_show_runs_an_episode():
-    (code,) = re.findall(r"```python\n(.*?)```", DOCS.read_text(), flags=re.S)
+    blocks = re.findall(r"```python\n(.*?)```", DOCS.read_text(), flags=re.S)
+    (code,) = [block for block in blocks if "class TrajforgeInteraction" in block]
     namespace: dict = {}
     exec(code, namespace)  # noqa: S102 - the page's own example, run as printed
     world_model = ScriptedWorldModel(tagged(""), tagged("exit code: 1"))
