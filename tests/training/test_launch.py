@@ -61,11 +61,11 @@ def _help(*command: str) -> str:
 @pytest.mark.parametrize(("stage", "data"), [("cpt", "data/corpus"), ("sft", "data/sft"), ("rl", "data/rl")])
 def test_help_shows_each_stages_own_defaults_and_no_issue_numbers(stage, data):
     flat = _help("train", stage)
-    assert f"[default: ({data})]" in flat and f"[default: (runs/{stage})]" in flat and "issue" not in flat.lower()
+    assert f"[default: {data}]" in flat and f"[default: runs/{stage}]" in flat and "issue" not in flat.lower()
     assert ("--bf16 --no-bf16" in flat) == (stage != "rl")
 
 
 def test_help_shows_agent_rls_gspo_defaults_not_rls():
     rl, agent_rl = _help("train", "rl"), _help("train", "agent-rl")
-    assert "update. [default: (4)]" in rl and "update. [default: (2)]" in agent_rl  # --micro-batch
-    assert "[default: (1e-05)]" in rl and "1e-3 for the tiny model" in _help("train", "cpt")
+    assert "update. [default: 4]" in rl and "update. [default: 2]" in agent_rl  # --micro-batch
+    assert "[default: 1e-05]" in rl and "1e-3 for the tiny model" in _help("train", "cpt")
