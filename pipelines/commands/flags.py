@@ -177,7 +177,7 @@ EvalReport = Annotated[
 ]  # fmt: skip
 Verbose = Annotated[bool, typer.Option("--verbose", help="Show Beam's and the workers' own logs.")]
 
-# the judge (curate-sft, eval, sim-check, judge-check; train through judge_options.with_judge_options)
+# the judge (curate-sft, eval, sim-check, judge-check, train rl; a JudgeSpec through judge_options.judge_of)
 Judge = Annotated[str, typer.Option(help=f"{JUDGES.describe(' or ')}.")]
 JudgeUrl = Annotated[str | None, typer.Option(envvar="TRAJFORGE_JUDGE_URL", help="The judge's base URL (…/v1).")]
 JudgeModel = Annotated[str | None, typer.Option(envvar="TRAJFORGE_JUDGE_MODEL", help="The judge's model id.")]

@@ -6,9 +6,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import learning_signal  # noqa: E402 - the benchmarks folder is a script folder, not a package
+import typer  # noqa: E402
 
 from trajforge.agents.config import agent_rl_config  # noqa: E402
-from trajforge.pipelines.commands.train_options import FLAGS, STAGE_FLAGS  # noqa: E402
+from trajforge.pipelines.cli import app  # noqa: E402
+from trajforge.pipelines.commands.train import given_flags  # noqa: E402
+
+AGENT_RL = typer.main.get_command(app).commands["train"].commands["agent-rl"]
 
 
 def parsed(*argv: str) -> argparse.Namespace:
@@ -18,13 +22,12 @@ def parsed(*argv: str) -> argparse.Namespace:
 
 
 def as_config(flags: list[str]):
-    """The flags read as `trajforge train agent-rl` reads them: each one an option of it, into its config."""
-    given = {}
-    for name, value in zip(flags[::2], flags[1::2], strict=True):
-        key = name.removeprefix("--").replace("-", "_")
-        assert key in STAGE_FLAGS["agent-rl"], f"{name} is not an option of trajforge train agent-rl"
-        given[key] = FLAGS[key].kind(value) if FLAGS[key].kind in (int, float, str) else value
-    return agent_rl_config(**given)
+    """The flags read as `trajforge train agent-rl` reads them: each one an option of its click command, its value
+    converted by the option's type, the given ones into its config."""
+    names = {name for param in AGENT_RL.params for name in param.opts}
+    assert not set(flags[::2]) - names, f"{set(flags[::2]) - names}: not options of trajforge train agent-rl"
+    context = AGENT_RL.make_context("agent-rl", list(flags))
+    return agent_rl_config(**given_flags(context, context.params))
 
 
 def test_the_guide_and_temperature_reach_agent_rl():
