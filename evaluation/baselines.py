@@ -109,15 +109,3 @@ class Retrieval(_Baseline):
     def answer(self, messages: list[dict], sampling: Sampling | None = None) -> str | None:
         index = self.nearest(messages[-1]["content"])
         return self.observations[index] if index is not None else None
-
-
-def baseline_reading(reports: Sequence) -> list[str]:
-    """A sentence for each model (an eval `Report`) that does not beat a baseline on factuality, pooled."""
-    baselines = [r for r in reports if r.model in BASELINES and r.pooled.get("factuality") is not None]
-    lines = []
-    for report in (r for r in reports if r.model not in BASELINES and r.pooled.get("factuality") is not None):
-        losing = [b for b in baselines if report.pooled["factuality"] <= b.pooled["factuality"]]
-        if losing:
-            against = ", ".join(f"{b.model} {b.pooled['factuality']:.1f}" for b in losing)
-            lines.append(f"{report.model} does not beat {against} on factuality ({report.pooled['factuality']:.1f})")
-    return lines

@@ -89,7 +89,7 @@ def step_figures(
 ) -> dict:
     """Exact match and error-flag agreement over the turns (an unanswered turn, None, counts as a miss: the
     simulator would have had nothing to show), exact match per action label (most turns first) and per answer
-    source (SOURCES' order), and the judge's pooled scores (over non-empty answers, as eval scores them). An empty
+    source (SOURCES' order), and the judge's pooled scores (over every turn, as eval scores them). An empty
     answer is a prediction, not a missing one: `sort a > b` prints nothing, and a world model that says so is right.
     `details` gets one entry per turn (as eval's --predictions), with whether it matched exactly."""
     exact = agree = 0

@@ -12,6 +12,7 @@ from trajforge.endpoints.model_ref import ModelRef
 from trajforge.evaluation.benchmark import Report, line_turn, sample_turns, sampled_turns, score
 from trajforge.evaluation.factory import JudgeSpec
 from trajforge.evaluation.models import ChatModel, Sampling
+from trajforge.evaluation.paired_rows import RowComparison, row_comparisons, row_label
 from trajforge.evaluation.turns import PredictionTurn
 
 BENCHMARK_TEMPERATURE = 0.6  # the published evaluator's defaults
@@ -45,6 +46,34 @@ class EvalConfig:
     def sampling(self) -> Sampling:
         return Sampling(self.temperature, self.max_tokens, self.seed)
 
+    def sampling_record(self) -> dict:
+        """How the run sampled, as the JSON report records it and the tables state it (`describe_sampling`)."""
+        return {
+            "temperature": self.temperature,
+            "samples": 1,  # per turn
+            "seed": self.seed,
+            "per_turn_seeds": True,  # each turn its own seed, derived from `seed` and the turn's id
+            "max_new_tokens": self.max_tokens,
+            "agentworldbench_temperature": self.temperature == BENCHMARK_TEMPERATURE,
+        }
+
+
+def describe_sampling(record: dict) -> str:
+    """A sampling record in words, e.g. "sampled at temperature 0.6 (AgentWorldBench's evaluator's, kept to
+    reproduce the benchmark), 1 sample per turn, seed 0 (each turn its own seed from it), <= 160 new tokens"."""
+    if not record:
+        return "sampling not recorded"
+    if record["temperature"] == 0:
+        how = "greedy (temperature 0)"
+    else:
+        how = f"sampled at temperature {record['temperature']:g}"
+        if record.get("agentworldbench_temperature"):
+            how += " (AgentWorldBench's evaluator's, kept to reproduce the benchmark)"
+    return (
+        f"{how}, {record['samples']} sample per turn, seed {record['seed']} (each turn its own seed from it), "
+        f"<= {record['max_new_tokens']} new tokens"
+    )
+
 
 class Display:
     """How a run shows its progress; silent by default (the command line passes one that draws)."""
@@ -69,6 +98,12 @@ class EvalResult:
     rl_run: Path | None  # the run folder of an RL checkpoint, if one was scored
     judge_label: str
     rejected: list[dict]  # benchmark lines that could not be read, and why
+    comparisons: list[RowComparison] = field(default_factory=list)  # paired: stage vs the one before, vs baselines
+    sampling: dict = field(default_factory=dict)  # EvalConfig.sampling_record
+
+    @property
+    def sampling_text(self) -> str:
+        return describe_sampling(self.sampling)
 
 
 ModelBuilder = Callable[[EvalConfig, Display], list[ChatModel]]
@@ -120,11 +155,17 @@ def score_models(
         ]
         with display.status(f"judging {model.name} ({judge.name})"):
             report = score(model.name, items, answers, judge, details)
-        report.rejected_lines = rejected
+        report.rejected_lines, report.sampling = rejected, config.sampling_record()
         report.heldout_loss = model.heldout_loss(rows) if rows else None
         reports.append(report)
+    stages = [m.stage for m in models]
+    comparisons = row_comparisons(reports, stages)
+    for report, stage in zip(reports, stages, strict=True):
+        report.paired = [c.as_dict() for c in comparisons if c.row == row_label(report, stage)]
     rl_run = next((m.folder.parent for m in models if m.stage == "rl" and m.folder), None)
-    return EvalResult(reports, details, [m.stage for m in models], rl_run, judge.label, rejected)
+    return EvalResult(
+        reports, details, stages, rl_run, judge.label, rejected, comparisons, config.sampling_record()
+    )  # fmt: skip
 
 
 def load_items(config: EvalConfig, display: Display) -> tuple[list[PredictionTurn], list[dict], list[dict]]:

@@ -31,8 +31,20 @@ class Scores:
     def mean(self) -> float:
         return sum(asdict(self).values()) / len(DIMENSIONS)
 
+    @classmethod
+    def highest(cls) -> "Scores":
+        return cls(5, 5, 5, 5, 5)
+
     def normalized(self) -> dict[str, float]:
         return {k: normalize(v) for k, v in asdict(self).items()}
 
     def as_dict(self) -> dict[str, float]:
         return asdict(self)
+
+
+def empty_prediction_scores(reference: str) -> Scores:
+    """An empty prediction (whitespace only) against the real observation: right where that is empty too, 5 on
+    every dimension (100); wrong where it is not, 1 on every dimension (0): it shows none of the output. Every
+    judge is held to this rule (`evaluation.judge.judge_prediction`), so an LLM judge's view of an empty answer
+    cannot differ from the embedded judge's."""
+    return Scores.highest() if not reference.strip() else Scores.lowest()

@@ -28,9 +28,14 @@ def evaluation_series(reports: Sequence[dict]) -> dict[str, list[float | None]]:
 
 
 def evaluation_title(reports: Sequence[dict]) -> str:
-    """The judge of the reports, with its note where it has one (the embedded judge says it is not comparable)."""
+    """The judge of the reports, with its note where it has one (the embedded judge says it is not comparable), and
+    how the run sampled where its reports record it."""
+    from trajforge.evaluation.run import describe_sampling
+
     judges = sorted({r.get("judge", "?") + (f" ({r['note']})" if r.get("note") else "") for r in reports})
-    return f"world-model evaluation on held-out tasks (0-100), judge: {', '.join(judges)}"
+    title = f"world-model evaluation on held-out tasks (0-100), judge: {', '.join(judges)}"
+    sampling = next((r["sampling"] for r in reports if r.get("sampling")), None)  # a report of an older run: none
+    return f"{title}\n{describe_sampling(sampling)}" if sampling else title
 
 
 def draw_evaluation(axes, reports: Sequence[dict]) -> None:

@@ -77,8 +77,12 @@ def eval_command(
     """Predict observations with every model given and judge them on format, factuality, consistency, realism
     and quality, normalised to 0-100 ((raw - 1) / 4 x 100), per domain, pooled over lines and averaged over
     domains, with format compliance (answers with a <predicted_observation> block) and rule-verifier accuracy.
-    Corpus: the first, last and three middle turns of each held-out trajectory. A line without an answer or
-    whose judge failed is excluded and counted, never scored as zero. Every report names its judge.
+    Corpus: the first, last and three middle turns of each held-out trajectory. Every model is scored on every
+    turn: an empty prediction is right where the real observation is empty (100) and wrong elsewhere (0), no
+    answer is a miss (0); only a turn whose judge failed is left out, and counted. Each row prints its turns; the
+    aggregate of AgentWorldBench's reader (empty answers dropped) is kept apart, labelled. Models are compared
+    by paired differences over the same turns (95% intervals, an episode's turns one cluster): each stage with
+    the one before, every model with the baselines. Every report names its judge and how it sampled.
 
     Repeat --world-model to score several. --corpus: a folder or a URL (s3://bucket/corpus, staged to a local
     cache), its held-out tasks; --limit: held-out trajectories (or benchmark lines) at most; --temperature and
@@ -155,17 +159,18 @@ class ConsoleDisplay:
 
 
 def show(result: EvalResult) -> None:
-    """The reports table, the last model's per-domain table, and (with two stages or more) what each stage did."""
-    from trajforge.evaluation.baselines import baseline_reading
+    """The reports table, the last model's per-domain table, each model against the baselines (paired), and (with
+    two stages or more) what each stage did, each stage against the one before (paired)."""
+    from trajforge.evaluation.paired_rows import baseline_reading
     from trajforge.evaluation.stage_effects import reading, stage_table
 
-    _table(result.reports, result.judge_label)
-    for line in baseline_reading(result.reports):  # a world model worth simulating in beats both on facts
+    _table(result)
+    for line in baseline_reading(result.comparisons):  # a world model worth simulating in beats both on facts
         out.print(f"  {line}")
     if len({s for s in result.stages if s}) < 2:
         return
-    out.print(stage_table(result.reports, result.stages, result.judge_label))
-    for line in reading(result.reports, result.stages, rl_reward_trend(result.rl_run)):
+    out.print(stage_table(result.reports, result.stages, result.judge_label, result.sampling_text))
+    for line in reading(result.reports, result.stages, result.comparisons, rl_reward_trend(result.rl_run)):
         out.print(f"  {line}")
 
 
@@ -183,11 +188,18 @@ def _figure(value: float | None, scale: float = 1.0) -> str:
     return f"{scale * value:.1f}" if value is not None else "-"
 
 
-def _table(reports, judge_label: str) -> None:
+def _table(result: EvalResult) -> None:
     from trajforge.evaluation.baselines import BASELINES
+    from trajforge.evaluation.benchmark import READER_LABEL
+    from trajforge.evaluation.paired_rows import shared_turns
     from trajforge.evaluation.scores import DIMENSIONS
 
-    table = Table(title=f"world-model evaluation (0-100), judge: {judge_label}")
+    reports = result.reports
+    table = Table(
+        title=f"world-model evaluation (0-100), judge: {result.judge_label}; {result.sampling_text}",
+        caption=f"{shared_turns(reports, [r.model for r in reports])}; an empty prediction is scored (right where "
+        f"the real observation is empty), no answer is a miss. Below the line: {READER_LABEL}.",
+    )
     table.add_column("metric")
     for report in reports:
         table.add_column(report.model, justify="right")
@@ -198,18 +210,30 @@ def _table(reports, judge_label: str) -> None:
     table.add_row("format compliance %", *(_figure(r.format_compliance, 100) for r in reports))
     table.add_row("verifier accuracy %", *(_figure(r.verifier_accuracy, 100) for r in reports))
     table.add_row("held-out loss", *(f"{r.heldout_loss:.3f}" if r.heldout_loss is not None else "-" for r in reports))
-    table.add_row("lines scored / sampled", *(f"{r.scored}/{r.samples}" for r in reports))
-    table.add_row("excluded", *(", ".join(f"{n} {k}" for k, n in r.excluded.items()) or "0" for r in reports))
+    table.add_row("turns scored / asked", *(f"{r.scored}/{r.samples}" for r in reports))
+    table.add_row("empty predictions / no answer", *(f"{r.empty_predictions} / {r.unanswered}" for r in reports))
+    table.add_row("judge failed (no scores)", *(", ".join(f"{n} {k}" for k, n in r.excluded.items()) or "0"
+                                                  for r in reports))  # fmt: skip
+    table.add_section()
+    reader = [r.agentworldbench_reader for r in reports]
+    table.add_row("AgentWorldBench reader: overall", *(_figure(a.get("pooled", {}).get("overall")) for a in reader))
+    table.add_row("AgentWorldBench reader: lines kept", *(str(a.get("lines", "-")) for a in reader))
     out.print(table)
     models = [r for r in reports if r.model not in BASELINES] or reports
     for report in models[-1:]:  # the last model's, not a baseline's
-        per = Table(title=f"{report.model}: per domain")
-        for column in ("domain", "overall", *DIMENSIONS, "scored/lines"):
-            per.add_column(column)
-        for domain, values in report.per_domain.items():
-            per.add_row(
-                domain,
-                *(_figure(values.get(k)) for k in ("overall", *DIMENSIONS)),
-                f"{values['scored']}/{values['lines']}",
-            )
-        out.print(per)
+        _per_domain(report)
+
+
+def _per_domain(report) -> None:
+    from trajforge.evaluation.scores import DIMENSIONS
+
+    per = Table(title=f"{report.model}: per domain")
+    for column in ("domain", "overall", *DIMENSIONS, "scored/turns"):
+        per.add_column(column)
+    for domain, values in report.per_domain.items():
+        per.add_row(
+            domain,
+            *(_figure(values.get(k)) for k in ("overall", *DIMENSIONS)),
+            f"{values['scored']}/{values['lines']}",
+        )
+    out.print(per)

@@ -62,12 +62,15 @@ def test_every_eval_run_carries_both_baselines_on_the_same_turns(corpus_dir):
     assert len({r.samples for r in result.reports}) == 1 and all(r.scored for r in result.reports)
     copy = [d for d in result.details if d["model"] == COPY_PREVIOUS]
     assert [d["id"] for d in copy] == [d["id"] for d in result.details if d["model"] == "echo"]
-    from trajforge.evaluation.baselines import baseline_reading
+    assert len({r.scored for r in result.reports}) == 1  # every row on the same turns, empty answers included
+    from trajforge.evaluation.paired_rows import baseline_reading
 
-    echo_facts = result.reports[0].pooled["factuality"]
-    losing = [r.model for r in result.reports[1:] if echo_facts <= r.pooled["factuality"]]
-    (line,) = baseline_reading(result.reports)  # echoing the action loses on facts; the baselines are not judged
-    assert losing and line.startswith("echo does not beat ") and line.endswith(f"on factuality ({echo_facts:.1f})")
-    assert all(name in line for name in losing)
+    lines = baseline_reading(result.comparisons)  # echo against each baseline, paired; the baselines not judged
+    assert [line.split(",")[0] for line in lines] == [f"echo vs {COPY_PREVIOUS}", f"echo vs {RETRIEVAL}"]
+    for line, comparison in zip(lines, result.comparisons, strict=True):
+        assert "factuality" in line and f"(paired, {result.reports[0].scored} turns" in line
+        assert line.endswith(f"{comparison.verdict}.") and comparison.difference.n == result.reports[0].scored
+    copy_facts = result.reports[1].pooled["factuality"]
+    assert result.comparisons[0].difference.mean_a == copy_facts  # the baseline's mean over the same turns
     only_models = evaluate(EvalConfig(corpus=str(corpus_dir), baselines=False), lambda c, d: [Echo()], Display())
     assert [r.model for r in only_models.reports] == ["echo"]

@@ -1,4 +1,5 @@
 import json
+from dataclasses import replace
 
 from PIL import Image
 from typer.testing import CliRunner
@@ -48,20 +49,56 @@ def _item(domain: str, n: int) -> PredictionTurn:
     return PredictionTurn(f"{domain}-{n}", domain, None, (), "a", "obs")
 
 
-def test_pooled_and_equal_weight_overall_and_exclusions():
+def test_pooled_and_equal_weight_overall_over_every_turn_and_the_readers_aggregate_apart():
     items = [_item("mcp", i) for i in range(3)] + [_item("terminal", i) for i in range(3)]
     answers = ["x", "x", None, "x", "", "judge-fails"]
     report = score("m", items, answers, ScriptedJudge())
-    assert report.scored == 3 and report.samples == 6
-    assert report.excluded == {"no answer": 2, "judge answer not parseable": 1}
-    assert report.pooled["overall"] == 100 * 2 / 3  # two mcp lines at 100, one terminal line at 0
-    assert report.equal_weight["overall"] == 50.0  # mcp 100, terminal 0
+    # no answer is a miss and an empty prediction against "obs" is wrong: both scored (0); only the judge failure is
+    # left without scores
+    assert report.scored == 5 and report.samples == 6 and report.excluded == {"judge answer not parseable": 1}
+    assert (report.empty_predictions, report.unanswered) == (1, 1)
+    assert report.pooled["overall"] == 100 * 2 / 5  # two mcp turns at 100; a miss, a wrong and an empty one at 0
+    assert report.equal_weight["overall"] == (100 * 2 / 3 + 0) / 2
     assert report.per_domain["terminal"] == {
         **dict.fromkeys(report.per_domain["terminal"], 0.0),
         "lines": 3,
-        "scored": 1,
+        "scored": 2,
     }
+    reader = report.agentworldbench_reader  # as the official reader: empty answers dropped, labelled as such
+    assert reader["lines"] == 3 and reader["pooled"]["overall"] == 100 * 2 / 3 and "reader" in reader["label"]
+    assert set(report.per_turn) == {item.id for item in items} and "overall" not in report.per_turn["terminal-2"]
     assert report.note is None and report.judge == "scripted"
+
+
+class MustNotBeAsked(ScriptedJudge):
+    def judge(self, turn, prediction):
+        assert prediction.strip(), "an empty prediction is scored by the rule, not by the judge"
+        return super().judge(turn, prediction)
+
+
+def test_an_empty_prediction_is_right_where_the_real_observation_is_empty_and_no_answer_is_a_miss():
+    empty, printed = PredictionTurn("e", "terminal", None, (), "mkdir d", ""), _item("terminal", 0)
+    tagged = "<think>nothing to print</think><predicted_observation>\n</predicted_observation>"
+    cases = [(empty, ""), (empty, tagged), (empty, "  \n"), (empty, None), (printed, ""), (printed, None)]
+    turns = [replace(t, id=f"{t.id}-{i}") for i, (t, _) in enumerate(cases)]  # ids are unique in a run
+    report = score("m", turns, [a for _, a in cases], MustNotBeAsked())
+    overall = [values["overall"] for values in report.per_turn.values()]
+    assert overall == [100.0, 100.0, 100.0, 0.0, 0.0, 0.0] and report.scored == 6
+    assert report.empty_predictions == 4 and report.unanswered == 2
+    assert [v["tagged"] for v in report.per_turn.values()] == [0, 1, 0, 0, 0, 0]
+    assert report.format_compliance == 1 / 6  # over every turn asked
+    assert report.verifier_accuracy == 3 / 6  # every turn has a rule: the 3 empty predictions of empty output pass
+    assert report.agentworldbench_reader["lines"] == 0  # the official reader keeps no line of an empty answer
+
+
+def test_a_model_that_answers_nothing_is_scored_on_every_turn(corpus):
+    items = sampled_turns(list(corpus)[:4], plain=True)
+    silent = score("silent", items, ["" for _ in items], EmbeddedJudge())
+    speaking = score("speaking", items, [i.reference for i in items], EmbeddedJudge())
+    assert silent.scored == speaking.scored == silent.samples == len(items)
+    assert silent.turns_scored() == speaking.turns_scored()
+    empty_references = sum(not i.reference.strip() for i in items)
+    assert silent.pooled["overall"] == 100 * empty_references / len(items)
 
 
 def test_eval_command_compares_with_untrained_and_exports(tmp_path, corpus_dir, tiny_checkpoint):
@@ -82,6 +119,13 @@ def test_eval_command_compares_with_untrained_and_exports(tmp_path, corpus_dir, 
     assert all(0 <= r["pooled"]["overall"] <= 100 and r["samples"] > 0 for r in reports)
     assert all(r["judge"] == "embedded" and "not comparable" in r["note"] for r in reports)
     assert all(0 <= r["format_compliance"] <= 1 for r in reports)
+    assert len({r["scored"] for r in reports}) == 1 and reports[0]["scored"] == reports[0]["samples"]
+    assert all(r["sampling"] == {**reports[0]["sampling"], "seed": 0, "max_new_tokens": 8} for r in reports)
+    text = " ".join(result.output.split())
+    assert "sampled at temperature 0.6 (AgentWorldBench's evaluator's, kept to reproduce the benchmark)" in text
+    assert f"every row scored on the same {reports[0]['scored']} turns" in text and "AgentWorldBench reader" in text
+    assert all(len(r["paired"]) == 2 for r in reports[:2])  # each model against both baselines, on factuality
+    assert all(p["turns"] == reports[0]["scored"] for r in reports for p in r["paired"])
     with Image.open(tmp_path / "eval.png") as chart:  # the table as a chart beside its JSON
         assert chart.format == "PNG" and chart.size[0] > 600
     lines = [

@@ -39,7 +39,7 @@ def test_step_figures_count_an_unanswered_turn_as_a_miss():
     figures = step_figures("wm", turns, answers, EmbeddedJudge())
     assert figures["turns"] == 3 and figures["answered"] == 2
     assert figures["exact_match"] == pytest.approx(1 / 3) and figures["error_flag_agreement"] == pytest.approx(1 / 3)
-    assert figures["judge_scored"] == 2 and figures["judge_overall"] is not None
+    assert figures["judge_scored"] == 3 and figures["judge_overall"] is not None  # the miss scored too, at 0
     assert same_observation("x  \ny\n", "x\ny") and not same_observation("x", "y")
 
 
@@ -54,7 +54,7 @@ def test_step_figures_say_per_turn_what_was_asked_answered_and_matched():
     second = details[2]
     asked = (second["model"], second["action"], second["reference"], second["prediction"])
     assert asked == ("wm", "wc -l b.txt", "2 b.txt\n", "3 b.txt")
-    assert second["scores"] is not None and details[3]["failure"] == "no answer"
+    assert second["scores"] is not None and details[3]["rule"] == "no answer: scored as a miss"
 
 
 def test_an_empty_answer_is_the_prediction_of_a_silent_command_not_a_missing_one():
@@ -68,7 +68,9 @@ def test_an_empty_answer_is_the_prediction_of_a_silent_command_not_a_missing_one
         figures["exact_by_action"]["sort"]["exact_match"] == 1.0
         and figures["exact_by_action"]["rm"]["exact_match"] == 0.0
     )
-    assert figures["judge_scored"] == 0  # the judge reads empty answers as none, as the benchmark does
+    # the judge's figures are over every turn, as eval's: an empty prediction right where nothing is printed (100),
+    # wrong where a count is (0), the unanswered turn a miss (0)
+    assert figures["judge_scored"] == 3 and figures["judge_overall"] == pytest.approx(100 / 3)
 
 
 def test_exact_match_per_action_says_which_actions_the_model_gets_wrong():

@@ -3,7 +3,15 @@ from pathlib import Path
 import pytest
 
 from trajforge.evaluation.models import Sampling
-from trajforge.evaluation.run import Display, EvalConfig, EvalInputError, evaluate, load_items, score_models
+from trajforge.evaluation.run import (
+    Display,
+    EvalConfig,
+    EvalInputError,
+    describe_sampling,
+    evaluate,
+    load_items,
+    score_models,
+)
 
 BENCH = Path(__file__).resolve().parents[2] / "schemas" / "examples" / "agentworldbench.jsonl"
 
@@ -40,7 +48,8 @@ def test_every_chat_model_is_asked_and_judged_alike_whatever_its_kind():
     result = score_models([oracle, Silent({})], items, rows, rejected, config, Display())
     right, silent = result.reports
     assert right.model == "oracle" and right.scored == len(items) and right.format_compliance == 1.0
-    assert silent.scored == 0 and silent.excluded == {"no answer": len(items)}
+    assert silent.scored == len(items) and silent.unanswered == len(items) and silent.excluded == {}
+    assert silent.pooled["overall"] == 0.0  # no answer is a miss on every turn, never a turn left out
     assert right.pooled["overall"] > 50 and result.stages == ["sft", "untrained"]
     assert {(s.temperature, s.max_tokens) for s in oracle.seen} == {(0.0, 7)} and len(result.details) == 2 * len(items)
     # one seed per item, the same on every run: items draw independent random numbers, reproducibly
@@ -73,3 +82,19 @@ def test_an_endpoint_that_cannot_be_reached_gives_no_answer_and_says_why():
     assert model.answer([{"role": "user", "content": "ls"}], Sampling(0.6, 8, 0)) is None
     assert len(heard) == 1 and heard[0].startswith("endpoint:m: no answer (")
     assert (model.name, model.stage, model.folder, model.heldout_loss([{}])) == ("m", None, None, None)
+
+
+def test_the_run_records_how_it_sampled_and_each_rows_paired_comparisons():
+    config = EvalConfig(agentworldbench=BENCH)
+    items, rows, rejected = load_items(config, Display())
+    oracle = Oracle({item.action: item.reference for item in items})
+    result = score_models([Silent({}), oracle], items, rows, rejected, config, Display())
+    assert result.sampling == config.sampling_record() and result.reports[1].sampling == result.sampling
+    assert result.sampling_text.startswith("sampled at temperature 0.6 (AgentWorldBench's evaluator's, kept to")
+    assert "1 sample per turn, seed 0" in result.sampling_text
+    assert "greedy (temperature 0)" in describe_sampling(EvalConfig(temperature=0.0).sampling_record())
+    overall, tags = result.reports[1].paired  # sft against the stage before it, untrained; no baselines here
+    assert (overall["row"], overall["against"], overall["measure"]) == ("sft", "untrained", "overall")
+    assert overall["turns"] == len(items) and overall["low"] > 0 and overall["verdict"] == "higher than untrained"
+    assert tags["measure"] == "format compliance" and tags["difference"] == 100.0 and tags["mean_against"] == 0.0
+    assert result.reports[0].paired == []

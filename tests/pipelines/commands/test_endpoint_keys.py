@@ -125,10 +125,10 @@ def test_eval_endpoint_sends_the_key(url, tmp_path):
     assert result.exit_code == 0, result.output
     report, copy_previous = json.loads((tmp_path / "keyed.json").read_text())  # no corpus here: no retrieval row
     assert copy_previous["model"] == "copy previous (model-free)"
-    assert report["scored"] == 1 and "no answer" not in report["excluded"]
+    assert report["scored"] == 1 and report["unanswered"] == 0
     result = runner.invoke(app, [*args, "--report", str(tmp_path / "keyless.json")])
     report, _ = json.loads((tmp_path / "keyless.json").read_text())
-    assert report["excluded"] == {"no answer": 1}
+    assert report["unanswered"] == 1 and report["scored"] == 1 and report["excluded"] == {}  # a miss, scored
     assert f"endpoint:tiny: no answer ({refused(url)}" in result.output
     assert not_set("TRAJFORGE_WORLD_MODEL_API_KEY") in result.output
 
