@@ -74,7 +74,8 @@ demo: setup sandbox-image
 		--init $(DATA)/demo/runs/cpt/checkpoint-300
 	$(TF) train rl --data $(DATA)/demo/rl --output $(DATA)/demo/runs/rl --max-steps 16 --group-size 8 \
 		--prompts-per-step 4 --max-new-tokens 160 --lr 1e-4 --init $(DATA)/demo/runs/sft/checkpoint-500
-	# ends with a row per stage and what each stage did, in plain words
+	# ends with a row per stage on the same turns, headed by how it sampled, and what each stage did: each stage
+	# against the one before by the paired difference over those turns (95% interval)
 	$(TF) eval --corpus $(DATA)/demo/corpus --untrained --no-plain --limit 12 --max-new-tokens 160 \
 		--world-model $(DATA)/demo/runs/cpt/checkpoint-300 --world-model $(DATA)/demo/runs/cpt-nomask/checkpoint-300 \
 		--world-model $(DATA)/demo/runs/sft/checkpoint-500 --world-model $(DATA)/demo/runs/rl/checkpoint-16 \

@@ -35,7 +35,8 @@ def sampled_turns(rows: Iterable[dict], plain: bool) -> list[PredictionTurn]:
 def line_turn(line: dict, where: str) -> PredictionTurn:
     """The one turn a benchmark line asks for (`turn_idx`), prompted exactly as the benchmark's evaluator prompts:
     the line's `system_str`, one user/assistant pair per earlier turn with the `prompt[i]`/`response[i]` strings
-    verbatim, then the current prompt; no truncation."""
+    verbatim, then the current prompt; no truncation. Lines of one trajectory (the same task and id) share its
+    trajectory id, so they are one cluster of an interval."""
     t = line["turn_idx"] - 1
     reference = ground_truth(line)
     return PredictionTurn(
@@ -46,6 +47,7 @@ def line_turn(line: dict, where: str) -> PredictionTurn:
         action=current_action(line),
         reference=reference,
         observation={"content": reference},
+        trajectory_id=f"{subtask(line)}:{line['id']}" if line.get("id") is not None else "",
         turn_index=t,
     )
 

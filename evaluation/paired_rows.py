@@ -106,7 +106,7 @@ def shared_turns(reports: Sequence[Report], labels: Sequence[str]) -> str:
     """Whether every row was scored on the same turns, in words (a row's judge may fail on some)."""
     sets = [r.turns_scored() for r in reports]
     if all(s == sets[0] for s in sets):
-        clusters = {r.per_turn[t]["cluster"] for r in reports[:1] for t in sets[0]}
+        clusters = {reports[0].per_turn[t]["cluster"] for t in sets[0]}
         episodes = f" in {len(clusters)} episodes" if len(clusters) < len(sets[0]) else ""
         return f"every row scored on the same {len(sets[0])} turns{episodes}"
     counts = ", ".join(f"{label} {len(s)}" for label, s in zip(labels, sets, strict=True))

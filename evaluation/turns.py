@@ -35,7 +35,7 @@ class PredictionTurn:
     action: str
     reference: str  # the real observation
     observation: Mapping = field(default_factory=dict)  # the real observation's record (format, exit code), if known
-    trajectory_id: str = ""  # "" for a turn that is not from a trajforge trajectory
+    trajectory_id: str = ""  # its episode: a corpus row's id, a benchmark line's "task:id"; "" when unknown
     turn_index: int = 0
     template: int = PLAIN  # which of TEMPLATES framed the system prompt
 

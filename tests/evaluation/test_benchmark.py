@@ -182,5 +182,6 @@ def test_exported_lines_replay_through_the_evaluators_message_building(tmp_path)
             item = line_turn(job, f"{path}:line {number}")
             assert [{"role": r, "content": c} for r, c in item.messages] == evaluator_infer_messages(job)
             assert item.reference == truth and item.history_text() == context
+            assert item.trajectory_id == f"{job['task']}:{job['id']}"  # a trajectory's lines: one interval cluster
             count += 1
     assert count == 7
