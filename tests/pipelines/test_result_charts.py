@@ -32,3 +32,13 @@ def test_the_calibration_chart_shows_accuracy_and_share_below_threshold_per_kind
     assert bar_heights(figure) == [75.0, 75.0, 25.0, 25.0]  # accuracy: empty, overall; below 3.5: empty, overall
     assert [t.get_text() for t in figure.axes[0].get_xticklabels()] == ["empty", "shuffled", "overall"]
     assert figure.axes[0].get_title() == "judge calibration: embedded, 2 turns"
+
+
+def test_the_eval_chart_states_how_the_run_sampled_where_its_reports_record_it():
+    from trajforge.evaluation.run import EvalConfig, describe_sampling
+
+    sampling = EvalConfig(max_tokens=160).sampling_record()
+    figure = evaluation_chart([{**report("sft", 30.0, None), "sampling": sampling}])
+    title = figure.axes[0].get_title()
+    assert title.endswith("\n" + describe_sampling(sampling)) and "temperature 0.6" in title
+    assert "sampled" not in evaluation_chart([report("sft", 30.0, None)]).axes[0].get_title()  # an older report
