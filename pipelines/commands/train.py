@@ -431,6 +431,11 @@ def _print_agent_rl_step(m: dict) -> None:
         f"{m['degenerate_groups']:.0%}, loss {_loss(m)}, {m['episodes_per_min']:.1f} episodes/min, "
         f"{m['tokens_per_s']:.0f} generated tok/s"
     )
+    if m.get("guided_groups"):
+        console.print(
+            f"  guides joined {m['guided_share']:.0%} of the step's groups ({m['guided_groups']}); their mean "
+            f"geometric-mean token probability under the policy: {m['guide_probability']:.3f}"
+        )
     if "audit" in m:
         a = m["audit"]
         console.print(
