@@ -24,7 +24,9 @@ class AgentRLConfig:
     tasks_per_step: int = 2
     # G episodes per task, max_new_tokens per answer; one update per batch, two episodes per forward and backward
     gspo: GSPOConfig = GSPOConfig(updates_per_batch=1, micro_batch=2)
-    guide: str = "none"  # scripted: a group whose episodes all failed gets the task's scripted episode (guidance.py)
+    # a group whose episodes all failed gets the task's scripted episode: scripted (a demonstration step inside the
+    # GSPO update) or scripted-weighted (importance-weighted against the scripted policy); agents/guidance.py
+    guide: str = "none"
     max_steps: int = 20
     save_every: int = 10
     split: SplitConfig = field(default_factory=SplitConfig)  # which tasks are held out: never trained on

@@ -19,9 +19,12 @@ below its threshold; with `audit_every`, every so many steps the step's episodes
 environment and the metrics say how often the simulated reward was the real outcome (agents/reward_audit.py).
 
 Each step's metrics line says whether RL can learn: the success rate and the share of degenerate groups (every
-episode of a task with the same reward: no gradient). With `guide="scripted"` a group whose episodes all failed
-gets one successful episode of the task's scripted solution (agents/guidance.py: off-policy guidance), counted in
-`guided_groups`; the step's other figures are the policy's own episodes'."""
+episode of a task with the same reward: no gradient). With a guide (`scripted`: a demonstration step inside the
+GSPO update; `scripted-weighted`: the same demonstration importance-weighted against the scripted policy;
+agents/guidance.py) a group whose episodes all failed gets one successful episode of the task's scripted solution,
+counted in `guided_groups` and `guided_share`; the step's other figures are the policy's own episodes'. The tasks
+and episode seeds of a step depend on the seed and the step only, never on the guide: a guided and an unguided run
+from one --init and --seed draw the same tasks in the same order, a paired comparison."""
 
 import copy
 import dataclasses
@@ -33,7 +36,7 @@ import torch
 
 from trajforge.agents.checkpoint_policy import Actor, acting_folder
 from trajforge.agents.config import AgentRLConfig
-from trajforge.agents.guidance import add_guides, check_guide
+from trajforge.agents.guidance import add_guides, behaviour_logprobs, check_guide, guide_probabilities
 from trajforge.agents.reward_audit import audit_due, audit_rewards
 from trajforge.agents.rollouts import Rollout, plan_groups, run_rollouts
 from trajforge.agents.sim_check import Thresholds
@@ -123,7 +126,8 @@ def group_batch(rollouts: list[Rollout], pad_id: int, device) -> tuple[torch.Ten
 
 def training_groups(model, groups: list[list[Rollout]], pad_id: int, reference=None) -> Rollouts:
     """Per task, its trainable episodes as one group of training/rl.py's Rollouts (ids, mask, the sampling policy's
-    log-probs and the reference model's when there is one, rewards); a task left with fewer than two is skipped.
+    log-probs, for a guide those agents/guidance.py's `behaviour_logprobs` gives, and the reference model's when
+    there is one, rewards); a task left with fewer than two is skipped.
     A group of equal rewards without a reference model has nothing to learn (the update leaves it out): its
     log-probs are not computed (None)."""
     device = next(model.parameters()).device
@@ -139,6 +143,8 @@ def training_groups(model, groups: list[list[Rollout]], pad_id: int, reference=N
             with torch.no_grad():
                 old = sequence_logprobs(model, ids, mask)
                 ref = sequence_logprobs(reference, ids, mask) if reference is not None else None
+            out.guide_probabilities += guide_probabilities(kept, old, mask)
+            old = behaviour_logprobs(kept, old)
         out.groups.append((ids, mask, old, ref))
         out.rewards.append(rewards)
     return out
@@ -152,12 +158,15 @@ def step_metrics(step: int, groups: list[list[Rollout]], trained: Rollouts, stat
     unparseable = sum(is_unparseable(r.trajectory.outcome) for r in episodes)
     rewards = trained.rewards
     generated = sum(r.transcript.generated for r in episodes if r.transcript is not None)
+    guided, probabilities = sum(any(r.guided for r in g) for g in groups), trained.guide_probabilities
     return {
         "step": step,
         "success": sum(r.reward for r in agents) / len(agents) if agents else 0.0,
         "degenerate_groups": sum(len(set(g)) == 1 for g in rewards) / len(rewards) if rewards else 1.0,
         "skipped_groups": len(groups) - len(rewards),
-        "guided_groups": sum(any(r.guided for r in g) for g in groups),
+        "guided_groups": guided,
+        "guided_share": guided / len(groups) if groups else 0.0,
+        "guide_probability": sum(probabilities) / len(probabilities) if probabilities else None,
         **update_means(stats),
         "lr": timing["lr"],
         "episodes": len(episodes),
@@ -221,10 +230,11 @@ class AgentRL:
         started = time.perf_counter()
         groups, rollout_seconds = self.rollouts(step)
         refuse_broken_environments(step + 1, [r for g in groups for r in g])
-        if self.config.guide == "scripted":
+        if self.config.guide != "none":
             folder = self.output / "episodes" / f"step-{step + 1:05d}-guides"
             actor, c = self.actor, self.config
-            add_guides(groups, self.make_env, folder, actor.tokenizer, actor.window, c.run.concurrency, c.run.max_turns)
+            add_guides(groups, self.make_env, folder, actor.tokenizer, actor.window, c.run.concurrency, c.run.max_turns,
+                       weighted=c.guide == "scripted-weighted")  # fmt: skip
         pad = self.actor.tokenizer.pad_token_id if self.actor.tokenizer.pad_token_id is not None else 0
         trained = training_groups(self.actor.model, groups, pad, self.reference)
         stats = update_policy(self.actor.model, self.optimizer, trained, self.config.gspo)

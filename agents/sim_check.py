@@ -29,10 +29,10 @@ from trajforge.evaluation.fidelity import one_sided, step_figures
 from trajforge.evaluation.models import ChatModel, Sampling
 from trajforge.evaluation.turns import corpus_turn
 from trajforge.sandboxes.control import load_control, recorded_control
-from trajforge.sandboxes.controllability import turn_controllability
+from trajforge.sandboxes.controllability import ControlledTurn, turn_controllability
 from trajforge.schemas.hashing import config_hash
 from trajforge.schemas.records import Action, Trajectory
-from trajforge.schemas.splits import SplitConfig
+from trajforge.schemas.splits import SplitConfig, task_key
 
 Log = Callable[[str], None]
 
@@ -187,7 +187,8 @@ def _instructed_turns(chosen: list) -> dict:
         spec = recorded_control(row.get("metadata"))
         if spec is not None:
             action = Action.model_validate(row["turns"][turn.turn_index]["action"], strict=False)
-            scored.append((spec, turn.turn_index, action, extract_prediction(answer).text if answer else ""))
+            text = extract_prediction(answer).text if answer else ""
+            scored.append(ControlledTurn(spec, turn.turn_index, action, text, task_key(row)))
     return {"controllability": turn_controllability(scored)} if scored else {}
 
 

@@ -67,6 +67,8 @@ class Rollouts:
         self.verified: list[bool] = []  # per sample with a rule verifier: whether it passed
         self.formatted: list[bool] = []  # per sample: whether it wrote a <predicted_observation> block
         self.judge_failures = 0  # samples the judge could not score (rewarded 0 by the judge)
+        # agent RL: per guide that joined a group, its geometric-mean token probability under the sampling policy
+        self.guide_probabilities: list[float] = []
 
 
 def collect_rollouts(

@@ -20,6 +20,7 @@ from trajforge.pipelines.commands.eval import write_predictions
 from trajforge.pipelines.commands.judge_options import JUDGE_DEFAULTS, KEY_ENV, judge_of
 from trajforge.pipelines.commands.unused_flags import episode_modes, is_endpoint, refuse_unused, when
 from trajforge.pipelines.console import console, out, progress, warn
+from trajforge.sandboxes.controllability import describe_produced
 from trajforge.schemas.splits import SplitConfig
 
 DEFAULTS = SimCheckConfig()
@@ -149,14 +150,14 @@ def show(result: dict) -> None:
                   caption="faults produced / clean: on held-out turns of fault-injected episodes, whose instruction "
                   "says what was injected where")  # fmt: skip
     for column in ("group", "model", "turns", "exact %", "error flag %", "judge overall", "factuality",
-                   "faults produced %", "clean %"):  # fmt: skip
+                   "faults produced % [95%]", "clean %"):  # fmt: skip
         table.add_column(column, justify="left" if column in ("group", "model") else "right")
     for group, models in result["single_step"].items():
         for i, (name, f) in enumerate(models.items()):
             control = f.get("controllability", {})
             table.add_row(group if i == 0 else "", name, str(f["turns"]), _percent(f["exact_match"]),
                           _percent(f["error_flag_agreement"]), _score(f["judge_overall"]),
-                          _score(f["judge_factuality"]), _percent(control.get("produced_share")),
+                          _score(f["judge_factuality"]), describe_produced(control),
                           _percent(control.get("clean_share")))  # fmt: skip
         table.add_section()
     out.print(table)
@@ -216,7 +217,7 @@ def episode_table(result: dict, episodes: dict) -> Table:
                   "uninstructed turns left clean (latency is not scored: no text shows it)")  # fmt: skip
     other_rule = any("by_exit_code" in success for success in episodes["success"].values())
     for column in ("group", "success agree %", *(["by exit code %"] if other_rule else []), "decided",
-                   "WM2Real exact %", "WM2Real error flag %", "sim successes real %", "faults produced %",
+                   "WM2Real exact %", "WM2Real error flag %", "sim successes real %", "faults produced % [95%]",
                    "clean turns %"):  # fmt: skip
         table.add_column(column, justify="left" if column == "group" else "right")
     if other_rule:
@@ -230,5 +231,5 @@ def episode_table(result: dict, episodes: dict) -> Table:
                       f"{success['decided']}/{success['episodes']}",
                       _percent(wm2real.get("exact_match")), _percent(wm2real.get("error_flag_agreement")),
                       _percent(wm2real.get("real_share_of_simulated_successes")),
-                      _percent(ctl.get("produced_share")), _percent(ctl.get("clean_share")))  # fmt: skip
+                      describe_produced(ctl), _percent(ctl.get("clean_share")))  # fmt: skip
     return table

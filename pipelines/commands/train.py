@@ -139,10 +139,13 @@ MicroBatch = Annotated[
 TasksPerStep = Annotated[int, typer.Option(min=1, help="Tasks per step, G episodes each.")]
 Guide = Annotated[
     str,
-    typer.Option(help="none, or scripted: a task whose G episodes all failed (no gradient) gets one episode of its "
-                 "scripted solution (model-free, run in its own environment) in its group when that succeeds: "
-                 "off-policy guidance, as LUFFY's mixed-policy groups. Success and the other figures stay the "
-                 "policy's own."),
+    typer.Option(help="A group whose G episodes all failed gets the task's scripted episode: scripted, as a "
+                 "demonstration step inside the GSPO update; scripted-weighted, importance-weighted against the "
+                 "scripted policy (none: no guide). scripted takes its ratio against the current policy, so it starts "
+                 "at 1: SFT on the demonstration weighted by its group advantage. scripted-weighted takes it against "
+                 "the scripted policy (probability 1): the policy's geometric-mean token probability of it, at most "
+                 "1. metrics.jsonl: guided_groups, guided_share, guide_probability; the other figures are the "
+                 "policy's own episodes'."),
 ]  # fmt: skip
 AuditEvery = Annotated[
     int,
@@ -428,6 +431,11 @@ def _print_agent_rl_step(m: dict) -> None:
         f"{m['degenerate_groups']:.0%}, loss {_loss(m)}, {m['episodes_per_min']:.1f} episodes/min, "
         f"{m['tokens_per_s']:.0f} generated tok/s"
     )
+    if m.get("guided_groups"):
+        console.print(
+            f"  guides joined {m['guided_share']:.0%} of the step's groups ({m['guided_groups']}); their mean "
+            f"geometric-mean token probability under the policy: {m['guide_probability']:.3f}"
+        )
     if "audit" in m:
         a = m["audit"]
         console.print(

@@ -231,6 +231,7 @@ class _Episode:
     """What training_groups reads of a rollout: whether it is trained on, its reward, its token stream."""
 
     trainable = True
+    guided = False
 
     def __init__(self, reward: float):
         self.reward = reward

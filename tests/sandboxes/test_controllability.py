@@ -3,7 +3,7 @@ left clean, per kind; latency never scored."""
 
 from tests.builders import make_trajectory
 from trajforge.sandboxes.control import ControlSpec, Injection
-from trajforge.sandboxes.controllability import controllability
+from trajforge.sandboxes.controllability import controllability, describe_produced
 from trajforge.schemas.control_record import CONTROL_KEY
 
 ERROR = "ls: temporary failure: Resource temporarily unavailable"
@@ -14,7 +14,7 @@ SHELL = {"kind": "shell", "content": "ls"}
 LIST = {"kind": "tool_call", "name": "list", "content": "{}"}
 
 
-def episode(observations: list[str], injections: tuple[Injection, ...], actions: list[dict] = ()):
+def episode(observations: list[str], injections: tuple[Injection, ...], actions: list[dict] = (), origin: str = ""):
     import json
 
     actions = list(actions) or [SHELL] * len(observations)
@@ -23,7 +23,8 @@ def episode(observations: list[str], injections: tuple[Injection, ...], actions:
         for i, (action, text) in enumerate(zip(actions, observations, strict=True))
     ]
     spec = ControlSpec(injections=injections)
-    return make_trajectory(turns=turns, metadata=json.dumps({CONTROL_KEY: spec.record()}))
+    source = {"kind": "simulated", "by": "wm", "run_id": "run-1", **({"origin": origin} if origin else {})}
+    return make_trajectory(turns=turns, metadata=json.dumps({CONTROL_KEY: spec.record()}), source=source)
 
 
 def test_instructed_faults_produced_and_uninstructed_turns_clean():
@@ -54,11 +55,40 @@ def test_a_fault_that_cannot_hit_the_action_is_not_counted_as_instructed():
     assert figures["uninstructed_turns"] == 1 and figures["clean_share"] == 1.0
 
 
-def test_a_cut_of_an_output_shorter_than_the_cut_is_not_applicable():
+def test_a_cut_the_answer_left_no_room_for_is_a_miss_not_a_smaller_denominator():
     cut = {"max_chars": 10}
     told = tuple(Injection(kind="truncation", turn=i, params=cut) for i in range(3))
     long, cut_short = "x" * 11, "x" * 10 + "\n[output truncated]"
     figures = controllability([episode(["short", long, cut_short], told)])
-    assert figures["per_kind"] == {"truncation": {"instructed": 2, "produced": 1}}
-    assert figures["not_applicable"] == {"truncation": 1}
-    assert figures["uninstructed_turns"] == 1 and figures["clean_share"] == 1.0  # the short one: nothing to cut
+    # every instructed cut counts: the short answer dodged it (a miss), the long one ignored it, one obeyed
+    assert figures["per_kind"] == {"truncation": {"instructed": 3, "produced": 1}}
+    assert figures["produced_share"] == 1 / 3 and figures["missed_too_short"] == {"truncation": 1}
+    assert figures["uninstructed_turns"] == 0 and figures["clean_share"] is None
+
+
+def test_a_model_that_dodges_the_fault_does_not_shrink_its_denominator():
+    told = (Injection(kind="truncation", turn=0, params={"max_chars": 10}),)
+    obeyed = episode(["x" * 10 + "\n[output truncated]"], told, origin="toy/a#0")
+    dodged = episode(["ok"], told, origin="toy/b#0")  # answered too briefly to be cut: not let off
+    figures = controllability([obeyed, dodged])
+    assert figures["instructed_faults"] == 2 and figures["produced_share"] == 0.5
+
+
+def test_repeats_of_one_task_are_one_cluster_in_the_interval():
+    told = (Injection(kind="intermittent_error", turn=0),)
+    outcomes = [ERROR, ERROR, ERROR, "a b", "a b", "a b"]  # produced in three episodes, missed in three
+    repeats = [episode([text], told, origin=f"toy/{'ab'[i // 3]}#{i % 3}") for i, text in enumerate(outcomes)]
+    distinct = [episode([text], told, origin=f"toy/t{i}#0") for i, text in enumerate(outcomes)]
+    clustered, independent = controllability(repeats), controllability(distinct)
+    assert clustered["produced_share"] == independent["produced_share"] == 0.5
+    assert clustered["tasks"] == 2 and independent["tasks"] == 6
+    (low, high), (low_i, high_i) = clustered["produced_interval"], independent["produced_interval"]
+    assert high - low > high_i - low_i and low <= 0.5 <= high  # two tasks know less than six
+
+
+def test_every_fault_produced_still_has_an_interval_over_its_tasks():
+    told = (Injection(kind="intermittent_error", turn=0),)
+    figures = controllability([episode([ERROR], told, origin=f"toy/t{i}#0") for i in range(4)])
+    low, high = figures["produced_interval"]
+    assert figures["produced_share"] == 1.0 and high == 1.0 and 0.4 < low < 0.6  # Wilson over 4 tasks
+    assert describe_produced(figures) == f"100.0 [{low * 100:.1f}, 100.0] n=4"
