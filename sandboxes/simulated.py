@@ -184,7 +184,7 @@ class SimulatedEnvironment(Sandbox):
             self._details = {
                 "decided_by": f"the task's check on the real starting state: no action of the agent could change it "
                 f"(the starting {path}, compared as the check compares it; the world model was not asked)",
-                "predicted": start[-2000:],
+                "starting_content": start[-2000:],
                 "expected": expected,
             }
             return start.rstrip("\n") == expected
