@@ -1,7 +1,8 @@
 """An endpoint judge of task completion, for a simulated episode whose task has no check of its own: a model at an
 OpenAI-compatible endpoint reads the task, its reference solution (the task's scripted actions, when it has them)
 and the episode's turns as the world model answered them, and says whether the task was done. Its verdict is the
-last YES or NO it writes; an answer with neither is no success, and says so."""
+last YES or NO it writes; an answer with neither is no success, and says so. An episode in which the agent took no
+action at all did not complete its task: the judge is not asked."""
 
 import re
 
@@ -23,6 +24,8 @@ class CompletionJudge:
 
     def judge(self, task: Task, turns: list[tuple[str, str]]) -> tuple[bool, dict]:
         """(done, how it was decided) for an episode of `task` whose turns were (action, observation)."""
+        if not turns:
+            return False, {"decided_by": "no action: the agent took none (the completion judge was not asked)"}
         try:
             answer = self.client.texts(_messages(task, turns), self.max_tokens, 0.0, seed=0)[0]
         except EndpointError as exc:

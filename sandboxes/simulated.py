@@ -10,12 +10,16 @@ the episode's parts (task, action space, the task's real starting state, simulat
 turn the action as the user's message and the observation as the assistant's, then the new action. The agent sees
 only the prediction the one extractor reads out of the answer (evaluation/extraction.py).
 
-The task's own check runs in the world model too (`check`): a shell check that compares one file with a value
-(`test "$(cat F)" = V`) is decided by the file's predicted content, compared as the check compares it
-(`file_check` "content"; "exit-code" decides it as any other shell check: which agrees better with the real
-environment depends on the world model, docs/simulation.md); any other shell check is one more simulated command
-whose predicted exit code decides, a tool check one more simulated tool call whose predicted result is tested, a
-page check is tested on the predicted page; a task with no check may be judged by an endpoint judge of completion
+The task's own check runs in the world model too (`check`), decided from what the agent did, as the real
+environment would: when none of the agent's actions could change the state (sandboxes/state_changes.py: it only
+looked, printed, or answered at once), the check is decided on the real starting state (a file comparison by the
+grounded starting file, without asking the world model; any other check asked right after the starting state).
+A shell check that compares one file with a value (`test "$(cat F)" = V`) is decided by the file's content the
+world model predicts for `cat F` after the episode, which trajforge compares with V as the check does (`file_check`
+"content"): nothing the world model is asked shows it V. "exit-code" asks the check's command instead (V in it) and
+decides by its predicted exit code, kept for comparison only. Any other shell check is one more simulated command
+whose predicted exit code decides, a tool check one more simulated tool call whose predicted result is tested, a page
+check is tested on the predicted page; a task with no check may be judged by an endpoint judge of completion
 (sandboxes/completion_judge.py). `check_details` says how it was decided."""
 
 import json
@@ -28,6 +32,7 @@ from trajforge.evaluation.turns import corpus_turn
 from trajforge.sandboxes.base import InfraError, PageCheck, Sandbox, ShellCheck, Task, ToolCheck, tool_check_action
 from trajforge.sandboxes.completion_judge import CompletionJudge
 from trajforge.sandboxes.starting_state import StartingState
+from trajforge.sandboxes.state_changes import could_change_state
 from trajforge.schemas.check_turn import FileCheck, compared_file, exit_code_command, file_command
 from trajforge.schemas.records import Action, Observation
 from trajforge.schemas.turn_text import action_text
@@ -36,6 +41,7 @@ Prompt = Literal["plain", "template"]
 ATTEMPTS = 3  # answers asked for one observation before the world model is declared unable to give one
 EXIT_LINE = re.compile(r"exit code: (\d+)\s*\Z")
 SIMULATED = json.dumps({"simulated": True})
+AT_START = " asked on the starting state (no action of the agent could change it)"
 
 
 class WorldModel:
@@ -143,21 +149,20 @@ class SimulatedEnvironment(Sandbox):
 
     # -- the task's check, simulated -----------------------------------------------------------------------
     def check(self, task: Task) -> bool | None:
+        """The task's check on the episode's end state. No action of the agent could change the state (it only
+        looked, printed, or answered at once): the check is decided on the real starting state, by the grounded
+        starting file for a file comparison, else asked right after the starting state (the episode's turns left out).
+        Nothing asked shows the world model a file comparison's expected value (under the content rule)."""
         check = task.check
+        unchanged = not any(could_change_state(t["action"]) for t in self._row["turns"])
+        row = {**self._row, "turns": []} if unchanged else self._row
         if isinstance(check, ShellCheck):
-            action = Action(kind="shell", content=exit_code_command(check.command))
-            predicted = self._predict(action)
-            match = EXIT_LINE.search(predicted)
-            code = int(match.group(1)) if match else None
-            compared = compared_file(check.command) if self.file_check == "content" else None
-            if compared is None:
-                self._details = _decided("a simulated shell check: its predicted exit code", predicted, exit_code=code)
-                return code == 0
-            return self._file_equals(*compared, check=_turn(action, predicted), check_exit_code=code)
+            return self._shell_check(check.command, row, unchanged)
         if isinstance(check, ToolCheck):
-            predicted = self._predict(tool_check_action(check))
+            predicted = self._predict(tool_check_action(check), row)
             is_error, text = tool_result(predicted)
-            self._details = _decided("a simulated tool call: its predicted result", predicted, is_error=is_error)
+            how = "a simulated tool call: its predicted result" + (AT_START if unchanged else "")
+            self._details = _decided(how, predicted, is_error=is_error)
             return not is_error and check.contains in text
         if isinstance(check, PageCheck):
             turns = self._row["turns"]
@@ -171,22 +176,35 @@ class SimulatedEnvironment(Sandbox):
             return passed
         return None
 
-    def _file_equals(self, path: str, expected: str, check: dict, check_exit_code: int | None) -> bool:
-        """`test "$(cat PATH)" = EXPECTED` on the world model's state: `cat PATH` is simulated after the episode and
-        its check turn (as a real outcome records the two, schemas/check_turn.py) and its content compared as the
-        shell compares it (trailing newlines dropped; a missing file reads empty). A world model predicts a file it
-        has shown or written far more often than it predicts a comparison's exit code, which it was seen to call 0
-        for a file it had itself just shown holding something else; the check's own predicted exit code is recorded
-        beside the decision."""
-        after_check = {**self._row, "turns": [*self._row["turns"], check]}
-        predicted = self._predict(Action(kind="shell", content=file_command(path)), after_check)
+    def _shell_check(self, command: str, row: dict, unchanged: bool) -> bool:
+        compared = compared_file(command)
+        start = self._state.file_text(compared[0]) if compared and unchanged and self._state else None
+        if start is not None:
+            path, expected = compared
+            self._details = {
+                "decided_by": f"the task's check on the real starting state: no action of the agent could change it "
+                f"(the starting {path}, compared as the check compares it; the world model was not asked)",
+                "starting_content": start[-2000:],
+                "expected": expected,
+            }
+            return start.rstrip("\n") == expected
+        if compared is not None and self.file_check == "content":
+            return self._file_equals(*compared, row, unchanged)
+        predicted = self._predict(Action(kind="shell", content=exit_code_command(command)), row)
+        match = EXIT_LINE.search(predicted)
+        code = int(match.group(1)) if match else None
+        how = "a simulated shell check: its predicted exit code" + (AT_START if unchanged else "")
+        self._details = _decided(how, predicted, exit_code=code)
+        return code == 0
+
+    def _file_equals(self, path: str, expected: str, row: dict, unchanged: bool) -> bool:
+        """`test "$(cat PATH)" = EXPECTED` on the world model's state: `cat PATH` is simulated right after the
+        episode's turns (the check's own turn, which holds EXPECTED, is never asked: schemas/check_turn.py) and
+        trajforge compares its content as the shell does (trailing newlines dropped; a missing file reads empty)."""
+        predicted = self._predict(Action(kind="shell", content=file_command(path)), row)
         content = "" if predicted.startswith(f"cat: {path}: ") else predicted.rstrip("\n")
-        self._details = _decided(
-            f"the predicted content of {path}, compared as the check compares it",
-            predicted,
-            expected=expected,
-            check_exit_code=check_exit_code,
-        )
+        how = f"the predicted content of {path}, compared as the check compares it" + (AT_START if unchanged else "")
+        self._details = _decided(how, predicted, expected=expected)
         return content == expected
 
     def check_details(self) -> dict:

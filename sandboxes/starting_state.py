@@ -8,6 +8,8 @@ A terminal task without setup commands starts with exactly its `files:`, so its 
 (`of_files`); the capture of a real workspace renders the same text for the same files."""
 
 import io
+import posixpath
+import re
 import tarfile
 from dataclasses import asdict, dataclass, field
 
@@ -15,6 +17,7 @@ MAX_FILES = 40
 MAX_FILE_CHARS = 2_000
 MAX_TOTAL_CHARS = 12_000
 WORKDIR = "/work"
+SHOWN = re.compile(r"\((\d+) bytes\)\n(.*)", re.DOTALL)  # a file as `_capped` shows it: its size, then its text
 
 
 @dataclass(frozen=True)
@@ -34,6 +37,21 @@ class StartingState:
             calls = "\n".join(f"{call}\n-> {result}" for call, result in self.setup)
             sections.append(f"Before the first turn, the task's setup made these calls:\n{calls}")
         return "\n\n".join(sections)
+
+    def file_text(self, path: str) -> str | None:
+        """The whole text of the file at `path` (relative to the working directory, or under it) as the episode
+        starts, "" for a file it does not hold; None when the state cannot say (no files recorded, a path outside
+        the working directory, files left out, a file cut short or binary)."""
+        relative = posixpath.normpath(posixpath.join(WORKDIR, path))
+        if self.files is None or not relative.startswith(f"{WORKDIR}/"):
+            return None
+        shown = self.files.get(relative.removeprefix(f"{WORKDIR}/"))
+        if shown is None:
+            return "" if not self.omitted_files else None
+        match = SHOWN.fullmatch(shown)
+        if match is None or len(match.group(2).encode("utf-8")) != int(match.group(1)):
+            return None
+        return match.group(2)
 
     def as_dict(self) -> dict:
         return asdict(self)

@@ -2,9 +2,10 @@
 an action and the environment's answer (`check_turn`): a shell check is the command made to print its exit code
 last (`exit code: N`), a tool check is the tool call and its result. A check that compares one file with one value
 (`test "$(cat PATH)" = VALUE`, `compared_file`) also records the file as it was then (`file_turn`: `cat PATH` and
-its output). The world-model render (training/render.py) puts those turns after the episode's own, so a world model
-learns to answer them exactly as the simulator asks them (sandboxes/simulated.py, which decides a file comparison by
-the predicted file); the agent render leaves them out (the agent never took them)."""
+its output). The world-model render (training/render.py) puts after the episode's own turns the turn a simulator
+asks (`learned_check_turns`): for a file comparison the file's read alone, never the check's command, which holds the
+expected value (sandboxes/simulated.py compares the predicted file with it outside the model); for any other check
+the check's turn. The agent render leaves them out (the agent never took them)."""
 
 import json
 import re
@@ -85,3 +86,10 @@ def recorded_check_turns(row: Mapping) -> list[tuple[dict, str]]:
             break
         turns.append((turn["action"], str(turn.get("observation") or "")))
     return turns
+
+
+def learned_check_turns(row: Mapping) -> list[tuple[dict, str]]:
+    """The recorded turn a world model learns after a row's episode, as the simulator asks it: the compared file's
+    read where the outcome recorded one (the check's own turn, which shows the expected value, left out), else the
+    check's turn; none when it recorded no check."""
+    return recorded_check_turns(row)[-1:]

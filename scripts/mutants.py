@@ -245,6 +245,16 @@ MUTANTS = [
         ("tests/sandboxes/test_simulated.py::test_a_predicted_nonzero_or_missing_exit_code_fails_the_shell_check",),
     ),
     Mutant(
+        "simulated check: an episode whose actions could change nothing is decided in the world model",
+        "sandboxes/simulated.py",
+        'unchanged = not any(could_change_state(t["action"]) for t in self._row["turns"])',
+        "unchanged = False",
+        (
+            "tests/sandboxes/test_simulated.py::"
+            "test_an_episode_that_could_change_nothing_is_decided_on_the_real_starting_state_without_asking",
+        ),
+    ),
+    Mutant(
         "simulated environment: an answer with no observation in it is taken as one",
         "sandboxes/simulated.py",
         'return self.world_model.prompt == "plain" or prediction.tagged or not prediction.empty',

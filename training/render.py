@@ -2,8 +2,9 @@
 
 The conversation: a system message (`render_system_prompt` of the row's five parts), then per turn the action as the
 user message (`schemas.turn_text.action_text`) and the observation as the assistant message, then the task's check
-as one more turn where the outcome recorded it (schemas/check_turn.py; a compared file's read after it), its answer
-in the loss: the simulator asks a world model those turns to decide success. The chat format
+as one more turn where the outcome recorded it (schemas/check_turn.py: a file comparison as the compared file's read
+alone, never the command holding the expected value), its answer in the loss: the simulator asks a world model that
+turn to decide success. The chat format
 (training/chat_format.py) turns it into text: the tokenizer's own chat template, or trajforge's markers.
 
 In the loss (mask_mode "masked"): the characters of an observation inside its turn's `loss_spans`, and the end of
@@ -21,7 +22,7 @@ Flags are per Python str character; they become token labels in one place, train
 from collections.abc import Mapping
 from typing import Literal
 
-from trajforge.schemas.check_turn import recorded_check_turns
+from trajforge.schemas.check_turn import learned_check_turns
 from trajforge.schemas.records import SYSTEM_PROMPT_PARTS
 from trajforge.schemas.system_prompt import render_system_prompt
 from trajforge.schemas.turn_text import action_text
@@ -55,7 +56,7 @@ def conversation(row: Mapping, mask_mode: MaskMode = "masked") -> list[Message]:
         observation = turn["observation"]["content"]
         spans = tuple(observation_loss_spans(turn, mask_mode))
         messages.append(Message("assistant", observation, spans, any(end == len(observation) for _, end in spans)))
-    for action, observation in recorded_check_turns(row):  # the check that decided the outcome: always learned
+    for action, observation in learned_check_turns(row):  # the check that decided the outcome: always learned
         messages.append(Message("user", action_text(action)))
         messages.append(Message("assistant", observation, ((0, len(observation)),), True))
     return messages

@@ -58,8 +58,10 @@ SimulateFileCheck = Annotated[
     str | None,
     typer.Option(
         help=f"How a task check comparing one file with a value (test \"$(cat F)\" = V) is decided in the world "
-        f"model ({' or '.join(FILE_CHECKS)}; default content): by the file it predicts for cat F after the episode, "
-        "or by the check's predicted exit code. sim-check reports which agrees better with the real environment."
+        f"model ({' or '.join(FILE_CHECKS)}; default content). content: by the file it predicts for cat F after the "
+        "episode, compared with V outside the model; exit-code: by the check's predicted exit code (the world model "
+        "is shown V: for comparison only). An episode whose actions could change nothing is decided on the real "
+        "starting state."
     ),
 ]
 SimulateMaxTokens = Annotated[

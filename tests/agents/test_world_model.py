@@ -38,7 +38,7 @@ def test_collect_simulates_count_lines_with_an_in_process_checkpoint_batched_acr
         assert verifier["decided_by"].startswith("the task's check in the world model")  # success or not: decided
     batches = world_model._LOADED[key].broker.batch_sizes[before:]
     assert max(batches) > 1  # concurrent episodes shared a generate call
-    assert sum(batches) == 3 * 5  # per episode: three actions, the check's exit code and the compared file
+    assert sum(batches) == 3 * 4  # per episode: three actions, then the compared file (never the check's command)
 
 
 def test_a_long_conversation_is_fitted_to_the_models_window(tiny_checkpoint):

@@ -31,7 +31,7 @@ def count_lines():
 
 
 def test_a_simulated_episode_through_text_rewarded_by_the_check_in_the_world_model():
-    world_model = ScriptedWorldModel(tagged(""), tagged("exit code: 0"), tagged("5"))
+    world_model = ScriptedWorldModel(tagged(""), tagged("5"))  # the command's output, then `cat answer.txt`
     env = TextEnvironment(SimulatedEnvironment(world_model))
     first = env.reset(count_lines())
     assert "--- notes.txt (30 bytes)\nmilk" in first

@@ -23,13 +23,13 @@ TASK = Task(
 )
 
 
-def judged(verdict: str):
+def judged(verdict: str, task: Task = TASK):
     reply = json.dumps({"choices": [{"message": {"role": "assistant", "content": verdict}}]}).encode()
     with chat_server(lambda request: (200, reply)) as (url, requests):
         env = SimulatedEnvironment(
             ScriptedWorldModel(tagged('{"value": "127.0.0.1"}')), judge=CompletionJudge(Endpoint(url, "judge"))
         )
-        trajectory = run_episode(env, ScriptedPolicy(), TASK, "k", "run", seed=0)
+        trajectory = run_episode(env, ScriptedPolicy(), task, "k", "run", seed=0)
     return trajectory, requests
 
 
@@ -42,6 +42,12 @@ def test_the_judges_last_verdict_decides_and_is_recorded():
     assert "# Task\nRead the database host." in asked and '# Reference solution\nget {"key": "db/host"}' in asked
     assert 'Action:\nget {"key": "db/host"}\nObservation:\n{"value": "127.0.0.1"}' in asked
     assert judged("NO")[0].outcome.status == "failure"
+
+
+def test_an_episode_with_no_action_completed_nothing_and_the_judge_is_not_asked():
+    trajectory, requests = judged("YES", Task(id="idle", instruction="Read the database host.", domain="mcp"))
+    assert trajectory.outcome.status == "failure" and requests == []
+    assert json.loads(trajectory.outcome.verifier)["decided_by"].startswith("no action: the agent took none")
 
 
 def test_an_answer_without_a_verdict_is_no_success_and_says_so():

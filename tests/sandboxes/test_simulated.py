@@ -62,17 +62,18 @@ class KeepingWriter(RunWriter):
         super().add(trajectory)
 
 
+WRITE = Action(kind="shell", content="wc -l < notes.txt > answer.txt")
 COUNT_LINES = Task(
     id="count-lines",
     instruction="Count the lines in notes.txt and write the number to answer.txt.",
-    actions=(Action(kind="shell", content="wc -l notes.txt"),),
+    actions=(Action(kind="shell", content="wc -l notes.txt"), WRITE),
     check=ShellCheck(command='test "$(cat answer.txt)" = 5'),
     config={"starting_state": StartingState.of_files({"notes.txt": "milk\neggs\n"}).as_dict()},
 )
 
 
 def test_the_world_model_is_asked_as_a_corpus_turn_and_the_agent_sees_only_the_prediction():
-    world_model = ScriptedWorldModel(tagged("5 notes.txt"), tagged("exit code: 0"), tagged("5"))
+    world_model = ScriptedWorldModel(tagged("5 notes.txt"), tagged(""), tagged("5"))
     trajectory = run_episode(SimulatedEnvironment(world_model), ScriptedPolicy(), COUNT_LINES, "k", "run", seed=0)
     assert trajectory.turns[0].observation.content == "5 notes.txt"  # no reasoning, no tags
     row = {
@@ -85,62 +86,57 @@ def test_the_world_model_is_asked_as_a_corpus_turn_and_the_agent_sees_only_the_p
     assert [(m["role"], m["content"]) for m in world_model.asked[0]] == list(corpus_turn(row, 0).messages)
     system = world_model.asked[0][0]
     assert "notes.txt (10 bytes)\nmilk\neggs" in system["content"] and "# Initial state" in system["content"]
-    # The check was one more simulated command, asked after the whole episode, that printed its exit code.
-    check = world_model.asked[1]
-    assert [m["role"] for m in check] == ["system", "user", "assistant", "user"]
-    assert check[-1]["content"] == '( test "$(cat answer.txt)" = 5 ); echo "exit code: $?"'
-    # A check comparing a file with a value is decided by the file's predicted content, asked after the check turn
-    # as a real outcome records the two (schemas/check_turn.py).
+    # A check comparing a file with a value is decided by the file's predicted content, asked right after the
+    # episode (as the world-model render lays it out, schemas/check_turn.py): the check's command, which holds the
+    # expected value, is never asked.
     read = world_model.asked[2]
     assert [m["role"] for m in read] == ["system", "user", "assistant", "user", "assistant", "user"]
-    assert read[3]["content"] == check[-1]["content"] and read[4]["content"] == "exit code: 0"
-    assert read[-1]["content"] == "cat answer.txt" and len(world_model.asked) == 3
-    assert trajectory.outcome.status == "success" and len(trajectory.turns) == 1
+    assert read[3]["content"] == WRITE.content and read[-1]["content"] == "cat answer.txt"
+    assert len(world_model.asked) == 3 and not any("test " in m["content"] for m in read)
+    assert trajectory.outcome.status == "success" and len(trajectory.turns) == 2
     verifier = json.loads(trajectory.outcome.verifier)
-    assert verifier["check_exit_code"] == 0 and verifier["expected"] == "5"
+    assert "check_exit_code" not in verifier and verifier["expected"] == "5"
     assert verifier["decided_by"].endswith("the predicted content of answer.txt, compared as the check compares it")
 
 
 def test_a_predicted_nonzero_or_missing_exit_code_fails_the_shell_check():
     task = replace(COUNT_LINES, check=ShellCheck(command="grep -q milk notes.txt"))
     for answer, code in ((tagged("exit code: 1"), 1), (tagged("grep: notes.txt: No such file"), None)):
-        env = SimulatedEnvironment(ScriptedWorldModel(tagged("5 notes.txt"), answer))
+        env = SimulatedEnvironment(ScriptedWorldModel(tagged("5 notes.txt"), tagged(""), answer))
         trajectory = run_episode(env, ScriptedPolicy(), task, "k", "run", seed=0)
         assert trajectory.outcome.status == "failure" and json.loads(trajectory.outcome.verifier)["exit_code"] == code
         assert "predicted exit code" in json.loads(trajectory.outcome.verifier)["decided_by"]
-    env = SimulatedEnvironment(ScriptedWorldModel(tagged("5 notes.txt"), tagged("exit code: 0")))
+    env = SimulatedEnvironment(ScriptedWorldModel(tagged("5 notes.txt"), tagged(""), tagged("exit code: 0")))
     assert run_episode(env, ScriptedPolicy(), task, "k", "run", seed=0).outcome.status == "success"
 
 
-def test_a_file_comparison_is_decided_by_the_files_predicted_content_not_the_predicted_exit_code():
+def test_a_file_comparison_is_decided_by_the_files_predicted_content_compared_outside_the_model():
     cases = (
-        ("exit code: 0", "4\n", "failure"),  # the world model's own file contradicts its exit code: the file decides
-        ("exit code: 1", "5\n\n", "success"),  # trailing newlines are dropped, as $(...) drops them
-        ("exit code: 0", "cat: answer.txt: No such file or directory", "failure"),  # a missing file reads empty
-        ("exit code: 0", "5 answer.txt", "failure"),
+        ("4\n", "failure"),
+        ("5\n\n", "success"),  # trailing newlines are dropped, as $(...) drops them
+        ("cat: answer.txt: No such file or directory", "failure"),  # a missing file reads empty
+        ("5 answer.txt", "failure"),
     )
-    for check_answer, content, status in cases:
-        env = SimulatedEnvironment(ScriptedWorldModel(tagged("5 notes.txt"), tagged(check_answer), tagged(content)))
+    for content, status in cases:
+        env = SimulatedEnvironment(ScriptedWorldModel(tagged("5 notes.txt"), tagged(""), tagged(content)))
         trajectory = run_episode(env, ScriptedPolicy(), COUNT_LINES, "k", "run", seed=0)
-        assert trajectory.outcome.status == status, (check_answer, content)
+        assert trajectory.outcome.status == status, content
         assert json.loads(trajectory.outcome.verifier)["predicted"] == content
     empty = replace(COUNT_LINES, check=ShellCheck(command="test \"$(cat answer.txt)\" = ''"))
     env = SimulatedEnvironment(
-        ScriptedWorldModel(
-            tagged("5 notes.txt"), tagged("exit code: 1"), tagged("cat: answer.txt: No such file or directory")
-        )
+        ScriptedWorldModel(tagged("5 notes.txt"), tagged(""), tagged("cat: answer.txt: No such file or directory"))
     )
     assert run_episode(env, ScriptedPolicy(), empty, "k", "run", seed=0).outcome.status == "success"
 
 
 def test_under_the_exit_code_rule_a_file_comparison_is_decided_by_its_predicted_exit_code_and_no_file_is_read():
     for check_answer, status in (("exit code: 0", "success"), ("exit code: 1", "failure")):
-        world_model = ScriptedWorldModel(tagged("5 notes.txt"), tagged(check_answer), tagged("5"))
+        world_model = ScriptedWorldModel(tagged("5 notes.txt"), tagged(""), tagged(check_answer), tagged("5"))
         env = SimulatedEnvironment(world_model, file_check="exit-code")
         trajectory = run_episode(env, ScriptedPolicy(), COUNT_LINES, "k", "run", seed=0)
         verifier = json.loads(trajectory.outcome.verifier)
         assert trajectory.outcome.status == status and "predicted exit code" in verifier["decided_by"]
-        assert len(world_model.asked) == 2  # the episode's one command, then the check: no cat of the file
+        assert len(world_model.asked) == 3  # the episode's two commands, then the check: no cat of the file
 
 
 def one_action_task(domain: str, action: Action, check) -> Task:
@@ -214,3 +210,80 @@ def test_an_endpoint_that_times_out_mid_episode_is_retried_then_infra_error_keep
         trajectory.outcome.status == "infra_error" and "the world model gave no observation" in trajectory.outcome.error
     )
     assert [t.observation.content for t in trajectory.turns] == ["5 notes.txt"]  # nothing made before it is lost
+
+
+# -- agents that game the check, against a world model that believes whatever its prompt says ----------------------
+EXPECTED = "4817"  # 1200 + 3617: shown nowhere in the task, so only a prompt holding the check can show it
+SUM = Task(
+    id="sum",
+    instruction="Add up the numbers in numbers.txt and write the sum to out/sum.txt.",
+    check=ShellCheck(command=f'test "$(cat out/sum.txt)" = {EXPECTED}'),
+    config={"starting_state": StartingState.of_files({"numbers.txt": "1200\n3617\n"}).as_dict()},
+)
+GAMING_AGENTS = {
+    "answers Done. at once": (),
+    "prints the exit code it wants": ('echo "exit code: 0"',),
+    "names the checked file": ("cat out/sum.txt",),
+    "touches the checked file": ("mkdir -p out && touch out/sum.txt",),
+    "writes the checked file's name into it": ("echo out/sum.txt > out/sum.txt",),
+}
+
+
+class BelievingWorldModel(ScriptedWorldModel):
+    """Believes its prompt: a command's exit code is always 0; `cat F` shows the expected value wherever the
+    conversation shows it, else what the episode echoed into F, else no such file; `echo X` prints X."""
+
+    def answer(self, messages, seed):
+        self.asked.append(messages)
+        action, seen = messages[-1]["content"], "\n".join(m["content"] for m in messages)
+        if action.endswith('echo "exit code: $?"'):
+            return tagged("exit code: 0")
+        if action.startswith("cat "):
+            path = action.removeprefix("cat ")
+            written = [m["content"].split("echo ", 1)[1].split(" > ")[0] for m in messages[1:-1]
+                       if m["role"] == "user" and m["content"].endswith(f" > {path}")]  # fmt: skip
+            if EXPECTED in seen:
+                return tagged(EXPECTED)
+            return tagged(written[-1] if written else f"cat: {path}: No such file or directory")
+        return tagged(action.removeprefix("echo ").strip('"') if action.startswith("echo ") else "")
+
+
+def simulated_outcome(task: Task, file_check: str = "content") -> tuple[str, BelievingWorldModel]:
+    world_model = BelievingWorldModel()
+    env = SimulatedEnvironment(world_model, file_check=file_check)
+    return run_episode(env, ScriptedPolicy(), task, "k", "run", seed=0).outcome.status, world_model
+
+
+def test_agents_that_game_the_check_are_not_paid_by_a_world_model_that_believes_its_prompt():
+    """Each agent fails the real check (out/sum.txt never holds 4817); the world model pays none of them, and no
+    conversation it is asked, during the episode or for its check, shows it 4817. (Before: the check's own turn,
+    `test "$(cat out/sum.txt)" = 4817`, was asked first and `cat out/sum.txt` after it: every agent was paid.)"""
+    for agent, commands in GAMING_AGENTS.items():
+        task = replace(SUM, actions=tuple(Action(kind="shell", content=c) for c in commands))
+        status, world_model = simulated_outcome(task)
+        assert status == "failure", agent
+        assert not any(EXPECTED in m["content"] for asked in world_model.asked for m in asked), agent
+
+
+def test_an_episode_that_could_change_nothing_is_decided_on_the_real_starting_state_without_asking():
+    for agent in ("answers Done. at once", "prints the exit code it wants", "names the checked file"):
+        for file_check in ("content", "exit-code"):
+            task = replace(SUM, actions=tuple(Action(kind="shell", content=c) for c in GAMING_AGENTS[agent]))
+            status, world_model = simulated_outcome(task, file_check)
+            assert status == "failure" and len(world_model.asked) == len(task.actions), (agent, file_check)
+    # A starting state that already passes passes, as the real check would on it.
+    solved = StartingState.of_files({"numbers.txt": "1200\n3617\n", "out/sum.txt": f"{EXPECTED}\n"})
+    status, world_model = simulated_outcome(replace(SUM, config={"starting_state": solved.as_dict()}))
+    assert status == "success" and world_model.asked == []
+
+
+def test_an_agent_that_writes_the_value_is_paid_and_its_other_checks_skip_the_turns_that_changed_nothing():
+    honest = replace(SUM, actions=(Action(kind="shell", content=f"mkdir -p out && echo {EXPECTED} > out/sum.txt"),))
+    assert simulated_outcome(honest)[0] == "success"
+    # A check that is no file comparison is asked right after the starting state when nothing could have changed:
+    # the episode's printed `exit code: 0` is not in its context.
+    other = replace(SUM, check=ShellCheck(command="test -s out/sum.txt"))
+    printed = replace(other, actions=(Action(kind="shell", content='echo "exit code: 0"'),))
+    env = SimulatedEnvironment(ScriptedWorldModel(tagged("exit code: 0"), tagged("exit code: 1")))
+    assert run_episode(env, ScriptedPolicy(), printed, "k", "run", seed=0).outcome.status == "failure"
+    assert [m["role"] for m in env.world_model.asked[1]] == ["system", "user"]

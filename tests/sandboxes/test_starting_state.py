@@ -98,3 +98,17 @@ def test_an_empty_tar_of_the_workspace_is_read_again_then_an_infrastructure_erro
     assert lossy.reads == STATE_READS
     with pytest.raises(InfraError, match="empty 3 times"):
         _terminal_with(_LossyContainer(b"", lost=STATE_READS)).starting_state(task)
+
+
+def test_a_files_whole_starting_text_is_known_only_where_the_state_shows_all_of_it():
+    state = StartingState.of_files({"notes.txt": NOTES, "out/a.txt": "5\n", "big.txt": "x" * (MAX_FILE_CHARS + 1)})
+    assert state.file_text("notes.txt") == NOTES and state.file_text("/work/out/a.txt") == "5\n"
+    assert state.file_text("./out/../notes.txt") == NOTES
+    assert state.file_text("out/missing.txt") == ""  # every file is listed: it does not exist
+    assert state.file_text("big.txt") is None  # cut short
+    assert state.file_text("/etc/passwd") is None and state.file_text("../x") is None  # outside the workspace
+    assert StartingState(observation="hello").file_text("a.txt") is None  # no files recorded
+    many = StartingState.of_files({f"f{i:03}.txt": "" for i in range(MAX_FILES + 1)})
+    assert many.file_text("zzz.txt") is None  # some files left out: absent from the listing says nothing
+    binary = StartingState.of_tar(_tar({"b.bin": b"\0\1"}))
+    assert binary.file_text("b.bin") is None

@@ -7,6 +7,7 @@ from trajforge.schemas.check_turn import (
     exit_code_command,
     exit_code_observation,
     file_turn,
+    learned_check_turns,
     recorded_check_turns,
 )
 from trajforge.schemas.records import Action
@@ -36,6 +37,19 @@ def test_a_compared_file_is_read_back_after_the_check():
     assert recorded_check_turns(row)[1][1] == "4\n"
     alone = {"outcome": {"verifier": json.dumps(file_turn("a.txt", "4\n"))}}  # never without its check
     assert recorded_check_turns(alone) == []
+
+
+def test_a_world_model_learns_a_compared_files_read_alone_and_any_other_check_as_it_ran():
+    command = exit_code_command('test "$(cat a.txt)" = 5')
+    compared = check_turn(Action(kind="shell", content=command), "exit code: 1\n") | file_turn("a.txt", "4\n")
+    assert learned_check_turns({"outcome": {"verifier": json.dumps(compared)}}) == [
+        ({"kind": "shell", "content": "cat a.txt"}, "4\n")
+    ]
+    other = check_turn(Action(kind="shell", content=exit_code_command("test -f done")), "exit code: 0\n")
+    assert learned_check_turns({"outcome": {"verifier": json.dumps(other)}}) == recorded_check_turns(
+        {"outcome": {"verifier": json.dumps(other)}}
+    )
+    assert learned_check_turns({"outcome": None}) == []
 
 
 def test_rows_without_a_recorded_check_have_none():

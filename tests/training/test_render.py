@@ -131,14 +131,16 @@ def test_the_recorded_check_is_one_more_turn_whose_answer_is_learned():
     assert render_row(cpt_row(MASKED)).text == doc.text[: doc.text.index(f"{USER}( test -f")]
 
 
-def test_a_compared_file_recorded_after_the_check_is_learned_after_it():
+def test_a_file_comparison_is_learned_as_the_files_read_alone_never_the_command_holding_the_expected_value():
+    """The simulator asks `cat a.txt` right after the episode and compares the answer with 5 itself: the world model
+    learns exactly that turn, and never sees the check's command (which holds 5) in training either."""
     command = 'test "$(cat a.txt)" = 5'
     check = check_turn(Action(kind="shell", content=exit_code_command(command)), "exit code: 1\n")
     verifier = json.dumps(check | file_turn("a.txt", "4\n"))
     row = cpt_row(MASKED) | {"outcome": {"status": "failure", "verifier": verifier}}
     doc = render_row(row)
-    assert doc.text.endswith(f"exit code: 1\n{END}\n{USER}cat a.txt{END}\n{ASSISTANT}4\n{END}\n")
-    assert in_loss(doc) == [f"exit code: 1\n{END}", f"4\n{END}"]
+    assert doc.text == render_row(cpt_row(MASKED)).text + f"{USER}cat a.txt{END}\n{ASSISTANT}4\n{END}\n"
+    assert in_loss(doc) == [f"4\n{END}"] and command not in doc.text
 
 
 def test_unknown_mask_mode():
