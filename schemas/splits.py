@@ -27,17 +27,15 @@ from typing import Literal
 
 Split = Literal["train", "cpt", "sft_rl", "validation", "held_out"]  # held_out: the test part
 SPLITS: tuple[str, ...] = Split.__args__
-# Which splits each reader may read: training stages never see a validation or test row; eval reads the test part,
-# "validation" the validation part (what choices read).
+# Which splits each reader may read: training stages never see a validation or test row; eval reads the test part.
 STAGE_SPLITS: dict[str, tuple[str, ...]] = {
     "cpt": ("train", "cpt"),
     "sft": ("train", "sft_rl"),
     "rl": ("train", "sft_rl"),
-    "validation": ("validation",),
     "eval": ("held_out",),
 }
 TRAINING_STAGES = ("cpt", "sft", "rl")
-# The parts an evaluation reads (agent-eval and sim-check `--part`): the split each is
+# The parts an evaluation reads (agent-eval and sim-check `--part`, schemas.dataset.part_rows) and the split each is
 Part = Literal["validation", "test"]
 PART_SPLITS: dict[str, Split] = {"validation": "validation", "test": "held_out"}
 TASK_ID_FIELDS = ("task_id", "task", "id", "session_id")  # in an importer's metadata, first found wins
