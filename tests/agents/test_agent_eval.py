@@ -126,7 +126,8 @@ def test_nothing_to_evaluate_is_refused_before_any_episode():
 @pytest.mark.slow
 def test_scripted_solves_the_held_out_terminal_tasks_and_explorer_does_not(tmp_path, sandbox_image):
     run = CollectConfig(suites=("terminal",), output=str(tmp_path), image=sandbox_image, max_turns=8)
-    config = AgentEvalConfig((policy_agent("scripted"), policy_agent("explorer")), run)
+    split = SplitConfig(held_out=0.15)  # the test part then holds two of the terminal suite's tasks with a check
+    config = AgentEvalConfig((policy_agent("scripted"), policy_agent("explorer")), run, split)
     result = evaluate_agents(config, print, print)
     held = [t.id for t in held_out_suites([load_suite("terminal")], config.split)[0].tasks]
     assert result.held_out == {"terminal": held}

@@ -26,7 +26,7 @@ def test_scripted_solves_and_an_untrained_model_does_not(tmp_path, sandbox_image
     report = tmp_path / "agent-eval.json"
     args = ["agent-eval", "--policy", "scripted", "--agent", f"{url}={model}", "--suite", "terminal",
             "--output", str(tmp_path / "raw"), "--report", str(report), "--image", sandbox_image,
-            "--max-turns", "8"]  # fmt: skip
+            "--max-turns", "8", "--held-out", "0.15"]  # fmt: skip
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     assert "test tasks of terminal" in result.output and f"{model} @ {url}" in result.output
