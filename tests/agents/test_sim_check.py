@@ -24,7 +24,8 @@ from trajforge.endpoints.model_ref import ModelRef, parse_model
 from trajforge.schemas.sources import read_records
 from trajforge.schemas.splits import SplitConfig
 
-TASK = "project-dirs"  # held out under the default split: mkdir -p project/{src,tests,docs}; ls -la project
+TASK = "project-dirs"  # mkdir -p project/{src,tests,docs}; ls -la project: in the test part under SPLIT
+SPLIT = SplitConfig(seed=16)
 
 
 def world_model(obedient: bool):
@@ -50,7 +51,7 @@ def world_model(obedient: bool):
 def config(tmp_path, corpus_dir, control, world: CheckedWorldModel, **fields) -> SimCheckConfig:
     run = CollectConfig(suites=("terminal",), tasks=(TASK,), output=str(tmp_path / "runs"), concurrency=1)
     simulation = Simulation(world.ref, control=str(control))
-    return SimCheckConfig(corpus=str(corpus_dir), run=run, simulation=simulation, split=SplitConfig(), **fields)
+    return SimCheckConfig(corpus=str(corpus_dir), run=run, simulation=simulation, split=SPLIT, **fields)
 
 
 def endpoint(text: str) -> ModelRef:
