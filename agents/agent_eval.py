@@ -1,12 +1,15 @@
 """Measuring agents: each agent (a policy: scripted, explorer, an endpoint through the llm policy, a checkpoint)
-runs the held-out tasks of the suites, the tasks build-corpus holds out (collectors.tasks.task_split), in the real
+runs one evaluation part of the suites' tasks (collectors.tasks.task_split: the test part by default, the
+validation part that choices read with `part="validation"`), in the real
 environment, as one `collect` run per agent (collectors/collection.py: the runner, its concurrency, retries, faults
 and resume), so every episode is a raw trajectory run folder that feeds the corpus like any other. From those
 episodes: the success rate per agent, suite and task family with its 95% Wilson interval, mean turns, the share of
 answers that could not be read as an action, and apart the infrastructure errors, task errors and tasks without a
 check (they say nothing of the agent).
 
-All agents run the same task list, so their rows compare."""
+All agents run the same task list, so their rows compare. Each report also splits the part into its rows
+(`per_part`): the in-family test tasks and the tasks of the held-out families (out of distribution), each with its
+own N."""
 
 import dataclasses
 from collections.abc import Callable, Iterable
@@ -21,7 +24,7 @@ from trajforge.evaluation.intervals import wilson_interval
 from trajforge.sandboxes.base import Task
 from trajforge.schemas.records import Trajectory
 from trajforge.schemas.sources import read_records
-from trajforge.schemas.splits import SplitConfig, collected_task_key
+from trajforge.schemas.splits import PART_SPLITS, Part, SplitConfig, collected_task_key
 
 Log = Callable[[str], None]
 CONFIDENCE = 0.95
@@ -69,6 +72,7 @@ class AgentEvalConfig:
     run: CollectConfig = CollectConfig(suites=("terminal",))
     split: SplitConfig = SplitConfig()
     limit: int | None = None  # the first N held-out tasks of each suite, in the suite's order (None: all)
+    part: Part = "test"  # which tasks: the test part (final tables) or the validation part (what choices read)
 
 
 @dataclass
@@ -134,6 +138,7 @@ class AgentReport:
     overall: Score
     per_suite: dict[str, Score]
     per_family: dict[str, Score]
+    per_part: dict[str, Score] = dataclasses.field(default_factory=dict)  # row_part's rows (in family, held-out family)
     ran: int = 0  # episodes this invocation ran; the others were in the run folder already (a resumed run)
     skipped: int = 0
 
@@ -148,14 +153,16 @@ class AgentReport:
             "overall": self.overall.as_dict(),
             "per_suite": {k: v.as_dict() for k, v in self.per_suite.items()},
             "per_family": {k: v.as_dict() for k, v in self.per_family.items()},
+            "per_part": {k: v.as_dict() for k, v in self.per_part.items()},
         }
 
 
 @dataclass
 class AgentEvalResult:
-    held_out: dict[str, list[str]]  # suite -> its held-out task ids, every agent's tasks
+    held_out: dict[str, list[str]]  # suite -> the ids of its tasks in the part, every agent's tasks
     split: SplitConfig
     reports: list[AgentReport]
+    part: Part = "test"
 
     @property
     def errors(self) -> int:
@@ -166,16 +173,29 @@ class AgentEvalResult:
         return {
             "confidence": CONFIDENCE,
             "split": dataclasses.asdict(self.split),
+            "part": self.part,
             "held_out_tasks": self.held_out,
             "agents": [r.as_dict() for r in self.reports],
         }
 
 
-def held_out_suites(suites: Iterable[Suite], split: SplitConfig) -> list[Suite]:
-    """Each suite with only its held-out tasks."""
-    return [
-        dataclasses.replace(s, tasks=tuple(t for t in s.tasks if task_split(s, t, split) == "held_out")) for s in suites
-    ]
+def held_out_suites(suites: Iterable[Suite], split: SplitConfig, part: Part = "test") -> list[Suite]:
+    """Each suite with only its tasks of one evaluation part (test: the held-out ones, held-out families with them)."""
+    side = PART_SPLITS[part]
+    return [dataclasses.replace(s, tasks=tuple(t for t in s.tasks if task_split(s, t, split) == side)) for s in suites]
+
+
+HELD_OUT_FAMILY = "held-out family"
+IN_FAMILY = "in family"
+
+
+def row_part(task: Task, split: SplitConfig, part: Part) -> str:
+    """The row of a part a task's figures go to: the test part's tasks of a held-out family (out of distribution)
+    apart from its in-family tasks; a validation task is never of a held-out family."""
+    if part == "validation":
+        return part
+    held_out_family = task.family is not None and task.family in split.held_out_families
+    return f"{part}, {HELD_OUT_FAMILY if held_out_family else IN_FAMILY}"
 
 
 def family_of(suite: Suite, task: Task) -> str:
@@ -183,44 +203,62 @@ def family_of(suite: Suite, task: Task) -> str:
     return task.family or suite.name
 
 
+def family_label(family: str, split: SplitConfig) -> str:
+    """A family's name as a table's group shows it: a held-out family (out of distribution) says so."""
+    return f"{family} ({HELD_OUT_FAMILY})" if family in split.held_out_families else family
+
+
 def evaluate_agents(
     config: AgentEvalConfig, log: Log, warn: Log, progress=lambda items, description, total: items
 ) -> AgentEvalResult:
-    """Run every agent on the same held-out tasks and score them; AgentEvalError (a ValueError) before any episode
-    runs when there is no agent or no held-out task."""
+    """Run every agent on the same tasks of the part and score them; AgentEvalError (a ValueError) before any
+    episode runs when there is no agent or no task in the part."""
     if not config.agents:
         raise AgentEvalError("name an agent to evaluate: -c CHECKPOINT, --endpoint URL=MODEL or --policy NAME")
-    suites = held_out_suites(plan_suites(dataclasses.replace(config.run, tasks=())), config.split)
+    suites = held_out_suites(plan_suites(dataclasses.replace(config.run, tasks=())), config.split, config.part)
     if config.limit is not None:
         held = sum(len(s.tasks) for s in suites)
         suites = [dataclasses.replace(s, tasks=s.tasks[: config.limit]) for s in suites]
-        log(f"--limit {config.limit}: {sum(len(s.tasks) for s in suites)} of the {held} held-out tasks")
+        log(f"--limit {config.limit}: {sum(len(s.tasks) for s in suites)} of the {held} {config.part} tasks")
+    split = config.split
     for suite in suites:
         if not suite.tasks:
-            warn(f"{suite.name}: no held-out task (held-out share {config.split.held_out}, seed {config.split.seed})")
+            warn(f"{suite.name}: no {config.part} task (test share {split.held_out}, validation share "
+                 f"{split.validation}, seed {split.seed})")  # fmt: skip
     places = {collected_task_key(task_name(s, t)): (s, t) for s in suites for t in s.tasks}
     if not places:
-        raise AgentEvalError(f"no held-out task in {', '.join(s.name for s in suites)}: nothing to evaluate")
+        raise AgentEvalError(f"no {config.part} task in {', '.join(s.name for s in suites)}: nothing to evaluate")
     names = tuple(task_name(s, t) for s, t in places.values())
+    parts = {key: row_part(task, split, config.part) for key, (_, task) in places.items()}
     reports = []
     for agent in config.agents:
         run = dataclasses.replace(config.run, tasks=names, **agent.settings)
-        reports.append(score_agent(agent, collect(run, log, warn, progress), places))
-    return AgentEvalResult({s.name: [t.id for t in s.tasks] for s in suites}, config.split, reports)
+        reports.append(score_agent(agent, collect(run, log, warn, progress), places, parts))
+    return AgentEvalResult({s.name: [t.id for t in s.tasks] for s in suites}, split, reports, config.part)
 
 
-def score_agent(agent: EvaluatedAgent, collected: Collected, places: dict[str, tuple[Suite, Task]]) -> AgentReport:
-    """The agent's figures from the episodes its run folder holds of the planned tasks (a resumed run's too)."""
+def score_agent(
+    agent: EvaluatedAgent,
+    collected: Collected,
+    places: dict[str, tuple[Suite, Task]],
+    parts: dict[str, str] | None = None,
+) -> AgentReport:
+    """The agent's figures from the episodes its run folder holds of the planned tasks (a resumed run's too);
+    `parts`: each planned task's row of the part (row_part; None: no such rows)."""
+    parts = parts or {}
     overall = Score()
     per_suite = {s.name: Score() for s, _ in places.values()}
     per_family = {family: Score() for family in sorted({family_of(s, t) for s, t in places.values()})}
+    per_part = {part: Score() for part in sorted(set(parts.values()), key=lambda part: HELD_OUT_FAMILY in part)}
     models = set()
     for result in read_records([collected.run_dir]):
         if not result.ok or (key := collected_task_key(result.record.source.origin or "")) not in places:
             continue
         suite, task = places[key]
-        for score in (overall, per_suite[suite.name], per_family[family_of(suite, task)]):
+        rows = (per_suite[suite.name], per_family[family_of(suite, task)], *([per_part[parts[key]]] if parts else []))
+        for score in (overall, *rows):
             score.add(result.record, checked=task.check is not None)
         models.add(result.record.agent.model)
     run = collected.result
-    return AgentReport(agent, collected.run_dir, models <= {None}, overall, per_suite, per_family, run.ran, run.skipped)
+    return AgentReport(agent, collected.run_dir, models <= {None}, overall, per_suite, per_family, per_part,
+                       run.ran, run.skipped)  # fmt: skip

@@ -101,8 +101,8 @@ PREFLIGHT_TRAJECTORIES = 20  # a quick look before training; `trajforge sim-chec
 
 
 def preflight(config: AgentRLConfig, log, warn) -> dict | None:
-    """The world model's single-step figures before an RL run in it, on the held-out turns of at most
-    PREFLIGHT_TRAJECTORIES held-out trajectories (None for a real run, or without a corpus)."""
+    """The world model's single-step figures before an RL run in it, on the validation turns of at most
+    PREFLIGHT_TRAJECTORIES validation trajectories (None for a real run, or without a corpus)."""
     if config.run.simulation is None:
         return None
     from trajforge.agents.sim_preflight import world_model_figures

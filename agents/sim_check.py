@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from trajforge.agents.agent_eval import EvaluatedAgent
+from trajforge.agents.agent_eval import EvaluatedAgent, family_label
 from trajforge.agents.sim_episodes import EpisodePlan, outcome_success, run_episodes
 from trajforge.collectors.config import CollectConfig
 from trajforge.collectors.simulation import MAX_TOKENS, Simulation
@@ -32,7 +32,7 @@ from trajforge.sandboxes.control import load_control, recorded_control
 from trajforge.sandboxes.controllability import ControlledTurn, turn_controllability
 from trajforge.schemas.hashing import config_hash
 from trajforge.schemas.records import Action, Trajectory
-from trajforge.schemas.splits import SplitConfig, task_key
+from trajforge.schemas.splits import Part, SplitConfig, task_key
 
 Log = Callable[[str], None]
 
@@ -56,6 +56,7 @@ class SimCheckConfig:
     run: CollectConfig = CollectConfig(suites=("terminal",), output="data/sim-check")
     agent: EvaluatedAgent = EvaluatedAgent("scripted", "scripted")
     split: SplitConfig = SplitConfig()
+    part: Part = "test"  # which held-out tasks and turns: the test part, or the validation part choices read
     episodes: bool = True  # False: the single-step figures only (no environment is started)
     judge: JudgeSpec = field(default_factory=JudgeSpec)
     sampling: Sampling = Sampling(0.0, 512, 0)
@@ -102,6 +103,8 @@ def run_prefix(config: SimCheckConfig, world: CheckedWorldModel) -> str:
     key = {"world": world.ref.text, "agent": config.agent.label, "control": config.control,
            "seed": config.run.seed, "suites": config.run.suites, "repeats": config.run.repeats,
            "tasks": config.run.tasks}  # fmt: skip
+    if config.part != "test":  # the test part's runs keep their names
+        key["part"] = config.part
     simulation = config.simulation or Simulation(world.ref)
     if simulation.file_check != "content":  # the runs of the default rule keep their names
         key["file_check"] = simulation.file_check
@@ -127,16 +130,16 @@ def check_simulator(
     result["single_step"] = single_step(config, world.chat, progress, warn, details)
     if config.episodes:
         plan = EpisodePlan(config.run, config.agent, config.episode_simulation(world), run_prefix(config, world),
-                           config.split, config.control, config.simulated_success)  # fmt: skip
+                           config.split, config.control, config.simulated_success, config.part)  # fmt: skip
         result["episodes"] = run_episodes(plan, log, warn, progress)
     return result
 
 
-def _group(row: dict) -> str:
+def _group(row: dict, split: SplitConfig) -> str:
     meta = json.loads(row.get("metadata") or "{}")
     family = meta.get("family") if isinstance(meta, dict) else None
     suite = (row.get("source") or {}).get("origin") or ""
-    return f"{row['domain']}/{family or suite.partition('/')[0] or 'other'}"
+    return f"{row['domain']}/{family_label(family or suite.partition('/')[0] or 'other', split)}"
 
 
 class _Warnings:
@@ -157,12 +160,13 @@ def single_step(
     from trajforge.evaluation.run import baseline_models, corpus_rows
 
     try:
-        rows = corpus_rows(config.corpus, config.limit)
+        rows = corpus_rows(config.corpus, config.limit, config.part)
     except (FileNotFoundError, ValueError) as exc:
         raise SimCheckError(f"--corpus {config.corpus}: {exc}") from exc
-    turns = [(corpus_turn(r, i, plain=config.plain), _group(r), r) for r in rows for i in sample_turns(len(r["turns"]))]
+    turns = [(corpus_turn(r, i, plain=config.plain), _group(r, config.split), r)
+             for r in rows for i in sample_turns(len(r["turns"]))]  # fmt: skip
     if not turns:
-        raise SimCheckError(f"--corpus {config.corpus}: no held-out turn to predict")
+        raise SimCheckError(f"--corpus {config.corpus}: no {config.part} turn to predict")
     judge = config.judge.build()
     models: list[ChatModel] = [model, *baseline_models(config.corpus, _Warnings(warn))]
     figures: dict = defaultdict(dict)

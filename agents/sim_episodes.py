@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from trajforge.agents.agent_eval import EvaluatedAgent, family_of, held_out_suites
+from trajforge.agents.agent_eval import EvaluatedAgent, family_label, family_of, held_out_suites
 from trajforge.collectors.collection import collect, plan_suites, task_name
 from trajforge.collectors.config import CollectConfig
 from trajforge.collectors.simulation import Simulation
@@ -22,7 +22,7 @@ from trajforge.sandboxes.base import Task
 from trajforge.sandboxes.controllability import controllability
 from trajforge.schemas.records import Trajectory
 from trajforge.schemas.sources import read_records
-from trajforge.schemas.splits import REPLAY_SEPARATOR, SplitConfig
+from trajforge.schemas.splits import REPLAY_SEPARATOR, Part, SplitConfig
 
 Log = Callable[[str], None]
 
@@ -57,11 +57,12 @@ class EpisodePlan:
     split: SplitConfig = SplitConfig()
     control: str | None = "errors"
     simulated_success: Callable[[Trajectory], bool | None] = outcome_success
+    part: Part = "test"  # which held-out tasks: the test part, or the validation part that choices read
 
 
 def held_out_tasks(plan: EpisodePlan) -> list[Suite]:
-    """The suites' held-out tasks (those `run.tasks` names, when it names some)."""
-    suites = held_out_suites(plan_suites(dataclasses.replace(plan.run, tasks=())), plan.split)
+    """The suites' tasks of the plan's part (those `run.tasks` names, when it names some)."""
+    suites = held_out_suites(plan_suites(dataclasses.replace(plan.run, tasks=())), plan.split, plan.part)
     chosen = set(plan.run.tasks)
     if chosen:
         suites = [_only(s, chosen) for s in suites]
@@ -102,7 +103,9 @@ def run_episodes(plan: EpisodePlan, log: Log, warn: Log, progress) -> dict:
         controlled = dataclasses.replace(simulated, run_id=f"{plan.run_prefix}-controlled",
                                          simulation=plan.simulation.with_control(plan.control))  # fmt: skip
         runs["controlled"] = collect(controlled, log, warn, progress)
-        figures["controllability"] = _per_group(suites, run_records(runs["controlled"].run_dir), controllability)
+        figures["controllability"] = _per_group(
+            suites, run_records(runs["controlled"].run_dir), controllability, plan.split
+        )
     figures["runs"] = {name: collected.run_dir for name, collected in runs.items()}
     figures["errors"] = {name: c.result.infra_errors + c.result.task_errors for name, c in runs.items()}
     figures["errors"] = {name: n for name, n in figures["errors"].items() if n}
@@ -125,24 +128,24 @@ def replay_suites(suites: list[Suite], simulated: dict[str, Trajectory]) -> list
     return replays
 
 
-def _group(suite: Suite, task: Task) -> str:
-    return f"{suite.domain}/{family_of(suite, task)}"
+def _group(suite: Suite, task: Task, split: SplitConfig) -> str:
+    return f"{suite.domain}/{family_label(family_of(suite, task), split)}"
 
 
-def _keys(suites: list[Suite], records: dict[str, Trajectory]) -> dict[str, list[str]]:
+def _keys(suites: list[Suite], records: dict[str, Trajectory], split: SplitConfig) -> dict[str, list[str]]:
     """group -> the episode keys of `records` that are of its tasks."""
     groups: dict[str, list[str]] = defaultdict(list)
     for suite in suites:
         for task in suite.tasks:
             for key in sorted(records):
                 if key.rpartition("#")[0] == task_name(suite, task):
-                    groups[_group(suite, task)].append(key)
+                    groups[_group(suite, task, split)].append(key)
                     groups["all"].append(key)
     return dict(groups)
 
 
-def _per_group(suites: list[Suite], records: dict[str, Trajectory], figure: Callable) -> dict:
-    return {group: figure([records[k] for k in keys]) for group, keys in _keys(suites, records).items()}
+def _per_group(suites: list[Suite], records: dict[str, Trajectory], figure: Callable, split: SplitConfig) -> dict:
+    return {group: figure([records[k] for k in keys]) for group, keys in _keys(suites, records, split).items()}
 
 
 def success_figures(suites, real, sim, plan: EpisodePlan) -> dict:
@@ -157,7 +160,7 @@ def success_figures(suites, real, sim, plan: EpisodePlan) -> dict:
             confusion["by_exit_code"] = success_confusion(by_exit_code)
         return confusion
 
-    return {group: figure(keys) for group, keys in _keys(suites, real).items()}
+    return {group: figure(keys) for group, keys in _keys(suites, real, plan.split).items()}
 
 
 def replay_key(key: str) -> str:
@@ -187,4 +190,4 @@ def _wm2real(suites, sim, replayed, plan: EpisodePlan) -> dict:
     def figure(keys: list[str]) -> dict:
         return replay_figures(replayed_pairs(keys, sim, replayed, plan.simulated_success))
 
-    return {group: figure(keys) for group, keys in _keys(suites, sim).items()}
+    return {group: figure(keys) for group, keys in _keys(suites, sim, plan.split).items()}

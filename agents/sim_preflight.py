@@ -1,5 +1,6 @@
-"""Before `train agent-rl --world-model` trains: the world model's single-step figures on a corpus's held-out
-turns (sim-check's, beside the two model-free baselines), printed, with a warning for each figure below what a
+"""Before `train agent-rl --world-model` trains: the world model's single-step figures on a corpus's validation
+turns (sim-check's --part validation: a reading that decides whether to train is a choice, so it never reads the
+test part; beside the two model-free baselines), printed, with a warning for each figure below what a
 world model worth training in reaches (`below_thresholds`). Without a corpus there is nothing to measure on: a note
 says so and training goes on."""
 
@@ -28,7 +29,9 @@ def world_model_figures(
         return None
     with world_model_of(ref) as world:
         prompt = simulation.prompt if ref.endpoint is not None else prompt_of(world.ref.weights, simulation.prompt)
-        config = SimCheckConfig(corpus=corpus, limit=limit, plain=prompt != "template", episodes=False)
+        config = SimCheckConfig(
+            corpus=corpus, limit=limit, plain=prompt != "template", part="validation", episodes=False
+        )  # a go/no-go reading: the validation part, never the test part
         result = check_simulator(config, world, log, warn)
     result["below_thresholds"] = below_thresholds(result, thresholds)
     result["thresholds"] = dataclasses.asdict(thresholds)

@@ -10,15 +10,16 @@ environment (Docker) on HELD-OUT tasks of the generated terminal family (collect
 
 It drives the real `trajforge` commands, each in this interpreter's environment:
 1. a suite of `--tasks` generated terminal tasks (written to OUTPUT/suite.yaml), collected with the scripted
-   policy; the task split (schemas/splits.py, 10% held out by the task id) decides which tasks no stage reads;
+   policy; the task split (schemas/splits.py, by the task's instruction and files: 10% test, 10% validation)
+   decides which tasks no stage reads;
 2. build-corpus over those trajectories and `train cpt`: the world model (it predicts observations);
 3. the SAME agent-SFT steps three times on the successful trajectories of training tasks: (a) from an untrained
    model, (b) from the world-model checkpoint (LWM warm-up), (c) `--role both` (one model learns both roles);
    the tiny model of every row uses the world model's tokenizer, so the rows differ only in their weights;
-4. `train agent-rl` from the SFT row with the lowest validation loss (its own held-out trajectories of
-   TRAINING tasks: the evaluation's tasks never choose it);
-5. `agent-eval` of every row on the held-out tasks, with the scripted policy (model-free, it says so) and the
-   untrained model (the tiny model with no step taken, or `--init` as it is) as reference rows.
+4. `train agent-rl` from the SFT row chosen on the VALIDATION tasks (`agent-eval --part validation`: the highest
+   success, a tie broken by the lower agent-SFT loss): the test tasks never choose anything;
+5. `agent-eval` of every row on the test tasks, read once, with the scripted policy (model-free, it says so) and
+   the untrained model (the tiny model with no step taken, or `--init` as it is) as reference rows.
 
 It prints the table (success with its 95% Wilson interval, mean turns, unparseable-answer rate), a sentence on
 whether world-model training helped the agent, and the throughput (collect episodes/min, train tokens/s, agent-rl
@@ -61,7 +62,7 @@ def arguments() -> argparse.Namespace:
         "or a local model folder: the starting weights of the world model and of rows (a), (c)",
     )
     parser.add_argument("--output", default="runs/agent-learning")
-    parser.add_argument("--tasks", type=int, default=300, help="generated terminal tasks (10%% are held out)")
+    parser.add_argument("--tasks", type=int, default=300, help="generated terminal tasks (10%% test, 10%% validation)")
     parser.add_argument("--task-seed", type=int, default=0)
     parser.add_argument("--cpt-steps", type=int, default=50, help="world-model CPT steps")
     parser.add_argument("--sft-steps", type=int, default=150, help="agent-SFT steps, the same for every row")
@@ -157,9 +158,20 @@ def validation_loss(checkpoint: Path) -> float:
     return float("inf") if loss is None else loss
 
 
-def agent_rl(args, out: Path, rows: dict[str, Path], seconds: dict) -> tuple[str, Path]:
-    """Agent RL from the agent-SFT row with the lowest validation loss; the row it started from and its checkpoint."""
-    best = min((r for r in rows if r != "untrained"), key=lambda r: validation_loss(rows[r]))
+def choose_rl_start(names: list[str], validation: list[dict], losses: dict[str, float]) -> str:
+    """The agent-SFT row agent RL starts from: the highest success on the VALIDATION tasks (agent-eval --part
+    validation reports, one per name), a tie broken by the lower agent-SFT loss, then by the order given."""
+    rates = {name: report["overall"]["success_rate"] or 0.0 for name, report in zip(names, validation, strict=True)}
+    return min(names, key=lambda name: (-rates[name], losses.get(name, float("inf")), names.index(name)))
+
+
+def agent_rl(args, out: Path, rows: dict[str, Path], seconds: dict) -> tuple[str, Path, dict]:
+    """Agent RL from the agent-SFT row chosen on the validation tasks; the row it started from, its checkpoint and
+    the validation figures that chose it."""
+    names = [r for r in rows if r != "untrained"]
+    validation = evaluate(args, out, {name: rows[name] for name in names}, seconds, part="validation")
+    best = choose_rl_start(names, validation, {name: validation_loss(rows[name]) for name in names})
+    chosen_by = {name: report["overall"] for name, report in zip(names, validation, strict=True)}
     seconds["agent-rl"] = trajforge(
         "train",
         "agent-rl",
@@ -175,34 +187,37 @@ def agent_rl(args, out: Path, rows: dict[str, Path], seconds: dict) -> tuple[str
         str(args.rl_steps),
         *agent_rl_flags(args),
     )
-    return best, out / "rl" / f"checkpoint-{args.rl_steps}"
+    return best, out / "rl" / f"checkpoint-{args.rl_steps}", chosen_by
 
 
-def evaluate(args, out: Path, agents: dict[str, Path], seconds: dict) -> list[dict]:
-    """agent-eval of the scripted policy and every checkpoint on the held-out tasks; one report per agent."""
-    report = out / "agent-eval.json"
+def evaluate(args, out: Path, agents: dict[str, Path], seconds: dict, part: str = "test") -> list[dict]:
+    """agent-eval of every checkpoint on the tasks of `part`, one report per agent: on the test part the scripted
+    policy first (model-free reference), read once by the final table; on the validation part the checkpoints
+    alone, for the choice."""
+    report = out / ("agent-eval.json" if part == "test" else f"agent-eval-{part}.json")
     command = [
         "agent-eval",
-        "--policy",
-        "scripted",
+        *(["--policy", "scripted"] if part == "test" else []),
         *(x for c in agents.values() for x in ("--agent", str(c))),
+        "--part",
+        part,
         "--suite",
         str(out / "suite.yaml"),
         "--max-turns",
         str(args.max_turns),
         "--output",
-        str(out / "eval"),
+        str(out / ("eval" if part == "test" else f"eval-{part}")),
         "--concurrency",
         str(args.concurrency),
         "--report",
         str(report),
     ]
-    seconds["agent-eval"] = trajforge(*command)
+    seconds["agent-eval" if part == "test" else f"agent-eval {part}"] = trajforge(*command)
     return json.loads(report.read_text())["agents"]
 
 
 def table(names: list[str], reports: list[dict]) -> list[dict]:
-    """One row per agent: success, its interval, mean turns and unparseable rate over the held-out tasks."""
+    """One row per agent: success, its interval, mean turns and unparseable rate over the test tasks."""
     rows = []
     for name, report in zip(names, reports, strict=True):
         overall = report["overall"]
@@ -223,13 +238,17 @@ def table(names: list[str], reports: list[dict]) -> list[dict]:
     return rows
 
 
+def _validation_line(chosen_by: dict[str, dict]) -> str:
+    return "; ".join(f"{name} {pct(o['success_rate']).strip()} of {o['scored']}" for name, o in chosen_by.items())
+
+
 def pct(value: float | None) -> str:
     return "  -" if value is None else f"{100 * value:3.0f}%"
 
 
 def print_table(rows: list[dict]) -> None:
     print(
-        f"\n{'agent (held-out tasks, real Docker)':<56} {'success':>7}  {'95% interval':>13}  {'turns':>5}  "
+        f"\n{'agent (test tasks, real Docker)':<56} {'success':>7}  {'95% interval':>13}  {'turns':>5}  "
         f"{'unparseable':>11}"
     )
     for r in rows:
@@ -279,8 +298,8 @@ def main() -> None:
     out, seconds, started = Path(args.output), {}, time.perf_counter()
     world = collect_and_world_model(args, out, seconds)
     checkpoints = agent_sft_rows(args, out, world, seconds)
-    best, rl = agent_rl(args, out, checkpoints, seconds)
-    agents = {**checkpoints, f"agent RL from the best SFT row ({best})": rl}
+    best, rl, chosen_by = agent_rl(args, out, checkpoints, seconds)
+    agents = {**checkpoints, f"agent RL from the SFT row chosen on validation ({best})": rl}
     reports = evaluate(args, out, agents, seconds)
     rows = table(["scripted (model-free reference)", *agents], reports)
     by_name = {r["row"]: r for r in rows}
@@ -288,12 +307,15 @@ def main() -> None:
     gain = 100 * ((rl_row["success_rate"] or 0) - (start_row["success_rate"] or 0))
     held_out = rows[0]["episodes"]
     print(
-        f"\nagent learning, --init {args.init}: {args.tasks} generated terminal tasks, {held_out} held out; "
+        f"\nagent learning, --init {args.init}: {args.tasks} generated terminal tasks, {held_out} in the test part; "
         f"{args.cpt_steps} CPT steps, {args.sft_steps} agent-SFT steps per row, {args.rl_steps} agent-RL steps"
     )
     print_table(rows)
     sentence = verdict(by_name)
-    print(f"\n{sentence}\nAgent RL moved success by {gain:+.0f} points over its starting row ({best}).")
+    print(
+        f"\n{sentence}\nAgent RL moved success by {gain:+.0f} points over its starting row ({best}), chosen on the "
+        f"validation tasks ({_validation_line(chosen_by)})."
+    )
     figures = throughput(args, out, seconds)
     figures["agent_eval_episodes_per_min"] = round(60 * held_out * len(reports) / seconds["agent-eval"], 1)
     print("throughput: " + ", ".join(f"{k} {v}" for k, v in figures.items()))
@@ -305,6 +327,7 @@ def main() -> None:
         "rows": rows,
         "verdict": sentence,
         "rl_from": best,
+        "rl_start_validation": chosen_by,
         "rl_gain_points": gain,
         "throughput": figures,
         "seconds": seconds,

@@ -15,20 +15,23 @@ It drives the real `trajforge` commands, each in this interpreter's environment,
 terminal family, then the MCP kvstore family), each into OUTPUT/<family>/:
 1. a suite of `--tasks` generated tasks of the family (written to OUTPUT/<family>/suite.yaml), collected three ways: the
    scripted policy, the explorer, and the scripted policy under `--faults unreliable` (whose trajectories say
-   what was injected where); the task split (10% held out by the task id) decides which tasks no stage reads;
+   what was injected where); the task split (by the task's instruction and files: 10% test, 10% validation)
+   decides which tasks no stage reads;
 2. build-corpus over them and the world model: `train cpt` (then `train sft` when `--wm-sft-steps`);
 3. agent SFT on the successful scripted trajectories of training tasks; with `--wm-agent-repeats N`, N real
    episodes per TRAINING task of that agent (sampled at the RL temperature) join the corpus and the world model is
    trained again on it with the same steps: the near-misses a learning agent makes, which scripted and explorer
-   episodes never show, are what a simulator must judge when it rewards that agent (held-out tasks stay unseen);
-4. `sim-check` of the world model on the held-out tasks and corpus (single step beside both baselines; success
+   episodes never show, are what a simulator must judge when it rewards that agent (validation and test tasks
+   stay unseen);
+4. `sim-check` of the world model on the test tasks and corpus (single step beside both baselines; success
    agreement, WM2Real and controllability under `--control` with the SFT agent's episodes). With `--file-check
-   auto` it also decides how the simulated RL rows decide a file comparison (`--simulate-file-check`): by the
-   rule whose success agreement on these episodes is higher (the file's content on a tie) -- one bit chosen on the
-   simulator's agreement, never on an agent's success;
+   auto` a first `sim-check --part validation` decides how the simulated RL rows decide a file comparison
+   (`--simulate-file-check`): by the rule whose success agreement on the VALIDATION episodes is higher (the file's
+   content on a tie) -- one bit chosen on the simulator's agreement on validation tasks, never on the test tasks
+   or an agent's success;
 5. from that agent, the same agent-RL steps (the same episodes) three times: in the real environment; in the world
    model (`--world-model WORLD`); in the world model under control specs sampled per episode (`--control`);
-6. `agent-eval` of every row, and of the scripted policy (model-free reference), on the held-out tasks, clean and
+6. `agent-eval` of every row, and of the scripted policy (model-free reference), on the test tasks, clean and
    under `--faults unreliable`.
 
 OUTPUT/<family>/sim-rl.json holds a family's rows, the fidelity figures, each target with whether it is met, the
@@ -90,7 +93,7 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--family", choices=sorted(FAMILIES), action="append", help="a generated task family, "
                         f"repeatable (default: {' and '.join(DEMO_FAMILIES)}, one after the other)")  # fmt: skip
     parser.add_argument("--output", default="runs/sim-rl")
-    parser.add_argument("--tasks", type=int, default=120, help="generated tasks (10%% are held out)")
+    parser.add_argument("--tasks", type=int, default=120, help="generated tasks (10%% test, 10%% validation)")
     parser.add_argument("--task-seed", type=int, default=0)
     parser.add_argument("--cpt-steps", type=int, default=60, help="world-model CPT steps")
     parser.add_argument("--wm-sft-steps", type=int, default=0, help="world-model SFT steps after CPT (0: none)")
@@ -104,8 +107,8 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
                         "SFT agent added to the world model's corpus before it is trained again (0: none)")  # fmt: skip
     agent_training_arguments(parser)
     parser.set_defaults(context_length=None)  # by family (CONTEXT_LENGTH) unless given
-    parser.add_argument("--eval-repeats", type=int, default=1, help="agent-eval episodes per held-out task")
-    parser.add_argument("--sim-check-limit", type=int, default=40, help="held-out trajectories for single step")
+    parser.add_argument("--eval-repeats", type=int, default=1, help="agent-eval episodes per test task")
+    parser.add_argument("--sim-check-limit", type=int, default=40, help="trajectories for single step, per part")
     parser.add_argument("--max-tokens", type=int, default=256, help="sim-check's longest single-step answer")
     parser.add_argument("--concurrency", type=int, default=4, help="episodes at once")
     add_results_option(parser)
@@ -216,7 +219,7 @@ def rl_rows(args, out: Path, sft: Path, world: Path, rule: str, seconds: dict) -
 
 
 def evaluate(args, out: Path, agents: dict[str, Path], faults: bool, seconds: dict) -> list[dict]:
-    """agent-eval of the scripted policy and every checkpoint on the held-out tasks, in the real environment."""
+    """agent-eval of the scripted policy and every checkpoint on the test tasks, in the real environment."""
     name = "eval-faults" if faults else "eval-clean"
     report = out / f"{name}.json"
     seconds[name] = trajforge_allowing_errors(
@@ -228,20 +231,30 @@ def evaluate(args, out: Path, agents: dict[str, Path], faults: bool, seconds: di
     return json.loads(report.read_text())["agents"]
 
 
-def sim_check(args, out: Path, world: Path, sft: Path, seconds: dict) -> dict:
-    """sim-check of the world model with the agent every RL row starts from: whether the simulator decides that
-    agent's successes and failures as the real environment does is what decides its rewards (the scripted policy
-    never fails a generated task for real, so its agreement tests successes only)."""
-    report = out / "sim-check.json"
-    seconds["sim-check"] = trajforge_allowing_errors(
+def sim_check(args, out: Path, world: Path, sft: Path, seconds: dict, part: str = "test") -> dict:
+    """sim-check of the world model with the agent every RL row starts from, on the tasks of `part`: whether the
+    simulator decides that agent's successes and failures as the real environment does is what decides its rewards
+    (the scripted policy never fails a generated task for real, so its agreement tests successes only)."""
+    name = "sim-check" if part == "test" else f"sim-check-{part}"
+    report = out / f"{name}.json"
+    seconds[name] = trajforge_allowing_errors(
         "sim-check", "--world-model", str(world), "--agent", str(sft), "--corpus", str(out / "corpus"),
         "--suite", str(out / "suite.yaml"),
         "--control", args.control, "--limit", str(args.sim_check_limit), "--max-new-tokens", str(args.max_tokens),
         "--max-turns", str(args.max_turns), "--concurrency", str(args.concurrency), "-o", str(out / "sim-check"),
-        "--report", str(report), *(["--no-plain"] if args.wm_sft_steps else []),  # an SFT world model: its template
+        "--report", str(report), "--part", part, *(["--no-plain"] if args.wm_sft_steps else []),  # SFT: its template
         "--simulate-file-check", "content" if args.file_check == "auto" else args.file_check,  # content: both rules
     )  # fmt: skip
     return json.loads(report.read_text())
+
+
+def choose_file_check(args, out: Path, world: Path, sft: Path, seconds: dict) -> tuple[str, dict | None]:
+    """The file-check rule of the simulated RL rows and, for auto, the validation sim-check that chose it (the
+    test part's sim-check, read once by the final figures, never chooses)."""
+    if args.file_check != "auto":
+        return args.file_check, None
+    validation = sim_check(args, out, world, sft, seconds, part="validation")
+    return file_check_rule("auto", validation), validation
 
 
 def file_check_rule(file_check: str, checked: dict) -> str:
@@ -261,7 +274,7 @@ def _score(overall: dict) -> dict:
 
 
 def table(names: list[str], clean: list[dict], faulty: list[dict]) -> list[dict]:
-    """One row per agent: its success (and 95% interval) on the held-out tasks, clean and under real faults."""
+    """One row per agent: its success (and 95% interval) on the test tasks, clean and under real faults."""
     rows = []
     for name, a, b in zip(names, clean, faulty, strict=True):
         rows.append({"row": name, "agent": a["agent"], "model_free": a["model_free"], "clean": _score(a["overall"]),
@@ -271,7 +284,7 @@ def table(names: list[str], clean: list[dict], faulty: list[dict]) -> list[dict]
 
 
 def fidelity(result: dict, rule: str = "content") -> dict:
-    """sim-check's figures over all held-out turns and episodes, as the reading uses them; success agreement under
+    """sim-check's figures over all test turns and episodes, as the reading uses them; success agreement under
     the file-check `rule` the simulated rows use."""
     step = result["single_step"].get("all", {})
     world = step.get(result["world_model"], {})
@@ -399,13 +412,13 @@ def _cell(score: dict) -> str:
 
 
 def print_table(rows: list[dict], fid: dict) -> None:
-    print(f"\n{'agent (held-out tasks, real environment)':<42} {'clean: success [95%]':<25} "
+    print(f"\n{'agent (test tasks, real environment)':<42} {'clean: success [95%]':<25} "
           f"{'--faults unreliable':<25}")  # fmt: skip
     for r in rows:
         print(f"{r['row']:<42} {_cell(r['clean']):<25} {_cell(r['faults']):<25}")
     bases = ", ".join(f"{n}: exact {pct(b['exact_match'])}, factuality {_num(b['factuality'])}"
                       for n, b in fid["baselines"].items())  # fmt: skip
-    print(f"\nsimulator {fid['world_model']} (sim-check, held-out): single step on {fid['turns']} turns: exact "
+    print(f"\nsimulator {fid['world_model']} (sim-check, test tasks): single step on {fid['turns']} turns: exact "
           f"{pct(fid['exact_match'])}, factuality {_num(fid['factuality'])} ({bases}); success agreement "
           f"{pct(fid['success_agreement'])} (file comparisons by {fid['file_check']}{_outcomes(fid)}); WM2Real exact "
           f"{pct(fid['wm2real_exact_match'])}, simulated successes "
@@ -429,7 +442,7 @@ def header(args, rows: list[dict]) -> str:
         world += f" (trained again with {args.wm_agent_repeats} real SFT-agent episodes per training task)"
     agent = f" (agent: {args.agent_init})" if args.agent_init != args.init else ""
     return (f"\nsim RL, --init {args.init}{agent}, family {args.family}: {args.tasks} generated tasks, "
-            f"{rows[0]['clean']['episodes']} held-out episodes per row; {world}, {args.sft_steps} agent-SFT steps, "
+            f"{rows[0]['clean']['episodes']} test episodes per row; {world}, {args.sft_steps} agent-SFT steps, "
             f"{args.rl_steps} agent-RL steps x {args.tasks_per_step} tasks x {args.group_size} episodes per RL row "
             f"(controlled: --control {args.control})")  # fmt: skip
 
@@ -442,7 +455,7 @@ def family_arguments(args: argparse.Namespace, family: str) -> argparse.Namespac
 
 def print_summary(results: dict[str, dict]) -> None:
     """Every family's rows in one table, each with how many of its targets were met."""
-    print(f"\n{'family':<10} {'agent (held-out tasks, real environment)':<42} {'clean: success [95%]':<25} "
+    print(f"\n{'family':<10} {'agent (test tasks, real environment)':<42} {'clean: success [95%]':<25} "
           f"{'--faults unreliable':<25}")  # fmt: skip
     for family, result in results.items():
         for r in result["rows"]:
@@ -474,8 +487,8 @@ def run_family(args: argparse.Namespace, out: Path) -> dict:
     sft = agent_sft(args, out, seconds)
     if args.wm_agent_repeats:
         world = world_model_with_agent(args, out, sft, seconds)
+    rule, chosen_on = choose_file_check(args, out, world, sft, seconds)
     checked = sim_check(args, out, world, sft, seconds)
-    rule = file_check_rule(args.file_check, checked)
     agents = {SFT: sft, **rl_rows(args, out, sft, world, rule, seconds)}
     names = [SCRIPTED, *agents]
     rows = table(names, evaluate(args, out, agents, False, seconds), evaluate(args, out, agents, True, seconds))
@@ -489,7 +502,8 @@ def run_family(args: argparse.Namespace, out: Path) -> dict:
     print(f"wall time: {total:.0f} s (" + ", ".join(f"{k} {v:.0f}" for k, v in seconds.items()) + ")")
     preflight = out / "rl-sim" / "world-model-check.json"
     result = {"args": vars(args), "rows": rows, "fidelity": fid, "targets": found, "reading": said,
-              "sim_check": checked, "preflight": json.loads(preflight.read_text()) if preflight.exists() else None,
+              "sim_check": checked, "file_check_chosen_on_validation": chosen_on,
+              "preflight": json.loads(preflight.read_text()) if preflight.exists() else None,
               "seconds": seconds, "wall_s": total}  # fmt: skip
     (out / "sim-rl.json").write_text(json.dumps(result, indent=2) + "\n")
     print(f"-> {out / 'sim-rl.json'}")

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from trajforge.collectors.policies.base import Policy
 from trajforge.sandboxes.base import EpisodeEnded, Sandbox, Task
 from trajforge.schemas.records import Action, Observation, Trajectory, new_trajectory
+from trajforge.schemas.splits import task_identity
 
 
 def run_episode(
@@ -42,7 +43,7 @@ def run_episode(
         started_at=started,
         ended_at=datetime.now(UTC),
         metadata=json.dumps(
-            {"task_id": task.id, "seed": seed}
+            {"task_id": task.id, "task_key": task_identity(task.instruction, task.files), "seed": seed}
             | ({"family": task.family} if task.family else {})
             | env.episode_metadata()
         ),

@@ -12,7 +12,7 @@ from trajforge.collectors.environments.terminal import TerminalSpec
 from trajforge.sandboxes.base import Check, PageCheck, ShellCheck, Task, ToolCheck
 from trajforge.schemas.actions import payload_text
 from trajforge.schemas.records import DOMAINS, Action
-from trajforge.schemas.splits import Split, SplitConfig, collected_task_key, split_of_task
+from trajforge.schemas.splits import Split, SplitConfig, split_of_task, task_identity
 from trajforge.schemas.validation import format_path
 
 SUITES_DIR = Path(__file__).parent / "suites"
@@ -108,8 +108,10 @@ class Suite:
 
 
 def task_split(suite: Suite, task: Task, config: SplitConfig = SplitConfig()) -> Split:
-    """The side of the split a suite's task is on: the side build-corpus gives every episode collected of it."""
-    return split_of_task(collected_task_key(f"{suite.name}/{task.id}"), task.family, config)
+    """The side of the split a suite's task is on: the side build-corpus gives every episode collected of it. The
+    key is the task's identity (its instruction and starting files), not the suite's name: the same task in two
+    suites is on one side."""
+    return split_of_task(task_identity(task.instruction, task.files), task.family, config)
 
 
 def _action(spec: str | KeystrokesSpec | ToolCallSpec | BrowserActionSpec) -> Action:

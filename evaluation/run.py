@@ -203,11 +203,12 @@ def benchmark_items(path: Path, limit: int | None, display: Display) -> tuple[li
     return items, rejected
 
 
-def corpus_rows(corpus: str, limit: int | None) -> list[dict]:
-    """The held-out tasks' trajectories, as build-corpus split them: nothing a training stage read."""
-    from trajforge.schemas.dataset import held_out_rows, load_cpt
+def corpus_rows(corpus: str, limit: int | None, part: str = "test") -> list[dict]:
+    """The held-out tasks' trajectories of one part (test, or validation), as build-corpus split them: nothing a
+    training stage read."""
+    from trajforge.schemas.dataset import load_cpt, part_rows
 
-    rows = list(held_out_rows(load_cpt(corpus)))
+    rows = list(part_rows(load_cpt(corpus), part))
     return rows[:limit] if limit is not None else rows
 
 

@@ -1,7 +1,8 @@
 """Shards as one memory-mapped `datasets.Dataset`, and the rows each stage may read under the corpus's task split.
 
 The split is decided once, by build-corpus, per task (schemas/splits.py) and recorded in every row: `stage_rows`
-gives a training stage only the rows it may train on and `held_out_rows` what `eval` scores.
+gives a training stage only the rows it may train on, `held_out_rows` what `eval` scores (the test part) and
+`part_rows` either evaluation part.
 """
 
 from collections.abc import Sequence
@@ -12,7 +13,7 @@ import datasets
 from trajforge.schemas import storage
 from trajforge.schemas.names import CPT_DIR, SHARD_SUFFIX
 from trajforge.schemas.shards import ShardError
-from trajforge.schemas.splits import STAGE_SPLITS, row_placement, split_of
+from trajforge.schemas.splits import PART_SPLITS, STAGE_SPLITS, TRAINING_STAGES, row_placement, split_of
 
 
 def shard_paths(source: str | Path | Sequence[str | Path], subfolder: str = CPT_DIR) -> list[Path]:
@@ -97,17 +98,22 @@ def stage_rows(dataset: datasets.Dataset, stage: str) -> datasets.Dataset:
         found = sorted(set(row_splits(dataset)))
         raise ValueError(
             f"no {stage} training rows: all {len(dataset)} rows are in split(s) {', '.join(found)}, and {stage} "
-            f"trains only on {' or '.join(STAGE_SPLITS[stage])} rows (held-out rows are for eval alone)"
+            f"trains only on {' or '.join(STAGE_SPLITS[stage])} rows (validation and test rows are never trained on)"
         )
     return rows
 
 
 def held_out_rows(dataset: datasets.Dataset) -> datasets.Dataset:
-    """The rows `eval` scores: the held-out tasks, nothing else."""
+    """The rows `eval` scores: the test part's tasks, nothing else."""
     return select_splits(dataset, STAGE_SPLITS["eval"])
+
+
+def part_rows(dataset: datasets.Dataset, part: str) -> datasets.Dataset:
+    """The rows of one evaluation part (`--part`): validation, what choices read, or test, the final tables'."""
+    return select_splits(dataset, (PART_SPLITS[part],))
 
 
 def training_split_rows(dataset: datasets.Dataset) -> datasets.Dataset:
     """Every row a training stage may read (any stage): what a model-free baseline may look up."""
-    splits = tuple(sorted({s for stage, names in STAGE_SPLITS.items() if stage != "eval" for s in names}))
+    splits = tuple(sorted({s for stage in TRAINING_STAGES for s in STAGE_SPLITS[stage]}))
     return select_splits(dataset, splits)

@@ -186,6 +186,20 @@ MUTANTS = [
         ("tests/pipelines/test_split_flow.py::test_no_held_out_task_reaches_any_stage",),
     ),
     Mutant(
+        "SFT reads validation tasks (what choices read)",
+        "schemas/splits.py",
+        '"sft": ("train", "sft_rl"),',
+        '"sft": ("train", "sft_rl", "validation"),',
+        ("tests/schemas/test_dataset.py::test_the_training_split_and_the_two_held_out_parts_partition_the_corpus",),
+    ),
+    Mutant(
+        "the split key is the suite's name and the task id again (one task in two suites drawn twice)",
+        "collectors/tasks.py",
+        "split_of_task(task_identity(task.instruction, task.files), task.family, config)",
+        'split_of_task(f"task:{suite.name}/{task.id}", task.family, config)',
+        ("tests/collectors/test_tasks.py::test_the_same_task_in_two_suites_lands_on_one_side_of_the_split",),
+    ),
+    Mutant(
         "MCP server containers on the host's network",
         "sandboxes/containers.py",
         "network_mode=NETWORKS[network],",

@@ -29,6 +29,7 @@ NOT_COPIES = {
     "corpus": "the held-out turns each world-model evaluation reads: eval's, sim-check's single step",
     "limit": "how many held-out items each evaluation reads: trajectories, benchmark lines, tasks",
     "plain": "how each world-model evaluation prompts its held-out turns",
+    "part": "which held-out part (validation, test) each evaluation reads: agent-eval's tasks, sim-check's",
     "held_out": "the share of TASKS held out (the split); the share of an SFT run's trajectories it validates on",
     "max_tokens": "a simulated observation's token budget; an evaluated answer's",
     "threshold": "MinHash similarity; the judge score a curated sample must reach",

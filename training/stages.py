@@ -1,15 +1,16 @@
 """The CPT, SFT and agent-SFT stages (RL is training/rl.py): CPT on masked corpus shards, SFT on curated shards,
 agent SFT on the successful trajectories of training tasks (training/agent_data.py). Each prepares its data
 (tokenizer, packed sequences, the rows its split allows, rendered in the roles --role asks for) and hands it to the
-one loop. CPT's held-out loss is over the corpus's held-out tasks; SFT and agent-SFT data hold none (curate-sft
-skips them, agent SFT never reads them), so they validate on a share of their own trajectories."""
+one loop. CPT's held-out loss is over the corpus's validation tasks (never its test part, which eval reads); SFT
+and agent-SFT data hold neither (curate-sft skips them, agent SFT never reads them), so they validate on a share of
+their own trajectories."""
 
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from trajforge.schemas.dataset import held_out_rows, load_shards, stage_rows
+from trajforge.schemas.dataset import load_shards, part_rows, stage_rows
 from trajforge.training.agent_data import successful_trajectories
 from trajforge.training.agent_render import ROLES, role_render
 from trajforge.training.chat_format import ChatFormat
@@ -99,10 +100,11 @@ def stage_data(config: StageConfig) -> StageData:
 
 
 def stage_split(config: StageConfig, rows) -> TrajectorySplit:
-    """The rows the stage trains on, and those its held-out loss is over: for CPT the corpus's held-out tasks; for
-    SFT, whose data holds none, a share of its own trajectories."""
+    """The rows the stage trains on, and those its held-out loss is over: for CPT the corpus's validation tasks (a
+    curve read at every --eval-every, so never the test part, which eval reads once); for SFT, whose data holds
+    none, a share of its own trajectories."""
     if config.stage == "cpt":
-        return TrajectorySplit(train=stage_rows(rows, "cpt"), held_out=held_out_rows(rows))
+        return TrajectorySplit(train=stage_rows(rows, "cpt"), held_out=part_rows(rows, "validation"))
     return split_by_trajectory(stage_rows(rows, config.stage), config.held_out, seed=config.loop.seed)
 
 

@@ -1,7 +1,7 @@
 """What every task family is: typed parameters, one environment it fits, and `draft(rng)`, one task drawn at random.
 `generate` turns drafts into distinct Tasks whose ids are derived from their instruction, so two tasks told the same
-way share one id, and so one side of the split (schemas/splits.py hashes the id): a held-out task is never a
-training task with other contents."""
+way share one id; the split hashes the task's instruction and starting files (schemas/splits.py task_identity),
+whatever suite holds it: a held-out task is never a training task in another suite."""
 
 import random
 from abc import ABC, abstractmethod

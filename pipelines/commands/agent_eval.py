@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from trajforge.agents.agent_eval import (
+    HELD_OUT_FAMILY,
     AgentEvalConfig,
     AgentEvalResult,
     Score,
@@ -36,6 +37,7 @@ def agent_eval_command(
     held_out: flags.HeldOut = DEFAULTS.split.held_out,
     split_seed: flags.SplitSeed = DEFAULTS.split.seed,
     held_out_family: flags.HeldOutFamily = [],  # noqa: B006
+    part: flags.Part = DEFAULTS.part,
     limit: flags.Limit = None,
     report: flags.Report = Path("agent-eval.json"),
     output: flags.Output = RUN.output,
@@ -53,10 +55,11 @@ def agent_eval_command(
 ) -> None:
     """Run each agent (repeat --agent and --policy to compare several: one row each, the same tasks) on the
     HELD-OUT tasks of the suites, the tasks build-corpus holds out with the same --held-out, --split-seed and
-    --held-out-family, in the real environment (Docker, MCP servers, Chromium), and report per agent, suite and task
-    family: the success rate with its 95% Wilson interval, mean turns, the share of answers that could not be read
-    as an action, and apart the infrastructure errors, task errors and tasks without a check (never the agent's
-    failures).
+    --held-out-family (--part: the test part, or the validation part that choices read), in the real environment
+    (Docker, MCP servers, Chromium), and report per agent, suite and task family, and with --held-out-family the
+    in-family test tasks and the held-out family's apart (each with its N): the success rate with its 95% Wilson
+    interval, mean turns, the share of answers that could not be read as an action, and apart the infrastructure
+    errors, task errors and tasks without a check (never the agent's failures).
 
     Every episode is kept as a raw trajectory, OUTPUT/<run-id>/ per agent as `collect` writes it, so agent runs feed
     the corpus too, and rerunning the same command resumes. Exit code 1 if some episodes ended with an
@@ -71,8 +74,8 @@ def agent_eval_command(
         agents = (*map(policy_agent, o.pop("policy")), *(model_agent(a, key_env) for a in o.pop("agent")))
         split = SplitConfig(o.pop("held_out"), DEFAULTS.split.sft_rl_share, o.pop("split_seed"),
                             tuple(o.pop("held_out_family")))  # fmt: skip
-        report, limit, suites = o.pop("report"), o.pop("limit"), tuple(o.pop("suite"))
-        config = AgentEvalConfig(agents, CollectConfig(suites=suites, **o), split, limit)
+        report, limit, suites, part = o.pop("report"), o.pop("limit"), tuple(o.pop("suite")), o.pop("part")
+        config = AgentEvalConfig(agents, CollectConfig(suites=suites, **o), split, limit, part)
         result = evaluate_agents(config, log=console.print, warn=warn, progress=progress)
     except ValueError as exc:  # no agent, no held-out task, a bad suite or flag, no Docker daemon: before any episode
         console.print(Text(str(exc), style="red"), soft_wrap=True)
@@ -83,9 +86,10 @@ def agent_eval_command(
 
 
 def show(result: AgentEvalResult) -> None:
-    """One table: each agent over every held-out task, then per suite and (when they differ) per family."""
+    """One table: each agent over every task of the part, then per suite, (when they differ) per family, and with a
+    held-out family its in-family and held-out-family rows."""
     tasks = sum(len(ids) for ids in result.held_out.values())
-    title = f"agents on {tasks} held-out tasks of {', '.join(result.held_out)}, with 95% Wilson intervals"
+    title = f"agents on {tasks} {result.part} tasks of {', '.join(result.held_out)}, with 95% Wilson intervals"
     table = Table(title=title, box=box.SIMPLE_HEAD)
     for column in ("agent", "tasks", "success %", "95% interval", "scored", "turns", "unparseable %", "not scored"):
         table.add_column(column, justify="left" if column in ("agent", "tasks", "not scored") else "right")
@@ -94,6 +98,8 @@ def show(result: AgentEvalResult) -> None:
         groups = [(f"suite {k}", v) for k, v in report.per_suite.items()] if len(report.per_suite) > 1 else []
         if set(report.per_family) != set(report.per_suite):
             groups += [(f"family {k}", v) for k, v in report.per_family.items()]
+        if any(HELD_OUT_FAMILY in part for part in report.per_part):  # out of distribution beside in distribution
+            groups += list(report.per_part.items())
         for i, (name, score) in enumerate(groups):
             table.add_row("(model-free)" if report.model_free and i == 0 else "", name, *_figures(score))
         if report.model_free and not groups:

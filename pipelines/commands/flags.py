@@ -14,6 +14,7 @@ from trajforge.collectors.simulation import PROMPTS
 from trajforge.endpoints.model_ref import FORMS
 from trajforge.evaluation.factory import JUDGES
 from trajforge.sandboxes.control import CONTROL_PRESETS
+from trajforge.schemas import splits
 from trajforge.schemas.check_turn import FILE_CHECKS
 
 
@@ -85,16 +86,19 @@ Control = Annotated[
 # the task split: build-corpus's, which every reader of held-out tasks repeats
 HeldOut = Annotated[
     float,
-    typer.Option(min=0.0, max=1.0, help="Share of TASKS held out: no training stage reads them, eval reads only them."),
+    typer.Option(min=0.0, max=1.0, help="Share of tasks in the test part."),
 ]
 SplitSeed = Annotated[int, typer.Option(help="Seed of the task split's hash.")]
 HeldOutFamily = Annotated[
     list[str],
     typer.Option(
         "--held-out-family",
-        help="Hold out every task of this task family (repeatable), whatever its draw: out-of-distribution "
-        "evaluation. A family is what generated the task (collectors/families), recorded in its metadata.",
+        help="Put this family's tasks (repeatable) in the test part: out-of-distribution rows.",
     ),
+]
+Part = Annotated[
+    splits.Part,
+    typer.Option(help="The test part (default) or the validation part, which choices read."),
 ]
 
 # the episodes of a collect run (collect, and the runs agent-eval and sim-check make)

@@ -45,6 +45,7 @@ def sim_check_command(
     held_out: flags.HeldOut = DEFAULTS.split.held_out,
     split_seed: flags.SplitSeed = DEFAULTS.split.seed,
     held_out_family: flags.HeldOutFamily = [],  # noqa: B006 - typer copies list defaults
+    part: flags.Part = DEFAULTS.part,
     judge: flags.Judge = JUDGE_DEFAULTS.kind,
     judge_url: flags.JudgeUrl = None,
     judge_model: flags.JudgeModel = None,
@@ -69,8 +70,9 @@ def sim_check_command(
     explorer_steps: flags.ExplorerSteps = RUN.explorer_steps,
 ) -> None:
     """Measure a world model (--world-model: a checkpoint folder, smollm2 or URL=MODEL) against the real environment
-    on HELD-OUT tasks (build-corpus's split: the same --held-out, --split-seed, --held-out-family), per domain and
-    family: single step on held-out corpus turns (exact match, error-flag agreement, judge scores; beside the
+    on HELD-OUT tasks (build-corpus's split: the same --held-out, --split-seed, --held-out-family; --part: the test
+    part, or the validation part that choices read), per domain and family (a held-out family's groups say so):
+    single step on held-out corpus turns (exact match, error-flag agreement, judge scores; beside the
     model-free baselines copy previous and retrieval), success agreement (the agent's episodes simulated and real),
     WM2Real (simulated actions replayed for real: per-turn agreement, real share of simulated successes),
     controllability (under --control: instructed faults produced, other turns clean). The episode runs go to
@@ -127,7 +129,7 @@ def _config(o: dict) -> SimCheckConfig:
     split = SplitConfig(o["held_out"], DEFAULTS.split.sft_rl_share, o["split_seed"], tuple(o["held_out_family"]))
     run = CollectConfig(suites=tuple(o["suite"]), tasks=tuple(o["task"]), **{name: o[name] for name in RUN_FIELDS})
     return SimCheckConfig(corpus=o["corpus"], limit=o["limit"], plain=o["plain"], run=run, agent=agent, split=split,
-                          episodes=o["episodes"],
+                          part=o["part"], episodes=o["episodes"],
                           judge=o["judge_spec"], simulation=world,
                           sampling=dataclasses.replace(DEFAULTS.sampling, max_tokens=o["max_new_tokens"]))  # fmt: skip
 

@@ -156,7 +156,7 @@ AuditEvery = Annotated[
 SimCheckCorpus = Annotated[
     str | None,
     typer.Option(help="agent-rl with --world-model: a build-corpus folder; before training, the world model's "
-                 "single-step figures on its held-out turns (sim-check's, beside the copy and retrieval baselines) "
+                 "single-step figures on its validation turns (sim-check's, beside the copy and retrieval baselines) "
                  "are printed and written to OUTPUT/world-model-check.json (default: not measured, a note says so)."),
 ]  # fmt: skip
 MinExactMatch = Annotated[

@@ -3,6 +3,7 @@ and real episodes in Docker: the scripted policy solves the held-out terminal ta
 second run resumes instead of running them again."""
 
 import dataclasses
+import json
 
 import pytest
 
@@ -27,7 +28,7 @@ from trajforge.evaluation.intervals import wilson_interval
 from trajforge.sandboxes.base import ShellCheck, Task
 from trajforge.schemas.sinks import write_segments
 from trajforge.schemas.sources import read_records
-from trajforge.schemas.splits import SplitConfig, collected_task_key, split_of
+from trajforge.schemas.splits import SplitConfig, collected_task_key, split_of, task_identity
 
 
 def episode(origin: str, status: str, turns: int = 2, error: str | None = None, model: str | None = None):
@@ -40,15 +41,25 @@ def episode(origin: str, status: str, turns: int = 2, error: str | None = None, 
 
 
 def test_the_held_out_tasks_are_the_ones_build_corpus_holds_out():
-    terminal, split = load_suite("terminal"), SplitConfig(held_out=0.3, seed=5)
-    (held,) = held_out_suites([terminal], split)
-    recorded = [episode(f"terminal/{t.id}#0", "success").model_dump() for t in terminal.tasks]
-    expected = [t.id for t, r in zip(terminal.tasks, recorded, strict=True) if split_of(r, split) == "held_out"]
-    assert [t.id for t in held.tasks] == expected and 0 < len(expected) < len(terminal.tasks)
+    terminal, split = load_suite("terminal"), SplitConfig(held_out=0.3, seed=5, validation=0.3)
+    (held,), (validation,) = held_out_suites([terminal], split), held_out_suites([terminal], split, "validation")
+    recorded = [recorded_episode(t).model_dump() for t in terminal.tasks]
+    sides = [split_of(r, split) for r in recorded]
+    for part, side in ((held, "held_out"), (validation, "validation")):
+        expected = [t.id for t, s in zip(terminal.tasks, sides, strict=True) if s == side]
+        assert [t.id for t in part.tasks] == expected and 0 < len(expected) < len(terminal.tasks)
+    assert not {t.id for t in held.tasks} & {t.id for t in validation.tasks}
     assert held_out_suites([terminal], SplitConfig(held_out=0.0))[0].tasks == ()
     kvstore = load_suite("mcp-kvstore-gen")
     (whole,) = held_out_suites([kvstore], SplitConfig(held_out=0.0, held_out_families=("kvstore",)))
     assert whole.tasks == kvstore.tasks  # a family held out whole, as build-corpus --held-out-family holds it
+
+
+def recorded_episode(task: Task):
+    """An episode of `task` as the runner records it: its task's identity in its metadata."""
+    meta = {"task_id": task.id, "task_key": task_identity(task.instruction, task.files)}
+    return make_trajectory(source={"kind": "collected", "by": "scripted", "origin": f"terminal/{task.id}#0"},
+                           metadata=json.dumps(meta))  # fmt: skip
 
 
 def test_episodes_count_into_figures_and_errors_apart(tmp_path):
@@ -108,14 +119,15 @@ def test_nothing_to_evaluate_is_refused_before_any_episode():
     with pytest.raises(AgentEvalError, match="name an agent"):
         evaluate_agents(AgentEvalConfig(), print, print)
     config = AgentEvalConfig((policy_agent("scripted"),), CollectConfig(suites=("swe",)), SplitConfig(held_out=0.0))
-    with pytest.raises(AgentEvalError, match="no held-out task in swe"):
+    with pytest.raises(AgentEvalError, match="no test task in swe"):
         evaluate_agents(config, print, print)
 
 
 @pytest.mark.slow
 def test_scripted_solves_the_held_out_terminal_tasks_and_explorer_does_not(tmp_path, sandbox_image):
     run = CollectConfig(suites=("terminal",), output=str(tmp_path), image=sandbox_image, max_turns=8)
-    config = AgentEvalConfig((policy_agent("scripted"), policy_agent("explorer")), run)
+    split = SplitConfig(held_out=0.15)  # the test part then holds two of the terminal suite's tasks with a check
+    config = AgentEvalConfig((policy_agent("scripted"), policy_agent("explorer")), run, split)
     result = evaluate_agents(config, print, print)
     held = [t.id for t in held_out_suites([load_suite("terminal")], config.split)[0].tasks]
     assert result.held_out == {"terminal": held}
@@ -162,4 +174,4 @@ def test_a_limit_runs_the_first_held_out_tasks_only(tmp_path, sandbox_image):
     assert len(held) > 3 and result.held_out == {"gen": held[:3]}
     (report,) = result.reports
     assert report.ran == report.overall.scored == report.overall.successes == 3
-    assert f"--limit 3: 3 of the {len(held)} held-out tasks" in said
+    assert f"--limit 3: 3 of the {len(held)} test tasks" in said

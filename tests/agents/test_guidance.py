@@ -47,7 +47,7 @@ def _config(tmp_path, tiny_agent, **changes) -> AgentRLConfig:
     settings = dict(
         suites=(str(suite),), output=str(tmp_path / "run"), init=str(tiny_agent), tasks_per_step=2,
         gspo=replace(AgentRLConfig.gspo, group_size=3, max_new_tokens=8, lr=1e-2), max_turns=3, max_steps=1,
-        save_every=1, split=SplitConfig(held_out=0.0),
+        save_every=1, split=SplitConfig(held_out=0.0, validation=0.0),
     )  # fmt: skip
     return agent_rl_of(**{**settings, **changes})
 

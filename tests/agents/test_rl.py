@@ -15,7 +15,7 @@ from trajforge.agents import rl
 from trajforge.agents.config import AgentRLConfig, agent_rl_config
 from trajforge.collectors.tasks import load_suite
 from trajforge.pipelines.cli import app
-from trajforge.schemas.splits import SplitConfig, split_of
+from trajforge.schemas.splits import SplitConfig, split_of, task_identity
 
 
 def gspo(**settings):
@@ -47,8 +47,10 @@ def test_only_training_split_tasks_are_trained_on_by_the_key_their_episodes_get(
     split = SplitConfig(held_out=0.3)
     trained = {t.id for _, t in rl.trainable_tasks([suite], split)}
     for task in suite.tasks:  # a collected episode of the task lands on the same side
-        record = make_trajectory(source={"kind": "collected", "by": "scripted", "origin": f"toy/{task.id}#3"})
-        assert (task.id in trained) == (split_of(record.model_dump(), split) != "held_out")
+        meta = json.dumps({"task_key": task_identity(task.instruction, task.files)})
+        source = {"kind": "collected", "by": "scripted", "origin": f"toy/{task.id}#3"}
+        record = make_trajectory(source=source, metadata=meta)
+        assert (task.id in trained) == (split_of(record.model_dump(), split) not in ("held_out", "validation"))
     assert 0 < len(trained) < 40
 
 
@@ -57,13 +59,13 @@ def test_a_run_with_no_trainable_task_is_a_clear_error(tmp_path):
     with pytest.raises(ValueError, match="agent-rl has no trainable tasks in toy: of 3 tasks, 0 are in the training"):
         rl.trainable_tasks([load_suite(_suite(tmp_path, 3))], everything_held_out)
     with pytest.raises(ValueError, match="3 are in the training split and 0 of those have a check"):
-        rl.trainable_tasks([load_suite(_suite(tmp_path, 3, check=False))], SplitConfig(held_out=0.0))
+        rl.trainable_tasks([load_suite(_suite(tmp_path, 3, check=False))], SplitConfig(held_out=0.0, validation=0.0))
 
 
 def test_a_step_takes_each_task_once_however_few_there_are(tmp_path, tiny_agent, monkeypatch):
     monkeypatch.setattr(rl, "episode_environments", lambda *a: lambda spec: FakeEnvironment())
     config = agent_rl_of(suites=(_suite(tmp_path, 2),), output=str(tmp_path / "run"), init=str(tiny_agent),
-                           tasks_per_step=5, split=SplitConfig(held_out=0.0))  # fmt: skip
+                           tasks_per_step=5, split=SplitConfig(held_out=0.0, validation=0.0))  # fmt: skip
     run = rl.AgentRL(config)
     assert sorted(t.id for _, t in run.step_tasks(0)) == ["t0", "t1"] == sorted(t.id for _, t in run.step_tasks(1))
 
@@ -109,7 +111,7 @@ def test_a_step_updates_the_policy_writes_metrics_and_a_rerun_resumes(tmp_path, 
     config = agent_rl_of(
         suites=(_suite(tmp_path, 2),), output=str(tmp_path / "run"), init=str(tiny_agent),
         gspo=gspo(group_size=4, max_new_tokens=16, lr=1e-2), tasks_per_step=2, max_turns=2, max_steps=1, save_every=1,
-        split=SplitConfig(held_out=0.0), report_to="tensorboard",
+        split=SplitConfig(held_out=0.0, validation=0.0), report_to="tensorboard",
     )  # fmt: skip
     last = rl.run_agent_rl(config)
     assert last["step"] == 1 and last["episodes"] == 8 and last["success"] == 0.5
@@ -154,7 +156,7 @@ def test_a_step_in_a_world_model_rewards_each_episode_by_the_check_run_there(
     config = agent_rl_of(
         suites=(_suite(tmp_path, 2),), output=str(tmp_path / "run"), init=str(tiny_agent),
         gspo=gspo(group_size=2, max_new_tokens=16), tasks_per_step=1, max_turns=2, max_steps=1, save_every=1,
-        split=SplitConfig(held_out=0.0),
+        split=SplitConfig(held_out=0.0, validation=0.0),
         # the tiny world model is a CPT model; its observation of 32 tokens leaves the 1,024-token agent room to say
         # it is done
         simulation=simulation_of(str(tiny_checkpoint), prompt="plain", max_tokens=32),
@@ -186,7 +188,7 @@ def test_an_audit_replays_the_steps_simulated_episodes_in_real_docker_and_scores
         config = agent_rl_of(
             suites=(_suite(tmp_path, 2),), output=str(tmp_path / "run"), init=str(tiny_agent),
             gspo=gspo(group_size=2, max_new_tokens=16), tasks_per_step=2, max_turns=2, max_steps=2, save_every=2,
-            audit_every=2, split=SplitConfig(held_out=0.0), image=sandbox_image,
+            audit_every=2, split=SplitConfig(held_out=0.0, validation=0.0), image=sandbox_image,
             simulation=simulation_of(f"{url}=wm", prompt="plain", file_check="exit-code"),
         )  # fmt: skip
         rl.run_agent_rl(config, log=lambda text: None, warn=warnings.append)
@@ -219,7 +221,7 @@ def test_a_world_model_that_never_answers_stops_the_run_at_its_first_step(
         config = agent_rl_of(
             suites=(_suite(tmp_path, 1),), output=str(tmp_path / "run"), init=str(tiny_agent),
             gspo=gspo(group_size=2, max_new_tokens=16), tasks_per_step=1, max_turns=2, max_steps=3,
-            split=SplitConfig(held_out=0.0),
+            split=SplitConfig(held_out=0.0, validation=0.0),
             simulation=simulation_of(f"{url}=wm"),
         )  # fmt: skip
         with pytest.raises(ValueError, match=r"step 1: every episode \(2\) ended as infra_error.*no parseable"):

@@ -24,7 +24,8 @@ from trajforge.endpoints.model_ref import ModelRef, parse_model
 from trajforge.schemas.sources import read_records
 from trajforge.schemas.splits import SplitConfig
 
-TASK = "project-dirs"  # held out under the default split: mkdir -p project/{src,tests,docs}; ls -la project
+TASK = "project-dirs"  # mkdir -p project/{src,tests,docs}; ls -la project: in the test part under SPLIT
+SPLIT = SplitConfig(seed=16)
 
 
 def world_model(obedient: bool):
@@ -50,7 +51,7 @@ def world_model(obedient: bool):
 def config(tmp_path, corpus_dir, control, world: CheckedWorldModel, **fields) -> SimCheckConfig:
     run = CollectConfig(suites=("terminal",), tasks=(TASK,), output=str(tmp_path / "runs"), concurrency=1)
     simulation = Simulation(world.ref, control=str(control))
-    return SimCheckConfig(corpus=str(corpus_dir), run=run, simulation=simulation, split=SplitConfig(), **fields)
+    return SimCheckConfig(corpus=str(corpus_dir), run=run, simulation=simulation, split=SPLIT, **fields)
 
 
 def endpoint(text: str) -> ModelRef:
@@ -187,3 +188,31 @@ def test_a_changed_simulation_rule_gets_its_own_episode_runs_and_the_defaults_ke
     assert prefix() == run_prefix(default, world) == prefix(max_tokens=512)
     names = {prefix(), prefix(max_tokens=64), prefix(file_check="exit-code")}
     assert len(names) == 3 and all(re.fullmatch(r"sim-check-[0-9a-f]{8}", name) for name in names)
+
+
+def test_part_validation_measures_the_validation_turns_and_tasks_only(tmp_path, corpus_dir, control):
+    from trajforge.agents.sim_episodes import EpisodePlan, held_out_tasks
+    from trajforge.collectors.tasks import load_suite, task_split
+    from trajforge.schemas.dataset import load_cpt, row_splits
+
+    corpus = load_cpt(corpus_dir)
+    rows = list(zip(corpus["trajectory_id"], row_splits(corpus), strict=True))
+    sides = {
+        part: {i for i, s in rows if s == side} for part, side in (("validation", "validation"), ("test", "held_out"))
+    }
+    assert sides["validation"] and sides["test"]
+    with world_model(obedient=False) as (url, _), world_model_of(endpoint(f"{url}=wm")) as world:
+        for part in ("validation", "test"):
+            checked, details = config(tmp_path, corpus_dir, control, world, episodes=False, part=part), []
+            check_simulator(checked, world, log=lambda text: None, warn=lambda text: None, details=details)
+            assert {d["id"].rsplit(":", 1)[0] for d in details} == sides[part]  # every row of the part, no other
+    terminal = load_suite("terminal")
+    plan = EpisodePlan(CollectConfig(suites=("terminal",)), world_agent(), "wm", "check", part="validation")
+    (suite,) = held_out_tasks(plan)
+    assert [t.id for t in suite.tasks] == [t.id for t in terminal.tasks if task_split(terminal, t) == "validation"]
+
+
+def world_agent():
+    from trajforge.agents.agent_eval import EvaluatedAgent
+
+    return EvaluatedAgent("scripted", "scripted")

@@ -91,7 +91,7 @@ def test_an_rl_run_in_a_checkpoint_world_model_prints_its_figures_before_it_trai
     config = agent_rl_of(
         suites=(_suite(tmp_path),), output=str(tmp_path / "run"), init=str(tiny_agent),
         gspo=replace(AgentRLConfig.gspo, group_size=2, max_new_tokens=16), tasks_per_step=1, max_turns=2,
-        max_steps=1, save_every=1, split=SplitConfig(held_out=0.0),
+        max_steps=1, save_every=1, split=SplitConfig(held_out=0.0, validation=0.0),
         simulation=simulation_of(str(tiny_checkpoint), prompt="plain", control="errors"),
         sim_check_corpus=str(corpus_dir),
         min_exact_match=1.0,

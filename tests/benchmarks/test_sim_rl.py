@@ -202,7 +202,8 @@ def test_the_sft_agents_episodes_are_collected_on_training_tasks_only_and_train_
 
     (command,) = commands
     collected = {command[i + 1] for i, flag in enumerate(command) if flag == "--task"}
-    held_out = {t.id for t in held_out_suites([load_suite(str(suite))], SplitConfig())[0].tasks}
+    held_out = {t.id for part in ("test", "validation")
+                for t in held_out_suites([load_suite(str(suite))], SplitConfig(), part)[0].tasks}  # fmt: skip
     assert held_out and not collected & held_out and len(collected) + len(held_out) == 60
     assert command[command.index("--agent") + 1] == str(tmp_path / "agent-sft" / "checkpoint-9")
     assert command[command.index("--repeats") + 1] == "2" and command[command.index("--run-id") + 1] == "agent"
@@ -222,6 +223,7 @@ def test_sim_check_runs_the_episodes_of_the_agent_every_rl_row_starts_from(tmp_p
     (command,) = commands
     assert command[0] == "sim-check" and command[command.index("--agent") + 1] == str(sft)
     assert command[command.index("--world-model") + 1] == str(tmp_path / "world") and result["world_model"] == "wm"
+    assert command[command.index("--part") + 1] == "test"
 
 
 def test_an_agent_of_another_model_trains_from_it_with_its_own_learning_rate(tmp_path, monkeypatch):
@@ -254,3 +256,33 @@ def test_auto_decides_file_comparisons_by_the_rule_that_agrees_better_and_report
     assert sim_rl.fidelity(result)["success_agreement"] == 0.527
     result["episodes"]["success"]["all"]["by_exit_code"] = {"agreement": 0.527}
     assert sim_rl.file_check_rule("auto", result) == "content"  # a tie keeps the content rule
+
+
+def test_auto_chooses_the_file_check_rule_on_the_validation_tasks_never_on_the_test_tasks(tmp_path, monkeypatch):
+    """The validation sim-check's episodes favour the exit-code rule, the test sim-check's the content rule: the rule
+    is the validation one, and the test part's sim-check is not run to choose it."""
+    validation, test = checked(0.85, 60.0, 0.60, 0.95), checked(0.85, 60.0, 0.90, 0.95)
+    validation["episodes"]["success"]["all"]["by_exit_code"] = {"agreement": 0.80}
+    test["episodes"]["success"]["all"]["by_exit_code"] = {"agreement": 0.50}
+    parts = []
+
+    def sim_check(args, out, world, sft, seconds, part="test"):
+        parts.append(part)
+        return {"validation": validation, "test": test}[part]
+
+    monkeypatch.setattr(sim_rl, "sim_check", sim_check)
+    rule, chosen_on = sim_rl.choose_file_check(terminal(["--file-check", "auto"]), tmp_path, tmp_path, tmp_path, {})
+    assert (rule, chosen_on, parts) == ("exit-code", validation, ["validation"])
+    assert sim_rl.choose_file_check(terminal(["--file-check", "content"]), tmp_path, tmp_path, tmp_path, {}) == (
+        "content", None)  # fmt: skip
+    assert parts == ["validation"]  # a rule the user gave needs no choosing
+
+
+def test_the_validation_sim_check_reports_apart_from_the_test_one(tmp_path, monkeypatch):
+    commands = []
+    monkeypatch.setattr(sim_rl, "trajforge_allowing_errors", lambda *a: commands.append(a) or 1.0)
+    (tmp_path / "sim-check-validation.json").write_text('{"world_model": "wm", "single_step": {}}')
+    sim_rl.sim_check(terminal([]), tmp_path, tmp_path / "world", tmp_path / "sft", {}, part="validation")
+    (command,) = commands
+    assert command[command.index("--part") + 1] == "validation"
+    assert command[command.index("--report") + 1] == str(tmp_path / "sim-check-validation.json")

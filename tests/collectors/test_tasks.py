@@ -2,7 +2,8 @@ import json
 
 import pytest
 
-from trajforge.collectors.tasks import SuiteError, load_suite
+from trajforge.collectors.tasks import SuiteError, load_suite, task_split
+from trajforge.schemas.splits import SplitConfig, task_identity
 
 
 def test_bundled_suites_load():
@@ -107,3 +108,37 @@ def test_a_suite_may_mix_written_and_generated_tasks_but_needs_one_or_the_other(
     path.write_text("suite: s\ndomain: terminal\n")
     with pytest.raises(SuiteError, match="a suite needs tasks, generated tasks or both"):
         load_suite(str(path))
+
+
+def test_the_same_task_in_two_suites_lands_on_one_side_of_the_split(tmp_path):
+    """The split key is the task (its instruction and starting files), not the suite that holds it; on a key that
+    hashed the suite's name, about a third of these 60 tasks would be drawn to another side in the second suite."""
+    written = "".join(
+        f"  - {{id: t{i}, instruction: 'print the line count of f{i}.txt', files: {{f{i}.txt: 'a{i}'}}}}\n"
+        for i in range(60)
+    )
+    generated = "generated:\n  - {family: terminal-text, count: 60, seed: 3}\n"
+    suites = []
+    for name in ("first", "second-copy"):
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(f"suite: {name}\ndomain: terminal\ntasks:\n{written}{generated}")
+        suites.append(load_suite(str(path)))
+    config = SplitConfig(held_out=0.2, validation=0.2)
+    first, second = ([task_split(s, t, config) for t in s.tasks] for s in suites)
+    assert first == second and set(first) == {"train", "validation", "held_out"}
+
+
+def test_an_episode_records_its_task_s_identity_so_build_corpus_splits_it_as_the_suite_does():
+    from tests.collectors.fakes import FakeEnvironment
+    from trajforge.collectors.episode import run_episode
+    from trajforge.collectors.policies.scripted import ScriptedPolicy
+    from trajforge.sandboxes.base import Task
+    from trajforge.schemas.splits import split_of, task_key
+
+    suite = load_suite("terminal")
+    config = SplitConfig(held_out=0.3, validation=0.3)
+    for task in suite.tasks[:12]:
+        plain = Task(id=task.id, instruction=task.instruction, files=task.files)
+        record = run_episode(FakeEnvironment(), ScriptedPolicy(), plain, f"another-suite/{task.id}#0", "run", 0)
+        assert task_key(record.model_dump()) == task_identity(task.instruction, task.files)
+        assert split_of(record.model_dump(), config) == task_split(suite, task, config)

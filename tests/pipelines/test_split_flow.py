@@ -72,8 +72,10 @@ def markers_of(tasks: set[str]) -> set[str]:
 
 def test_the_split_is_by_task_and_recorded(pools):
     _, manifest, rows, by_split = pools
-    assert set(by_split) == {"held_out", "cpt", "sft_rl"}
-    assert not (by_split["held_out"] & by_split["cpt"]) and not (by_split["held_out"] & by_split["sft_rl"])
+    assert set(by_split) == {"held_out", "validation", "cpt", "sft_rl"}
+    for part in ("held_out", "validation"):  # neither held-out part shares a task with a training pool
+        assert not (by_split[part] & by_split["cpt"]) and not (by_split[part] & by_split["sft_rl"])
+    assert not by_split["held_out"] & by_split["validation"]
     assert not (by_split["cpt"] & by_split["sft_rl"])  # disjoint pools: SFT/RL tasks never feed CPT
     assert {t.split("/")[0] for t in by_split["held_out"]} == {"task:terminal", "task:mcp-workspace"}
     for row in rows:  # both policies' episodes of a task land on one side
@@ -81,12 +83,13 @@ def test_the_split_is_by_task_and_recorded(pools):
     counts = manifest.counts
     assert sum(counts[f"split.{s}"] for s in by_split) == counts["written"] == len(rows) == 2 * len(SUITES) * TASKS
     assert {s: counts[f"tasks.{s}"] for s in by_split} == {s: len(t) for s, t in by_split.items()}
-    assert manifest.config["split"] == {"held_out": 0.3, "sft_rl_share": 0.5, "seed": 0}
+    assert manifest.config["split"] == {"held_out": 0.3, "sft_rl_share": 0.5, "seed": 0, "validation": 0.1}
 
 
 def test_no_held_out_task_reaches_any_stage(pools, tmp_path, tiny_checkpoint, monkeypatch):
     root, _, _, by_split = pools
-    held, cpt_only = by_split["held_out"], by_split["cpt"]
+    # both held-out parts: the test part (eval's) and the validation part (what choices read)
+    held, cpt_only = by_split["held_out"] | by_split["validation"], by_split["cpt"]
     corpus = root / "corpus"
 
     from trajforge.pipelines.curate_sft.config import CurateConfig
@@ -96,12 +99,18 @@ def test_no_held_out_task_reaches_any_stage(pools, tmp_path, tiny_checkpoint, mo
     sft_rows = [r for f in sft.outputs for r in read_shard_table(tmp_path / "sft" / f).to_pylist()]
     assert sft_rows and {r["task"] for r in sft_rows} <= by_split["sft_rl"]
     assert {r["split"] for r in sft_rows} == {"sft_rl"}
-    assert sft.counts["rows_skipped.held_out"] and sft.counts["rows_skipped.cpt"]
+    assert (
+        sft.counts["rows_skipped.held_out"] and sft.counts["rows_skipped.validation"] and sft.counts["rows_skipped.cpt"]
+    )
 
     rl = prepare_rl(corpus, tmp_path / "rl", workers=1)
     rl_rows = [r for f in rl.outputs for r in read_shard_table(tmp_path / "rl" / f).to_pylist()]
     assert rl_rows and {r["task"] for r in rl_rows} <= by_split["sft_rl"] and rl.reconciles()
-    assert rl.counts["filtered.split_held_out"] and rl.counts["filtered.split_cpt"]
+    assert (
+        rl.counts["filtered.split_held_out"]
+        and rl.counts["filtered.split_validation"]
+        and rl.counts["filtered.split_cpt"]
+    )
 
     # What each training stage hands to the loop, decoded: the held-out tasks' words never appear in it.
     from trajforge.training import rl as rl_module
@@ -144,8 +153,8 @@ def test_no_held_out_task_reaches_any_stage(pools, tmp_path, tiny_checkpoint, mo
     run_rl(dataclasses.replace(rl_config, gspo=GSPOConfig(group_size=2, max_new_tokens=4), prompts_per_step=3))
     assert prompts and set(prompts) <= by_split["sft_rl"]
 
-    # eval reads the held-out tasks and nothing else.
-    assert {r["task"] for r in held_out_rows(load_cpt(corpus))} == held
+    # eval reads the test part's tasks and nothing else.
+    assert {r["task"] for r in held_out_rows(load_cpt(corpus))} == by_split["held_out"]
 
 
 def test_rl_on_held_out_rows_only_stops_with_a_clear_error(pools, tmp_path, tiny_checkpoint):

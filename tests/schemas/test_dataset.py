@@ -38,11 +38,16 @@ def test_a_truncated_shard_is_named(corpus_dir, tmp_path):
         load_cpt([broken])
 
 
-def test_the_training_split_and_the_held_out_rows_partition_the_corpus(corpus):
-    from trajforge.schemas.dataset import held_out_rows, row_splits, training_split_rows
+def test_the_training_split_and_the_two_held_out_parts_partition_the_corpus(corpus):
+    from trajforge.schemas.dataset import held_out_rows, part_rows, row_splits, stage_rows, training_split_rows
 
-    training, held_out = training_split_rows(corpus), held_out_rows(corpus)
-    assert len(training) + len(held_out) == len(corpus) and len(training) and len(held_out)
-    assert "held_out" not in set(row_splits(training)) and set(row_splits(held_out)) == {"held_out"}
+    training, held_out, validation = training_split_rows(corpus), held_out_rows(corpus), part_rows(corpus, "validation")
+    assert len(training) + len(held_out) + len(validation) == len(corpus) and len(training) and len(validation)
+    assert set(row_splits(training)).isdisjoint({"held_out", "validation"}) and set(row_splits(held_out)) == {
+        "held_out"
+    }
+    assert set(row_splits(validation)) == {"validation"} and len(part_rows(corpus, "test")) == len(held_out)
     training_ids = set(training["trajectory_id"])
-    assert not training_ids & set(held_out["trajectory_id"])
+    assert not training_ids & set(held_out["trajectory_id"]) and not training_ids & set(validation["trajectory_id"])
+    for stage in ("cpt", "sft", "rl"):  # no training stage reads a validation or a test row
+        assert set(row_splits(stage_rows(corpus, stage))).isdisjoint({"held_out", "validation"})

@@ -3,7 +3,17 @@ import json
 import pytest
 
 from tests.builders import make_trajectory
-from trajforge.schemas.splits import SplitConfig, readable_by, row_placement, split_of, task_draw, task_key
+from trajforge.schemas.splits import (
+    TRAINING_STAGES,
+    SplitConfig,
+    readable_by,
+    row_placement,
+    split_of,
+    split_of_task,
+    task_draw,
+    task_identity,
+    task_key,
+)
 
 
 def record(**overrides) -> dict:
@@ -49,12 +59,14 @@ def test_imports_use_the_source_task_id_then_the_trajectory():
     assert task_key(chat) == f"trajectory:{chat['trajectory_id']}"
 
 
-def test_one_draw_decides_held_out_then_the_pools():
+def test_one_draw_decides_test_then_validation_then_the_pools():
     rows = [record(source={"kind": "collected", "by": "s", "origin": f"suite/t{i}#0"}) for i in range(400)]
     plain = [split_of(r, SplitConfig(held_out=0.2)) for r in rows]
     pooled = [split_of(r, SplitConfig(held_out=0.2, sft_rl_share=0.5)) for r in rows]
-    assert set(plain) == {"train", "held_out"} and 50 < plain.count("held_out") < 110
+    assert set(plain) == {"train", "validation", "held_out"} and 50 < plain.count("held_out") < 110
+    assert 20 < plain.count("validation") < 65  # the default validation share, 0.1
     assert [p == "held_out" for p in pooled] == [p == "held_out" for p in plain]  # pools never move the held out
+    assert [p == "validation" for p in pooled] == [p == "validation" for p in plain]
     assert 100 < pooled.count("sft_rl") < 220 and pooled.count("cpt") + pooled.count("sft_rl") == plain.count("train")
     assert task_draw("suite/t1", seed=1) != task_draw("suite/t1")
     with pytest.raises(ValueError):
@@ -66,6 +78,34 @@ def test_knowledge_is_cpt_only_and_stages_read_their_splits():
     assert split_of(doc, SplitConfig(held_out=1.0)) == "cpt"
     assert readable_by("cpt", "cpt") and not readable_by("cpt", "sft") and not readable_by("held_out", "rl")
     assert readable_by("held_out", "eval") and not readable_by("train", "eval")
+    for stage in TRAINING_STAGES:  # neither evaluation part is ever trained on
+        assert not readable_by("validation", stage) and not readable_by("held_out", stage)
+    assert not readable_by("validation", "eval")
+
+
+def test_three_disjoint_parts_by_task_and_the_test_part_kept_whatever_the_validation_share():
+    keys = [task_identity(f"count the lines of f{i}.txt", {f"f{i}.txt": "a\nb\n"}) for i in range(600)]
+    sides = {key: split_of_task(key, None, SplitConfig(held_out=0.2, validation=0.15)) for key in keys}
+    parts = {part: {k for k, side in sides.items() if side == part} for part in ("train", "validation", "held_out")}
+    assert set(sides.values()) == set(parts) and sum(map(len, parts.values())) == len(keys)  # disjoint, all
+    assert 60 < len(parts["validation"]) < 120 and 90 < len(parts["held_out"]) < 150
+    without = {k for k in keys if split_of_task(k, None, SplitConfig(held_out=0.2, validation=0.0)) == "held_out"}
+    assert parts["held_out"] == without  # adding a validation part moved no test task
+    assert {split_of_task(k, None, SplitConfig(held_out=1.0)) for k in keys} == {"held_out"}  # shares cap at 1
+
+
+def test_an_episode_s_recorded_task_identity_is_its_key_whatever_its_suite():
+    key = task_identity("count the lines of a.txt", {"a.txt": "x\n"})
+    assert key == task_identity("count the lines of a.txt", {"a.txt": "x\n"})
+    assert key != task_identity("count the lines of a.txt", {"a.txt": "y\n"})  # other starting files: another task
+    assert key != task_identity("count the words of a.txt", {"a.txt": "x\n"})
+    meta = json.dumps({"task_id": "count", "task_key": key})
+    one = record(source={"kind": "collected", "by": "s", "origin": "suite-a/count#0"}, metadata=meta)
+    other = record(source={"kind": "simulated", "by": "s", "origin": "suite-b/t7.replay-2#1"}, metadata=meta)
+    assert task_key(one) == task_key(other) == key
+    assert split_of(one) == split_of(other)
+    old = record(source={"kind": "collected", "by": "s", "origin": "suite-a/count#0"})  # recorded before the field
+    assert task_key(old) == "task:suite-a/count"
 
 
 def test_rows_written_before_the_split_columns_get_it_derived():
@@ -84,4 +124,4 @@ def test_a_held_out_family_is_held_out_whole_and_others_split_as_before():
     for i in range(50):  # a family not named, or no family: the draw decides, exactly as without the option
         for family in ("terminal-text", None):
             assert split_of(generated(i, family), config) == split_of(generated(i, family), SplitConfig(held_out=0.2))
-    assert {split_of(generated(i, "terminal-text"), config) for i in range(50)} == {"train", "held_out"}
+    assert {split_of(generated(i, "terminal-text"), config) for i in range(50)} == {"train", "validation", "held_out"}

@@ -115,7 +115,7 @@ def agent_episode(k: int, status: str = "success"):
 def test_agent_sft_learns_the_actions_of_successful_trajectories_only(tmp_path):
     episodes = [agent_episode(k, "success" if k % 4 else "failure") for k in range(32)]
     write_segments(episodes, tmp_path / "raw" / "run-1", per_file=10)
-    training = [e.outcome.status for e in episodes if split_of(e.model_dump()) != "held_out"]
+    training = [e.outcome.status for e in episodes if split_of(e.model_dump()) not in ("held_out", "validation")]
     args = ["train", "agent-sft", "--data", str(tmp_path / "raw"), "--max-steps", "30", *SMALL]
     done = runner.invoke(app, [*args, "-o", str(tmp_path / "agent"), "--eval-every", "0"])
     assert done.exit_code == 0, done.output

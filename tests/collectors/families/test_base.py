@@ -50,11 +50,11 @@ def test_held_out_tasks_share_no_instruction_and_files_with_training_ones():
     config = SplitConfig(held_out=0.1)
     for suite_name in GENERATED_SUITES.values():
         suite = load_suite(suite_name)
-        sides = {"held_out": set(), "train": set()}
+        sides = {"held_out": set(), "validation": set(), "train": set()}
         for task in suite.tasks:
             sides[task_split(suite, task, config)].add((task.instruction, tuple(sorted(task.files.items()))))
         assert 0.05 * len(suite.tasks) < len(sides["held_out"]) < 0.15 * len(suite.tasks)
-        assert not sides["held_out"] & sides["train"]
+        assert not sides["held_out"] & sides["train"] and not sides["validation"] & sides["train"]
 
 
 def test_a_held_out_family_holds_out_each_of_its_tasks():
@@ -62,7 +62,7 @@ def test_a_held_out_family_holds_out_each_of_its_tasks():
     config = SplitConfig(held_out=0.1, held_out_families=("kvstore",))
     assert {task_split(suite, task, config) for task in suite.tasks} == {"held_out"}
     terminal = load_suite("terminal")  # hand-written tasks have no family: the draw alone decides
-    assert {task_split(terminal, task, config) for task in terminal.tasks} == {"train", "held_out"}
+    assert {task_split(terminal, task, config) for task in terminal.tasks} == {"train", "validation", "held_out"}
 
 
 def test_a_family_too_narrow_for_the_count_says_so():

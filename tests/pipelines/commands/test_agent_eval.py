@@ -7,8 +7,15 @@ import json
 import pytest
 from typer.testing import CliRunner
 
+from tests.builders import make_trajectory
+from trajforge.agents import agent_eval
+from trajforge.collectors.collection import Collected
+from trajforge.collectors.runner import RunResult
+from trajforge.collectors.tasks import load_suite, task_split
 from trajforge.pipelines.cli import app
+from trajforge.schemas.sinks import write_segments
 from trajforge.schemas.sources import read_records
+from trajforge.schemas.splits import SplitConfig
 
 runner = CliRunner()
 
@@ -19,10 +26,10 @@ def test_scripted_solves_and_an_untrained_model_does_not(tmp_path, sandbox_image
     report = tmp_path / "agent-eval.json"
     args = ["agent-eval", "--policy", "scripted", "--agent", f"{url}={model}", "--suite", "terminal",
             "--output", str(tmp_path / "raw"), "--report", str(report), "--image", sandbox_image,
-            "--max-turns", "8"]  # fmt: skip
+            "--max-turns", "8", "--held-out", "0.15"]  # fmt: skip
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
-    assert "held-out tasks of terminal" in result.output and f"{model} @ {url}" in result.output
+    assert "test tasks of terminal" in result.output and f"{model} @ {url}" in result.output
     figures = json.loads(report.read_text())
     scripted, untrained = figures["agents"]
     assert figures["confidence"] == 0.95 and len(figures["held_out_tasks"]["terminal"]) >= 2
@@ -46,3 +53,62 @@ def test_a_folder_without_a_model_or_no_agent_is_a_usage_error_before_any_episod
     result = runner.invoke(app, no_model)
     assert result.exit_code == 2 and "give URL=MODEL" in result.output
     assert not (tmp_path / "r.json").exists() and not (tmp_path / "raw").exists()
+
+
+def fake_collect(ran: list[tuple[str, ...]]):
+    """collect() as agent-eval calls it, without a sandbox: every planned task solved once, its names kept."""
+
+    def collect(run, log, warn, progress):
+        ran.append(run.tasks)
+        folder = f"{run.output}/{run.policy}"
+        episodes = [make_trajectory(source={"kind": "collected", "by": run.policy, "run_id": run.policy,
+                                            "origin": f"{name}#0"}) for name in run.tasks]  # fmt: skip
+        write_segments(episodes, folder, per_file=100)
+        return Collected(run.policy, folder, RunResult(planned=len(episodes), skipped=0), {})
+
+    return collect
+
+
+def two_suites(tmp_path) -> list[str]:
+    gen, kv = tmp_path / "gen.yaml", tmp_path / "kv.yaml"
+    gen.write_text("suite: gen\ndomain: terminal\ngenerated:\n  - {family: terminal-text, count: 60, seed: 3}\n")
+    kv.write_text("suite: kv\ndomain: mcp\nenvironment: {kind: mcp, server: kvstore}\n"
+                  "generated:\n  - {family: kvstore, count: 12, seed: 1}\n")  # fmt: skip
+    return [str(gen), str(kv)]
+
+
+def test_part_validation_evaluates_the_validation_tasks_only(tmp_path, monkeypatch):
+    ran: list[tuple[str, ...]] = []
+    monkeypatch.setattr(agent_eval, "collect", fake_collect(ran))
+    suites = two_suites(tmp_path)
+    report = tmp_path / "r.json"
+    args = ["agent-eval", "--policy", "scripted", *(x for s in suites for x in ("--suite", s)), "--held-out-family",
+            "kvstore", "--part", "validation", "-o", str(tmp_path / "raw"), "--report", str(report)]  # fmt: skip
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    split = SplitConfig(held_out_families=("kvstore",))
+    gen = load_suite(suites[0])
+    validation = [t.id for t in gen.tasks if task_split(gen, t, split) == "validation"]
+    assert validation and ran == [tuple(f"gen/{t}" for t in validation)]  # no test, training or held-out family task
+    figures = json.loads(report.read_text())
+    assert figures["part"] == "validation" and figures["held_out_tasks"] == {"gen": validation, "kv": []}
+    assert "validation tasks of gen, kv" in result.output
+
+
+def test_the_test_part_has_an_in_family_row_and_a_held_out_family_row_each_with_its_n(tmp_path, monkeypatch):
+    ran: list[tuple[str, ...]] = []
+    monkeypatch.setattr(agent_eval, "collect", fake_collect(ran))
+    suites = two_suites(tmp_path)
+    report = tmp_path / "r.json"
+    args = ["agent-eval", "--policy", "scripted", *(x for s in suites for x in ("--suite", s)), "--held-out-family",
+            "kvstore", "-o", str(tmp_path / "raw"), "--report", str(report)]  # fmt: skip
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    gen = load_suite(suites[0])
+    in_family = [
+        t.id for t in gen.tasks if task_split(gen, t, SplitConfig(held_out_families=("kvstore",))) == "held_out"
+    ]
+    (scripted,) = json.loads(report.read_text())["agents"]
+    rows = {part: figures["scored"] for part, figures in scripted["per_part"].items()}
+    assert rows == {"test, in family": len(in_family), "test, held-out family": 12} and in_family
+    assert "test, in family" in result.output and "test, held-out family" in result.output

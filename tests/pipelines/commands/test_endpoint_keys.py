@@ -46,7 +46,9 @@ def small_corpus(tmp_path_factory) -> Path:
     """A corpus of two trajectories, neither held out: two queries for curate-sft, two prompts for RL."""
     root = tmp_path_factory.mktemp("two-trajectories")
     write_segments([corpus_trajectory(k) for k in range(2)], root / "raw")
-    build_corpus([str(root / "raw")], root / "corpus", BuildConfig(split=SplitConfig(held_out=0.0)), workers=1)
+    build_corpus(
+        [str(root / "raw")], root / "corpus", BuildConfig(split=SplitConfig(held_out=0.0, validation=0.0)), workers=1
+    )
     return root / "corpus"
 
 
