@@ -2,15 +2,21 @@
 runs the held-out tasks of the suites, the tasks build-corpus holds out (collectors.tasks.task_split), in the real
 environment, as one `collect` run per agent (collectors/collection.py: the runner, its concurrency, retries, faults
 and resume), so every episode is a raw trajectory run folder that feeds the corpus like any other. From those
-episodes: the success rate per agent, suite and task family with its 95% Wilson interval, mean turns, the share of
+episodes: the success rate per agent, suite and task family with its 95% interval, mean turns, the share of
 answers that could not be read as an action, and apart the infrastructure errors, task errors and tasks without a
 check (they say nothing of the agent).
 
-All agents run the same task list, so their rows compare."""
+How it sampled is part of the result: the models act greedily (temperature 0) unless told otherwise, and greedy
+episodes are one sample per task (`--repeats N` at a temperature above 0 gives N, with pass@k). The interval is
+Wilson's with one episode per task, else a bootstrap over tasks (a task's samples are one draw).
+
+All agents run the same task list, so their rows compare, and they are compared paired: each row's per-task
+difference from the first row's (evaluation/paired.py), never two intervals side by side."""
 
 import dataclasses
+import math
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from trajforge.collectors.collection import Collected, collect, plan_suites, task_name
 from trajforge.collectors.config import AGENT_KEY_ENV, MODEL_POLICIES, CollectConfig, policy_for
@@ -18,6 +24,7 @@ from trajforge.collectors.policies.base import POLICIES, is_unparseable
 from trajforge.collectors.tasks import Suite, task_split
 from trajforge.endpoints.model_ref import ModelRef, parse_model
 from trajforge.evaluation.intervals import wilson_interval
+from trajforge.evaluation.paired import PairedDifference, clustered_mean_interval, paired_difference
 from trajforge.sandboxes.base import Task
 from trajforge.schemas.records import Trajectory
 from trajforge.schemas.sources import read_records
@@ -66,7 +73,8 @@ class AgentEvalConfig:
     seed; its tasks and policy are agent-eval's); `split` must be build-corpus's for its held-out tasks."""
 
     agents: tuple[EvaluatedAgent, ...] = ()
-    run: CollectConfig = CollectConfig(suites=("terminal",))
+    # greedy: an evaluation reads the agent's best guess, and one sample per task then says all there is
+    run: CollectConfig = CollectConfig(suites=("terminal",), temperature=0.0)
     split: SplitConfig = SplitConfig()
     limit: int | None = None  # the first N held-out tasks of each suite, in the suite's order (None: all)
 
@@ -84,6 +92,7 @@ class Score:
     infra_errors: int = 0
     task_errors: int = 0
     unchecked: int = 0
+    outcomes: dict[str, list[int]] = field(default_factory=dict)  # task key -> 1/0 per scored episode, repeat order
 
     def add(self, trajectory: Trajectory, checked: bool = True) -> None:
         """One episode; of a task without a check (`checked` False) it can only be counted apart, however it ended."""
@@ -97,6 +106,21 @@ class Score:
         self.failures += status != "success"
         self.unparseable += is_unparseable(trajectory.outcome)
         self.turns += len(trajectory.turns)
+        task = collected_task_key(trajectory.source.origin or "")
+        self.outcomes.setdefault(task, []).append(int(status == "success"))
+
+    @property
+    def samples(self) -> int:
+        """The most scored episodes of one task (1: one sample per task)."""
+        return max(map(len, self.outcomes.values()), default=0)
+
+    def pass_at(self, k: int) -> float | None:
+        """pass@k, the unbiased estimator (Chen et al. 2021) over the tasks with at least k scored samples: the
+        chance that k of a task's samples drawn without replacement hold a success."""
+        tasks = [o for o in self.outcomes.values() if len(o) >= k]
+        if not tasks:
+            return None
+        return sum(1 - math.comb(len(o) - sum(o), k) / math.comb(len(o), k) for o in tasks) / len(tasks)
 
     @property
     def scored(self) -> int:
@@ -111,10 +135,17 @@ class Score:
 
     @property
     def interval(self) -> tuple[float, float] | None:
-        return wilson_interval(self.successes, self.scored, CONFIDENCE) if self.scored else None
+        """Wilson's with one episode per task; with several, a bootstrap over tasks (a task's samples: one draw)."""
+        if not self.scored:
+            return None
+        if self.samples == 1:
+            return wilson_interval(self.successes, self.scored, CONFIDENCE)
+        values = [v for o in self.outcomes.values() for v in o]
+        clusters = [task for task, o in self.outcomes.items() for _ in o]
+        return clustered_mean_interval(values, clusters, CONFIDENCE)[1:]
 
     def as_dict(self) -> dict:
-        counts = {k: v for k, v in dataclasses.asdict(self).items() if k != "turns"}
+        counts = {k: v for k, v in dataclasses.asdict(self).items() if k not in ("turns", "outcomes")}
         return {
             "episodes": self.episodes,
             "scored": self.scored,
@@ -122,8 +153,27 @@ class Score:
             "interval": list(self.interval) if self.interval else None,
             "mean_turns": self.rate(self.turns),
             "unparseable_rate": self.rate(self.unparseable),
+            "samples_per_task": self.samples,
+            "pass_at_k": {str(k): self.pass_at(k) for k in pass_ks(self.samples)},
             **counts,
         }
+
+
+def pass_ks(samples: int) -> list[int]:
+    """The k of pass@k worth printing for `samples` per task: 1, the powers of two between, and `samples`."""
+    return sorted({1, samples, *(2**i for i in range(1, samples.bit_length()) if 2**i < samples)} - {0})
+
+
+def paired_success(reference: Score, other: Score) -> PairedDifference | None:
+    """`other`'s success minus `reference`'s over the tasks both scored: the i-th sample of a task paired with the
+    i-th of the other row, a task's samples one cluster. None when they share no scored task."""
+    a, b, clusters = [], [], []
+    for task in sorted(reference.outcomes.keys() & other.outcomes.keys()):
+        pairs = list(zip(reference.outcomes[task], other.outcomes[task], strict=False))
+        a += [x for x, _ in pairs]
+        b += [y for _, y in pairs]
+        clusters += [task] * len(pairs)
+    return paired_difference(a, b, clusters, CONFIDENCE) if a else None
 
 
 @dataclass
@@ -148,7 +198,27 @@ class AgentReport:
             "overall": self.overall.as_dict(),
             "per_suite": {k: v.as_dict() for k, v in self.per_suite.items()},
             "per_family": {k: v.as_dict() for k, v in self.per_family.items()},
+            "outcomes": self.overall.outcomes,  # task -> 1/0 per scored sample: what the paired differences read
         }
+
+
+@dataclass(frozen=True)
+class EpisodeSampling:
+    """How the agents' episodes were sampled, as every table and report states it."""
+
+    temperature: float  # of the models' answers (model-free policies do not sample from a model)
+    samples_per_task: int  # --repeats
+    seed: int
+
+    def describe(self) -> str:
+        how = "greedy (temperature 0)" if self.temperature == 0 else f"temperature {self.temperature:g}"
+        per_task = f"{self.samples_per_task} sample{'s' if self.samples_per_task > 1 else ''} per task"
+        return f"{how}, {per_task}, seed {self.seed}"
+
+    @property
+    def units(self) -> str:
+        """What a paired difference of these episodes pairs: tasks, or samples (a task's several: one cluster)."""
+        return "tasks" if self.samples_per_task == 1 else "samples, a task's one cluster"
 
 
 @dataclass
@@ -156,19 +226,37 @@ class AgentEvalResult:
     held_out: dict[str, list[str]]  # suite -> its held-out task ids, every agent's tasks
     split: SplitConfig
     reports: list[AgentReport]
+    sampling: EpisodeSampling = EpisodeSampling(0.0, 1, 0)
 
     @property
     def errors(self) -> int:
         """Episodes that ended in an infrastructure or a task error, over every agent."""
         return sum(r.overall.infra_errors + r.overall.task_errors for r in self.reports)
 
+    @property
+    def paired(self) -> list[tuple[AgentReport, PairedDifference | None]]:
+        """Every row after the first with its success minus the first row's (the reference), paired by task."""
+        reference = self.reports[0].overall if self.reports else None
+        return [(r, paired_success(reference, r.overall)) for r in self.reports[1:]]
+
     def as_dict(self) -> dict:
+        agents = [r.as_dict() for r in self.reports]
+        for row, (_, difference) in zip(agents[1:], self.paired, strict=True):
+            row["paired_vs_reference"] = paired_dict(difference, self.sampling.units)
         return {
             "confidence": CONFIDENCE,
+            "sampling": dataclasses.asdict(self.sampling),
             "split": dataclasses.asdict(self.split),
             "held_out_tasks": self.held_out,
-            "agents": [r.as_dict() for r in self.reports],
+            "reference": self.reports[0].agent.label if self.reports else None,
+            "agents": agents,
         }
+
+
+def paired_dict(difference: PairedDifference | None, of: str = "tasks") -> dict | None:
+    """A paired difference as the JSON reports record it (its figures, and the line the tables print); `of`: what
+    its units are."""
+    return None if difference is None else dataclasses.asdict(difference) | {"describe": difference.describe(of=of)}
 
 
 def held_out_suites(suites: Iterable[Suite], split: SplitConfig) -> list[Suite]:
@@ -190,6 +278,7 @@ def evaluate_agents(
     runs when there is no agent or no held-out task."""
     if not config.agents:
         raise AgentEvalError("name an agent to evaluate: -c CHECKPOINT, --endpoint URL=MODEL or --policy NAME")
+    refuse_greedy_copies(config.run, config.agents)
     suites = held_out_suites(plan_suites(dataclasses.replace(config.run, tasks=())), config.split)
     if config.limit is not None:
         held = sum(len(s.tasks) for s in suites)
@@ -206,7 +295,18 @@ def evaluate_agents(
     for agent in config.agents:
         run = dataclasses.replace(config.run, tasks=names, **agent.settings)
         reports.append(score_agent(agent, collect(run, log, warn, progress), places))
-    return AgentEvalResult({s.name: [t.id for t in s.tasks] for s in suites}, config.split, reports)
+    sampling = EpisodeSampling(config.run.temperature, config.run.repeats, config.run.seed)
+    return AgentEvalResult({s.name: [t.id for t in s.tasks] for s in suites}, config.split, reports, sampling)
+
+
+def refuse_greedy_copies(run: CollectConfig, agents: Iterable[EvaluatedAgent]) -> None:
+    """AgentEvalError when a model would act greedily in several samples of a task: they would be copies of one
+    episode counted as independent ones."""
+    if run.repeats > 1 and run.temperature == 0 and any(a.model is not None for a in agents):
+        raise AgentEvalError(
+            f"--repeats {run.repeats} at --temperature 0: a greedy model's samples of a task are copies of one "
+            "episode; give --temperature above 0 for several samples per task, or --repeats 1"
+        )
 
 
 def score_agent(agent: EvaluatedAgent, collected: Collected, places: dict[str, tuple[Suite, Task]]) -> AgentReport:
@@ -215,7 +315,7 @@ def score_agent(agent: EvaluatedAgent, collected: Collected, places: dict[str, t
     per_suite = {s.name: Score() for s, _ in places.values()}
     per_family = {family: Score() for family in sorted({family_of(s, t) for s, t in places.values()})}
     models = set()
-    for result in read_records([collected.run_dir]):
+    for result in sorted(read_records([collected.run_dir]), key=_origin):  # a task's samples in repeat order
         if not result.ok or (key := collected_task_key(result.record.source.origin or "")) not in places:
             continue
         suite, task = places[key]
@@ -224,3 +324,9 @@ def score_agent(agent: EvaluatedAgent, collected: Collected, places: dict[str, t
         models.add(result.record.agent.model)
     run = collected.result
     return AgentReport(agent, collected.run_dir, models <= {None}, overall, per_suite, per_family, run.ran, run.skipped)
+
+
+def _origin(result) -> tuple[str, int]:
+    """An episode's task and repeat (`<suite>/<task>#<repeat>`), repeats in number order."""
+    place, _, repeat = (result.record.source.origin or "").rpartition("#") if result.ok else ("", "", "")
+    return place, int(repeat) if repeat.isdigit() else -1
