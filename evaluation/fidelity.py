@@ -181,3 +181,18 @@ def replay_figures(episodes: Sequence[tuple[Sequence[Mapping], Sequence[Mapping]
         "simulated_successes": claimed,
         "real_share_of_simulated_successes": _share(confirmed, claimed),
     }
+
+
+def turn_agreement(turns: Sequence[PredictionTurn], answers: Sequence[str | None]) -> tuple[list[int], list[int]]:
+    """Per turn, 1/0: whether the answer matched the real observation exactly, and whether its error flag agreed
+    (an unanswered turn misses both), as `step_figures` counts them: what paired comparisons of rows read."""
+    exact, flags = [], []
+    for turn, answer in zip(turns, answers, strict=True):
+        if answer is None:
+            exact.append(0)
+            flags.append(0)
+            continue
+        predicted = extract_prediction(answer).text
+        exact.append(int(same_observation(predicted, turn.reference)))
+        flags.append(int(predicted_error(predicted) == real_error(turn.observation or {"content": turn.reference})))
+    return exact, flags
