@@ -77,6 +77,9 @@ class AgentEvalConfig:
     run: CollectConfig = CollectConfig(suites=("terminal",), temperature=0.0)
     split: SplitConfig = SplitConfig()
     limit: int | None = None  # the first N held-out tasks of each suite, in the suite's order (None: all)
+    # a greedy model's first N tasks run again one at a time (batch 1): how much its batched figures owe the batching
+    # (0: no check; nothing to check for a model-free policy, a sampling model or concurrency 1)
+    batch_check: int = 8
 
 
 @dataclass
@@ -186,6 +189,7 @@ class AgentReport:
     per_family: dict[str, Score]
     ran: int = 0  # episodes this invocation ran; the others were in the run folder already (a resumed run)
     skipped: int = 0
+    batch_check: dict | None = None  # batch_check's comparison, where one ran
 
     def as_dict(self) -> dict:
         return {
@@ -199,6 +203,7 @@ class AgentReport:
             "per_suite": {k: v.as_dict() for k, v in self.per_suite.items()},
             "per_family": {k: v.as_dict() for k, v in self.per_family.items()},
             "outcomes": self.overall.outcomes,  # task -> 1/0 per scored sample: what the paired differences read
+            "batch_check": self.batch_check,
         }
 
 
@@ -294,7 +299,10 @@ def evaluate_agents(
     reports = []
     for agent in config.agents:
         run = dataclasses.replace(config.run, tasks=names, **agent.settings)
-        reports.append(score_agent(agent, collect(run, log, warn, progress), places))
+        collected = collect(run, log, warn, progress)
+        reports.append(score_agent(agent, collected, places))
+        if config.batch_check and agent.model is not None and run.temperature == 0 and run.concurrency > 1:
+            reports[-1].batch_check = batch_check(run, collected, config.batch_check, log, warn, progress)
     sampling = EpisodeSampling(config.run.temperature, config.run.repeats, config.run.seed)
     return AgentEvalResult({s.name: [t.id for t in s.tasks] for s in suites}, config.split, reports, sampling)
 
@@ -330,3 +338,26 @@ def _origin(result) -> tuple[str, int]:
     """An episode's task and repeat (`<suite>/<task>#<repeat>`), repeats in number order."""
     place, _, repeat = (result.record.source.origin or "").rpartition("#") if result.ok else ("", "", "")
     return place, int(repeat) if repeat.isdigit() else -1
+
+
+def batch_check(run: CollectConfig, batched: Collected, tasks: int, log: Log, warn: Log, progress) -> dict:
+    """The first `tasks` of a greedy run's tasks run again one at a time (concurrency 1: every answer generated
+    alone) beside the batched run: how many took the same actions, and the successes of each on those tasks."""
+    names = run.tasks[:tasks]
+    alone_run = dataclasses.replace(run, tasks=names, concurrency=1, run_id=f"{batched.run_id}-batch1")
+    alone_collected = collect(alone_run, log, warn, progress)
+    alone, together = run_records(alone_collected.run_dir), run_records(batched.run_dir)
+    keys = sorted(k for k in alone if k in together)
+    return {
+        "tasks": len(names),
+        "episodes": len(keys),
+        "same_actions": sum([t.action for t in alone[k].turns] == [t.action for t in together[k].turns] for k in keys),
+        "successes_batched": sum(together[k].outcome.status == "success" for k in keys),
+        "successes_alone": sum(alone[k].outcome.status == "success" for k in keys),
+        "run_dir": alone_collected.run_dir,
+    }
+
+
+def run_records(run_dir: str) -> dict[str, Trajectory]:
+    """A run folder's readable episodes by key (`<suite>/<task>#<repeat>`)."""
+    return {r.record.source.origin: r.record for r in read_records([run_dir]) if r.ok}

@@ -70,7 +70,9 @@ def agent_eval_command(
     temperature, the samples per task and the seed; so does the report.
 
     --policy: a model-free policy (scripted, explorer). --limit N: only the first N held-out tasks of each suite, in
-    the suite's order: a quicker, smaller sample (its intervals are wider); the same N gives the same tasks."""
+    the suite's order: a quicker, smaller sample (its intervals are wider); the same N gives the same tasks.
+    A greedy model run with --concurrency above 1 also runs its first 8 tasks one at a time (batch 1): the output
+    says how many of those episodes took the same actions alone as in their batch, and the successes of each."""
     o = dict(locals())
     refuse_unused(o.pop("context"), episode_modes(policy, agent))
     try:
@@ -117,6 +119,10 @@ def show(result: AgentEvalResult) -> None:
     for report in result.reports:
         done = f", {report.skipped} done before" if report.skipped else ""
         console.print(Text(f"  {report.agent.label}: {report.ran} episodes run{done} -> {report.run_dir}"))
+        if (check := report.batch_check) is not None:
+            out.print(Text(f"  {report.agent.label}: batch check, {check['episodes']} episodes run again one at a "
+                           f"time: {check['same_actions']} took the same actions; successes "
+                           f"{check['successes_batched']} batched, {check['successes_alone']} alone"))  # fmt: skip
 
 
 def show_paired(result: AgentEvalResult) -> None:

@@ -253,9 +253,39 @@ def test_the_table_states_how_it_sampled_and_prints_the_paired_difference():
         _report("tiny", {t: [1, 0] for t in tasks}),
     ]
     sampling = agent_eval.EpisodeSampling(0.7, 2, 5)
+    reports[1].batch_check = {"episodes": 8, "same_actions": 7, "successes_batched": 5, "successes_alone": 4}
     with out.capture() as captured:
         show(agent_eval.AgentEvalResult({"s": tasks}, SplitConfig(), reports, sampling))
     text = " ".join(captured.get().split())
     assert "temperature 0.7, 2 samples per task, seed 5" in text and "pass@2 %" in text
     assert "against the reference row scripted (model-free)" in text
+    assert (
+        "tiny: batch check, 8 episodes run again one at a time: 7 took the same actions; successes 5 batched, 4 alone"
+        in text
+    )
     assert "tiny: -50.0 points" in text and "(paired, 4 samples, a task's one cluster)" in text
+
+
+def test_a_batch_check_reruns_a_greedy_models_first_tasks_one_at_a_time(tmp_path, monkeypatch):
+    """What agent-eval --batch-check compares: the batched run's episodes against the same tasks run alone (the
+    episodes here are written by a stand-in for collect; the runs themselves are collect's, tested there)."""
+    tasks = ("terminal/a", "terminal/b", "terminal/c")
+    batched_dir, runs = tmp_path / "batched", []
+
+    def fake_collect(run, log, warn, progress):
+        runs.append(run)
+        actions = {"terminal/a": 2, "terminal/b": 3}  # alone, b takes one action more and fails
+        records = [episode(f"{t}#0", "success" if n == 2 else "failure", turns=n, model="tiny")
+                   for t, n in actions.items() if t in run.tasks]  # fmt: skip
+        write_segments(records, tmp_path / run.run_id)
+        return Collected(run.run_id, str(tmp_path / run.run_id), RunResult(planned=len(records), skipped=0), {})
+
+    write_segments([episode(f"{t}#0", "success", turns=2, model="tiny") for t in tasks], batched_dir)
+    monkeypatch.setattr(agent_eval, "collect", fake_collect)
+    run = CollectConfig(suites=("terminal",), tasks=tasks, temperature=0.0, concurrency=4)
+    batched = Collected("batched", str(batched_dir), RunResult(planned=3, skipped=0), {})
+    check = agent_eval.batch_check(run, batched, 2, print, print, lambda items, description, total: items)
+    (alone,) = runs
+    assert alone.tasks == tasks[:2] and alone.concurrency == 1 and alone.run_id == "batched-batch1"
+    assert (check["tasks"], check["episodes"], check["same_actions"]) == (2, 2, 1)
+    assert (check["successes_batched"], check["successes_alone"]) == (2, 1)
