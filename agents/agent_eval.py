@@ -11,7 +11,7 @@ episodes are one sample per task (`--repeats N` at a temperature above 0 gives N
 Wilson's with one episode per task, else a bootstrap over tasks (a task's samples are one draw).
 
 All agents run the same task list, so their rows compare, and they are compared paired: each row's per-task
-difference from the first row's (evaluation/paired.py), never two intervals side by side."""
+difference from the reference row's, the first model's (evaluation/paired.py), never two intervals side by side."""
 
 import dataclasses
 import math
@@ -239,22 +239,28 @@ class AgentEvalResult:
         return sum(r.overall.infra_errors + r.overall.task_errors for r in self.reports)
 
     @property
+    def reference(self) -> AgentReport | None:
+        """The row every other is compared with: the first model's (the first --agent), else the first row."""
+        models = [r for r in self.reports if r.agent.model is not None]
+        return (models or self.reports or [None])[0]
+
+    @property
     def paired(self) -> list[tuple[AgentReport, PairedDifference | None]]:
-        """Every row after the first with its success minus the first row's (the reference), paired by task."""
-        reference = self.reports[0].overall if self.reports else None
-        return [(r, paired_success(reference, r.overall)) for r in self.reports[1:]]
+        """Every other row with its success minus the reference's, paired by task."""
+        reference = self.reference
+        return [(r, paired_success(reference.overall, r.overall)) for r in self.reports if r is not reference]
 
     def as_dict(self) -> dict:
-        agents = [r.as_dict() for r in self.reports]
-        for row, (_, difference) in zip(agents[1:], self.paired, strict=True):
-            row["paired_vs_reference"] = paired_dict(difference, self.sampling.units)
+        agents = {id(r): r.as_dict() for r in self.reports}
+        for report, difference in self.paired:
+            agents[id(report)]["paired_vs_reference"] = paired_dict(difference, self.sampling.units)
         return {
             "confidence": CONFIDENCE,
             "sampling": dataclasses.asdict(self.sampling),
             "split": dataclasses.asdict(self.split),
             "held_out_tasks": self.held_out,
-            "reference": self.reports[0].agent.label if self.reports else None,
-            "agents": agents,
+            "reference": self.reference.agent.label if self.reports else None,
+            "agents": list(agents.values()),
         }
 
 

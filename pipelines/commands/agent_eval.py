@@ -1,6 +1,7 @@
 """`trajforge agent-eval`: agents' success on held-out tasks in the real environment, with 95% intervals, each row
-compared with the first by a paired difference; its header says how the episodes were sampled. The run itself is
-`agents.agent_eval.evaluate_agents`; the flags of each agent's collect run are collect's."""
+compared with the reference (the first --agent) by a paired difference; its header says how the episodes were
+sampled. The run itself is `agents.agent_eval.evaluate_agents`; the flags of each agent's collect run are
+collect's."""
 
 import json
 from pathlib import Path
@@ -58,7 +59,7 @@ def agent_eval_command(
     --held-out-family, in the real environment (Docker, MCP servers, Chromium), and report per agent, suite and task
     family: the success rate with its 95% Wilson interval, mean turns, the share of answers that could not be read
     as an action, and apart the infrastructure errors, task errors and tasks without a check (never the agent's
-    failures). Every row after the first is compared with the first (the reference: list it first) by the paired
+    failures). Every row is compared with the reference, the first --agent (else the first --policy), by the paired
     difference of their success on the same tasks, with its 95% interval.
 
     Every episode is kept as a raw trajectory, OUTPUT/<run-id>/ per agent as `collect` writes it, so agent runs feed
@@ -93,7 +94,7 @@ def agent_eval_command(
 
 def show(result: AgentEvalResult) -> None:
     """One table: each agent over every held-out task, then per suite and (when they differ) per family; then each
-    row's paired difference from the first."""
+    row's paired difference from the reference."""
     tasks = sum(len(ids) for ids in result.held_out.values())
     title = (
         f"agents on {tasks} held-out tasks of {', '.join(result.held_out)}; {result.sampling.describe()}; "
@@ -126,10 +127,10 @@ def show(result: AgentEvalResult) -> None:
 
 
 def show_paired(result: AgentEvalResult) -> None:
-    """Each row's success minus the reference's (the first row) on the tasks both scored, with its interval."""
+    """Each row's success minus the reference's on the tasks both scored, with its interval."""
     if not result.paired:
         return
-    reference = result.reports[0]
+    reference = result.reference
     name = f"{reference.agent.label}{' (model-free)' if reference.model_free else ''}"
     out.print(Text(f"success against the reference row {name}, paired by task (95% interval):"))
     for report, difference in result.paired:

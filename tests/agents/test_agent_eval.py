@@ -213,7 +213,8 @@ def _report(label: str, outcomes: dict[str, list[int]], model_free: bool = False
     score = agent_eval.Score(outcomes=outcomes)
     score.successes = sum(map(sum, outcomes.values()))
     score.failures = sum(map(len, outcomes.values())) - score.successes
-    return agent_eval.AgentReport(EvaluatedAgent(label, "llm"), "run", model_free, score, {}, {})
+    agent = EvaluatedAgent(label, label, None) if model_free else model_agent(label)
+    return agent_eval.AgentReport(agent, "run", model_free, score, {}, {})
 
 
 def test_rows_are_compared_with_the_first_by_their_paired_difference():
@@ -258,12 +259,12 @@ def test_the_table_states_how_it_sampled_and_prints_the_paired_difference():
         show(agent_eval.AgentEvalResult({"s": tasks}, SplitConfig(), reports, sampling))
     text = " ".join(captured.get().split())
     assert "temperature 0.7, 2 samples per task, seed 5" in text and "pass@2 %" in text
-    assert "against the reference row scripted (model-free)" in text
+    assert "against the reference row tiny, paired" in text  # the first model, not the model-free row listed first
     assert (
         "tiny: batch check, 8 episodes run again one at a time: 7 took the same actions; successes 5 batched, 4 alone"
         in text
     )
-    assert "tiny: -50.0 points" in text and "(paired, 4 samples, a task's one cluster)" in text
+    assert "scripted (model-free): +50.0 points" in text and "(paired, 4 samples, a task's one cluster)" in text
 
 
 def test_a_batch_check_reruns_a_greedy_models_first_tasks_one_at_a_time(tmp_path, monkeypatch):
