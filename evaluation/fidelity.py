@@ -92,29 +92,19 @@ def step_figures(
     source (SOURCES' order), and the judge's pooled scores (over non-empty answers, as eval scores them). An empty
     answer is a prediction, not a missing one: `sort a > b` prints nothing, and a world model that says so is right.
     `details` gets one entry per turn (as eval's --predictions), with whether it matched exactly."""
-    exact = agree = 0
-    matched = []
+    matched, flags = turn_agreement(turns, answers)
+    exact, agree = sum(matched), sum(flags)
     by_action: dict[str, Counter] = {}
     by_source: dict[str, Counter] = {source: Counter() for source in SOURCES}
-    for turn, answer in zip(turns, answers, strict=True):
-        counts = (by_action.setdefault(action_label(turn.action), Counter()), by_source[answer_source(turn)])
-        for c in counts:
+    for turn, same in zip(turns, matched, strict=True):
+        for c in (by_action.setdefault(action_label(turn.action), Counter()), by_source[answer_source(turn)]):
             c["turns"] += 1
-        if answer is None:
-            matched.append(False)
-            continue
-        predicted = extract_prediction(answer).text
-        same = same_observation(predicted, turn.reference)
-        matched.append(same)
-        exact += same
-        for c in counts:
             c["exact"] += same
-        agree += predicted_error(predicted) == real_error(turn.observation or {"content": turn.reference})
     first = len(details) if details is not None else 0
     report = score(model, list(turns), list(answers), judge, details)
     if details is not None:
         for entry, same in zip(details[first:], matched, strict=True):
-            entry["exact"] = same
+            entry["exact"] = bool(same)
     return {
         "turns": len(turns),
         "answered": sum(1 for a in answers if a is not None),
