@@ -290,3 +290,39 @@ def test_a_batch_check_reruns_a_greedy_models_first_tasks_one_at_a_time(tmp_path
     assert alone.tasks == tasks[:2] and alone.concurrency == 1 and alone.run_id == "batched-batch1"
     assert (check["tasks"], check["episodes"], check["same_actions"]) == (2, 2, 1)
     assert (check["successes_batched"], check["successes_alone"]) == (2, 1)
+
+
+@pytest.mark.slow
+def test_a_greedy_checkpoint_in_docker_is_compared_paired_and_checked_at_batch_one(tmp_path, sandbox_image):
+    """The command end to end: a tiny random checkpoint acts greedily (the default) beside the scripted policy on
+    three held-out tasks; the report states the sampling, pairs the scripted row against the model's, and holds the
+    batch-1 check of the model's episodes."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from tests.agents.conftest import TEXTS
+    from trajforge.pipelines.cli import app
+    from trajforge.training.configs import TinyModelConfig
+    from trajforge.training.model import build_tiny_model
+    from trajforge.training.tokenizer import train_tokenizer
+
+    folder = tmp_path / "tiny"
+    tokenizer = train_tokenizer(TEXTS, vocab_size=400)
+    config = TinyModelConfig(hidden_size=32, intermediate_size=64, layers=2, heads=2, max_positions=1024)
+    build_tiny_model(config, tokenizer, seed=0).save_pretrained(str(folder))
+    tokenizer.save_pretrained(str(folder))
+    report = tmp_path / "agent-eval.json"
+    args = ["agent-eval", "--policy", "scripted", "--agent", str(folder), "--limit", "3", "--max-turns", "2",
+            "--concurrency", "3", "--image", sandbox_image, "-o", str(tmp_path / "raw"),
+            "--report", str(report)]  # fmt: skip
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    figures = json.loads(report.read_text())
+    assert figures["sampling"] == {"temperature": 0.0, "samples_per_task": 1, "seed": 0}
+    assert figures["reference"] == str(folder)
+    scripted, model = figures["agents"]
+    both = set(scripted["outcomes"]) & set(model["outcomes"])  # the tasks both scored (a task without a check: none)
+    assert scripted["paired_vs_reference"]["n"] == len(both) > 0 and "paired_vs_reference" not in model
+    assert model["batch_check"]["episodes"] == 3 and scripted["batch_check"] is None
+    assert "greedy (temperature 0), 1 sample per task, seed 0" in " ".join(result.output.split())
