@@ -259,6 +259,9 @@ def below_thresholds(result: dict, thresholds: Thresholds = Thresholds()) -> lis
         ours, theirs = world.get("judge_factuality"), figures.get("judge_factuality")
         if name != result["world_model"] and ours is not None and theirs is not None and ours <= theirs:
             warnings.append(f"factuality {ours:.1f} does not beat the baseline {name} ({theirs:.1f})")
+    for name, paired in world.get("paired", {}).items():  # on the same turns: above the baseline beyond noise?
+        if (exact := paired["exact_match"]) is not None and exact["low"] <= 0:
+            warnings.append(f"exact match is not above the baseline {name}: {exact['describe']}")
     episodes = result.get("episodes", {})
     success = episodes.get("success", {}).get("all", {})
     agreement = success.get("agreement")

@@ -141,6 +141,19 @@ def test_figures_below_the_thresholds_are_said():
     ]
 
 
+def test_a_world_model_not_above_a_baseline_on_the_same_turns_is_said_with_its_paired_difference():
+    from trajforge.agents.sim_check import below_thresholds, paired_with_baselines
+
+    wm, copy, retrieval = ([1, 1, 0, 1], [0] * 4), ([1, 0, 0, 1], [0] * 4), ([0, 0, 0, 0], [0] * 4)
+    paired = paired_with_baselines("wm", {"wm": wm, "copy": copy, "retrieval": retrieval}, ["g"] * 4, [1, 2, 3, 4])
+    figures = {"exact_match": 0.9, "paired": paired["all"]}
+    warnings = below_thresholds({"world_model": "wm", "single_step": {"all": {"wm": figures}}})
+    assert warnings == [
+        f"exact match is not above the baseline copy: {paired['all']['copy']['exact_match']['describe']}"
+    ]
+    assert paired["all"]["retrieval"]["exact_match"]["low"] > 0  # three more of four turns: above it
+
+
 def test_single_step_measures_controllability_on_real_fault_injected_turns(tmp_path):
     """Held-out real episodes whose instruction says which action failed: a world model that follows it produces
     the fault there and nowhere else; copying the previous observation does not."""
