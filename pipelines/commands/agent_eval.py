@@ -57,7 +57,7 @@ def agent_eval_command(
     """Run each agent (repeat --agent and --policy to compare several: one row each, the same tasks) on the
     HELD-OUT tasks of the suites, the tasks build-corpus holds out with the same --held-out, --split-seed and
     --held-out-family, in the real environment (Docker, MCP servers, Chromium), and report per agent, suite and task
-    family: the success rate with its 95% Wilson interval, mean turns, the share of answers that could not be read
+    family: the success rate with its 95% interval, mean turns, the share of answers that could not be read
     as an action, and apart the infrastructure errors, task errors and tasks without a check (never the agent's
     failures). Every row is compared with the reference, the first --agent (else the first --policy), by the paired
     difference of their success on the same tasks, with its 95% interval.
