@@ -17,7 +17,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from trajforge.agents.agent_eval import EvaluatedAgent, family_label
+from trajforge.agents.agent_eval import (
+    EpisodeSampling,
+    EvaluatedAgent,
+    family_label,
+    paired_dict,
+    refuse_greedy_copies,
+)
 from trajforge.agents.sim_episodes import EpisodePlan, outcome_success, run_episodes
 from trajforge.collectors.config import CollectConfig
 from trajforge.collectors.simulation import MAX_TOKENS, Simulation
@@ -25,8 +31,9 @@ from trajforge.endpoints.model_ref import FORMS, ModelRef
 from trajforge.evaluation.benchmark import sample_turns
 from trajforge.evaluation.extraction import extract_prediction
 from trajforge.evaluation.factory import JudgeSpec
-from trajforge.evaluation.fidelity import one_sided, step_figures
+from trajforge.evaluation.fidelity import one_sided, step_figures, turn_agreement
 from trajforge.evaluation.models import ChatModel, Sampling
+from trajforge.evaluation.paired import paired_difference
 from trajforge.evaluation.turns import corpus_turn
 from trajforge.sandboxes.control import load_control, recorded_control
 from trajforge.sandboxes.controllability import ControlledTurn, turn_controllability
@@ -53,7 +60,8 @@ class SimCheckConfig:
     corpus: str = "data/corpus"  # held-out turns for the single-step figures; its training split for retrieval
     limit: int | None = None  # held-out trajectories at most (single step)
     plain: bool = True  # single step: plain CPT-style prompts (False: the SFT reasoning templates)
-    run: CollectConfig = CollectConfig(suites=("terminal",), output="data/sim-check")
+    # the agent acts greedily unless told: a real and a simulated episode then differ only by the environment
+    run: CollectConfig = CollectConfig(suites=("terminal",), output="data/sim-check", temperature=0.0)
     agent: EvaluatedAgent = EvaluatedAgent("scripted", "scripted")
     split: SplitConfig = SplitConfig()
     part: Part = "test"  # which held-out tasks and turns: the test part, or the validation part choices read
@@ -105,6 +113,8 @@ def run_prefix(config: SimCheckConfig, world: CheckedWorldModel) -> str:
            "tasks": config.run.tasks}  # fmt: skip
     if config.part != "test":  # the test part's runs keep their names
         key["part"] = config.part
+    if config.agent.model is not None:  # a model's episodes depend on how it samples (a policy's do not)
+        key["temperature"] = config.run.temperature
     simulation = config.simulation or Simulation(world.ref)
     if simulation.file_check != "content":  # the runs of the default rule keep their names
         key["file_check"] = simulation.file_check
@@ -124,15 +134,28 @@ def check_simulator(
     """All the figures, as the JSON sim-check writes; SimCheckError before anything runs when there is nothing.
     `details` gets every single-step turn's answer and judgement, per model (sim-check --predictions)."""
     progress = progress or (lambda items, description, total: items)
+    if config.episodes:
+        refuse_greedy_copies(config.run, [config.agent])
     if config.episodes and config.control:
         load_control(config.control)  # a bad control file is refused before any model is asked
-    result = {"world_model": world.name, "agent": config.agent.label, "judge": config.judge.build().label}
+    result = {"world_model": world.name, "agent": config.agent.label, "judge": config.judge.build().label,
+              "sampling": sampling_of(config)}  # fmt: skip
     result["single_step"] = single_step(config, world.chat, progress, warn, details)
     if config.episodes:
         plan = EpisodePlan(config.run, config.agent, config.episode_simulation(world), run_prefix(config, world),
                            config.split, config.control, config.simulated_success, config.part)  # fmt: skip
         result["episodes"] = run_episodes(plan, log, warn, progress)
     return result
+
+
+def sampling_of(config: SimCheckConfig) -> dict:
+    """How sim-check sampled, as its report and tables state it: the single-step answers, and the episodes' agent
+    (its temperature, samples per task, seed; a model-free agent does not sample from a model)."""
+    episodes = EpisodeSampling(config.run.temperature, config.run.repeats, config.run.seed)
+    return {
+        "single_step": {"temperature": config.sampling.temperature, "seed": config.sampling.seed},
+        "episodes": dataclasses.asdict(episodes) | {"model_free_agent": config.agent.model is None},
+    }
 
 
 def _group(row: dict, split: SplitConfig) -> str:
@@ -170,17 +193,45 @@ def single_step(
     judge = config.judge.build()
     models: list[ChatModel] = [model, *baseline_models(config.corpus, _Warnings(warn))]
     figures: dict = defaultdict(dict)
+    agreement: dict[str, tuple[list[int], list[int]]] = {}
     for chat in models:
         answers = [
             chat.answer([{"role": r, "content": c} for r, c in turn.messages], config.sampling.for_item(turn.id))
             for turn, _, _ in progress(turns, f"single step: {chat.name}", len(turns))
         ]
+        agreement[chat.name] = turn_agreement([t for t, _, _ in turns], answers)
         for group in sorted({g for _, g, _ in turns}) + ["all"]:
             chosen = [(t, a, row) for (t, g, row), a in zip(turns, answers, strict=True) if group in (g, "all")]
             step = step_figures(chat.name, [t for t, _, _ in chosen], [a for _, a, _ in chosen], judge,
                                 details if group == "all" else None)  # fmt: skip
             figures[group][chat.name] = step | _instructed_turns(chosen)
-    return dict(figures)
+    figures = dict(figures)
+    paired = paired_with_baselines(model.name, agreement, [g for _, g, _ in turns], [id(row) for _, _, row in turns])
+    for group, against in paired.items():
+        figures[group][model.name]["paired"] = against
+    return figures
+
+
+def paired_with_baselines(world: str, agreement: dict, groups: list[str], episodes: list) -> dict:
+    """{group: {baseline: {figure: paired difference}}}: the world model's exact match and error-flag agreement
+    minus each baseline's, on the same turns (`agreement`: model -> the two per-turn 1/0 lists), the turns of one
+    episode one cluster (they share its files and history)."""
+    paired: dict = {}
+    for group in sorted(set(groups)) + ["all"]:
+        chosen = [i for i, g in enumerate(groups) if group in (g, "all")]
+        clusters = [episodes[i] for i in chosen]
+        for name, theirs in agreement.items():
+            if name == world:
+                continue
+            figures = {}
+            for figure, ours, other in zip(PAIRED_FIGURES, agreement[world], theirs, strict=True):
+                difference = paired_difference([other[i] for i in chosen], [ours[i] for i in chosen], clusters)
+                figures[figure] = paired_dict(difference, of="turns")
+            paired.setdefault(group, {})[name] = figures
+    return paired
+
+
+PAIRED_FIGURES = ("exact_match", "error_flag_agreement")
 
 
 def _instructed_turns(chosen: list) -> dict:
@@ -219,6 +270,9 @@ def below_thresholds(result: dict, thresholds: Thresholds = Thresholds()) -> lis
         ours, theirs = world.get("judge_factuality"), figures.get("judge_factuality")
         if name != result["world_model"] and ours is not None and theirs is not None and ours <= theirs:
             warnings.append(f"factuality {ours:.1f} does not beat the baseline {name} ({theirs:.1f})")
+    for name, paired in world.get("paired", {}).items():  # on the same turns: above the baseline beyond noise?
+        if (exact := paired["exact_match"]) is not None and exact["low"] <= 0:
+            warnings.append(f"exact match is not above the baseline {name}: {exact['describe']}")
     episodes = result.get("episodes", {})
     success = episodes.get("success", {}).get("all", {})
     agreement = success.get("agreement")

@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from trajforge.agents.agent_eval import EvaluatedAgent, family_label, family_of, held_out_suites
+from trajforge.agents.agent_eval import EvaluatedAgent, family_label, family_of, held_out_suites, run_records
 from trajforge.collectors.collection import collect, plan_suites, task_name
 from trajforge.collectors.config import CollectConfig
 from trajforge.collectors.simulation import Simulation
@@ -21,7 +21,6 @@ from trajforge.evaluation.fidelity import replay_figures, success_confusion
 from trajforge.sandboxes.base import Task
 from trajforge.sandboxes.controllability import controllability
 from trajforge.schemas.records import Trajectory
-from trajforge.schemas.sources import read_records
 from trajforge.schemas.splits import REPLAY_SEPARATOR, Part, SplitConfig
 
 Log = Callable[[str], None]
@@ -71,11 +70,6 @@ def held_out_tasks(plan: EpisodePlan) -> list[Suite]:
 
 def _only(suite: Suite, chosen: set[str]) -> Suite:
     return dataclasses.replace(suite, tasks=tuple(t for t in suite.tasks if {t.id, task_name(suite, t)} & chosen))
-
-
-def run_records(run_dir: str) -> dict[str, Trajectory]:
-    """A run folder's readable episodes by key (`<suite>/<task>#<repeat>`)."""
-    return {r.record.source.origin: r.record for r in read_records([run_dir]) if r.ok}
 
 
 def run_episodes(plan: EpisodePlan, log: Log, warn: Log, progress) -> dict:

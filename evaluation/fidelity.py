@@ -92,29 +92,19 @@ def step_figures(
     source (SOURCES' order), and the judge's pooled scores (over every turn, as eval scores them). An empty
     answer is a prediction, not a missing one: `sort a > b` prints nothing, and a world model that says so is right.
     `details` gets one entry per turn (as eval's --predictions), with whether it matched exactly."""
-    exact = agree = 0
-    matched = []
+    matched, flags = turn_agreement(turns, answers)
+    exact, agree = sum(matched), sum(flags)
     by_action: dict[str, Counter] = {}
     by_source: dict[str, Counter] = {source: Counter() for source in SOURCES}
-    for turn, answer in zip(turns, answers, strict=True):
-        counts = (by_action.setdefault(action_label(turn.action), Counter()), by_source[answer_source(turn)])
-        for c in counts:
+    for turn, same in zip(turns, matched, strict=True):
+        for c in (by_action.setdefault(action_label(turn.action), Counter()), by_source[answer_source(turn)]):
             c["turns"] += 1
-        if answer is None:
-            matched.append(False)
-            continue
-        predicted = extract_prediction(answer).text
-        same = same_observation(predicted, turn.reference)
-        matched.append(same)
-        exact += same
-        for c in counts:
             c["exact"] += same
-        agree += predicted_error(predicted) == real_error(turn.observation or {"content": turn.reference})
     first = len(details) if details is not None else 0
     report = score(model, list(turns), list(answers), judge, details)
     if details is not None:
         for entry, same in zip(details[first:], matched, strict=True):
-            entry["exact"] = same
+            entry["exact"] = bool(same)
     return {
         "turns": len(turns),
         "answered": sum(1 for a in answers if a is not None),
@@ -181,3 +171,18 @@ def replay_figures(episodes: Sequence[tuple[Sequence[Mapping], Sequence[Mapping]
         "simulated_successes": claimed,
         "real_share_of_simulated_successes": _share(confirmed, claimed),
     }
+
+
+def turn_agreement(turns: Sequence[PredictionTurn], answers: Sequence[str | None]) -> tuple[list[int], list[int]]:
+    """Per turn, 1/0: whether the answer matched the real observation exactly, and whether its error flag agreed
+    (an unanswered turn misses both), as `step_figures` counts them: what paired comparisons of rows read."""
+    exact, flags = [], []
+    for turn, answer in zip(turns, answers, strict=True):
+        if answer is None:
+            exact.append(0)
+            flags.append(0)
+            continue
+        predicted = extract_prediction(answer).text
+        exact.append(int(same_observation(predicted, turn.reference)))
+        flags.append(int(predicted_error(predicted) == real_error(turn.observation or {"content": turn.reference})))
+    return exact, flags

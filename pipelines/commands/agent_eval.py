@@ -1,5 +1,7 @@
-"""`trajforge agent-eval`: agents' success on held-out tasks in the real environment, with 95% Wilson intervals.
-The run itself is `agents.agent_eval.evaluate_agents`; the flags of each agent's collect run are collect's."""
+"""`trajforge agent-eval`: agents' success on held-out tasks in the real environment, with 95% intervals, each row
+compared with the reference (the first --agent) by a paired difference; its header says how the episodes were
+sampled. The run itself is `agents.agent_eval.evaluate_agents`; the flags of each agent's collect run are
+collect's."""
 
 import json
 from pathlib import Path
@@ -16,6 +18,7 @@ from trajforge.agents.agent_eval import (
     Score,
     evaluate_agents,
     model_agent,
+    pass_ks,
     policy_agent,
 )
 from trajforge.collectors.config import AGENT_KEY_ENV, CollectConfig
@@ -57,16 +60,24 @@ def agent_eval_command(
     HELD-OUT tasks of the suites, the tasks build-corpus holds out with the same --held-out, --split-seed and
     --held-out-family (--part: the test part, or the validation part that choices read), in the real environment
     (Docker, MCP servers, Chromium), and report per agent, suite and task family, and with --held-out-family the
-    in-family test tasks and the held-out family's apart (each with its N): the success rate with its 95% Wilson
+    in-family test tasks and the held-out family's apart (each with its N): the success rate with its 95%
     interval, mean turns, the share of answers that could not be read as an action, and apart the infrastructure
-    errors, task errors and tasks without a check (never the agent's failures).
+    errors, task errors and tasks without a check (never the agent's failures). Every row is compared with the
+    reference, the first --agent (else the first --policy), by the paired difference of their success on the same
+    tasks, with its 95% interval.
 
     Every episode is kept as a raw trajectory, OUTPUT/<run-id>/ per agent as `collect` writes it, so agent runs feed
     the corpus too, and rerunning the same command resumes. Exit code 1 if some episodes ended with an
     infrastructure or a task error.
 
+    Models act greedily (--temperature 0) unless told otherwise; --repeats N (N > 1, with --temperature above 0)
+    gives N samples per task: the mean success, its interval over tasks, and pass@k. The table's header states the
+    temperature, the samples per task and the seed; so does the report.
+
     --policy: a model-free policy (scripted, explorer). --limit N: only the first N held-out tasks of each suite, in
-    the suite's order: a quicker, smaller sample (its intervals are wider); the same N gives the same tasks."""
+    the suite's order: a quicker, smaller sample (its intervals are wider); the same N gives the same tasks.
+    A greedy model run with --concurrency above 1 also runs its first 8 tasks one at a time (batch 1): the output
+    says how many of those episodes took the same actions alone as in their batch, and the successes of each."""
     o = dict(locals())
     refuse_unused(o.pop("context"), episode_modes(policy, agent))
     try:
@@ -87,31 +98,58 @@ def agent_eval_command(
 
 def show(result: AgentEvalResult) -> None:
     """One table: each agent over every task of the part, then per suite, (when they differ) per family, and with a
-    held-out family its in-family and held-out-family rows."""
+    held-out family its in-family and held-out-family rows; then each row's paired difference from the reference."""
     tasks = sum(len(ids) for ids in result.held_out.values())
-    title = f"agents on {tasks} {result.part} tasks of {', '.join(result.held_out)}, with 95% Wilson intervals"
+    title = (
+        f"agents on {tasks} {result.part} tasks of {', '.join(result.held_out)}; {result.sampling.describe()}; "
+        f"95% intervals ({'Wilson' if result.sampling.samples_per_task == 1 else 'bootstrap over tasks'})"
+    )
     table = Table(title=title, box=box.SIMPLE_HEAD)
-    for column in ("agent", "tasks", "success %", "95% interval", "scored", "turns", "unparseable %", "not scored"):
+    ks = pass_ks(result.sampling.samples_per_task) if result.sampling.samples_per_task > 1 else []
+    for column in ("agent", "tasks", "success %", "95% interval", *(f"pass@{k} %" for k in ks), "scored", "turns",
+                   "unparseable %", "not scored"):  # fmt: skip
         table.add_column(column, justify="left" if column in ("agent", "tasks", "not scored") else "right")
     for report in result.reports:
-        table.add_row(report.agent.label, "all", *_figures(report.overall))
+        table.add_row(report.agent.label, "all", *_figures(report.overall, ks))
         groups = [(f"suite {k}", v) for k, v in report.per_suite.items()] if len(report.per_suite) > 1 else []
         if set(report.per_family) != set(report.per_suite):
             groups += [(f"family {k}", v) for k, v in report.per_family.items()]
         if any(HELD_OUT_FAMILY in part for part in report.per_part):  # out of distribution beside in distribution
             groups += list(report.per_part.items())
         for i, (name, score) in enumerate(groups):
-            table.add_row("(model-free)" if report.model_free and i == 0 else "", name, *_figures(score))
+            table.add_row("(model-free)" if report.model_free and i == 0 else "", name, *_figures(score, ks))
         if report.model_free and not groups:
             table.add_row("(model-free)")
         table.add_section()
     out.print(table)
+    show_paired(result)
     for report in result.reports:
         done = f", {report.skipped} done before" if report.skipped else ""
         console.print(Text(f"  {report.agent.label}: {report.ran} episodes run{done} -> {report.run_dir}"))
+        if (check := report.batch_check) is not None:
+            out.print(Text(f"  {report.agent.label}: batch check, {check['episodes']} episodes run again one at a "
+                           f"time: {check['same_actions']} took the same actions; successes "
+                           f"{check['successes_batched']} batched, {check['successes_alone']} alone"))  # fmt: skip
 
 
-def _figures(score: Score) -> list[str]:
+def show_paired(result: AgentEvalResult) -> None:
+    """Each row's success minus the reference's on the tasks both scored, with its interval."""
+    if not result.paired:
+        return
+    reference = result.reference
+    name = f"{reference.agent.label}{' (model-free)' if reference.model_free else ''}"
+    out.print(Text(f"success against the reference row {name}, paired by task (95% interval):"))
+    for report, difference in result.paired:
+        label = f"{report.agent.label}{' (model-free)' if report.model_free else ''}"
+        line = (
+            f"{difference.describe(of=result.sampling.units)}; {difference.method}"
+            if difference
+            else "no task scored by both"
+        )
+        out.print(Text(f"  {label}: {line}"))
+
+
+def _figures(score: Score, ks: list[int]) -> list[str]:
     def percent(value: float | None) -> str:
         return f"{100 * value:.1f}" if value is not None else "-"
 
@@ -120,6 +158,7 @@ def _figures(score: Score) -> list[str]:
     return [
         percent(score.rate(score.successes)),
         f"{percent(low)}-{percent(high)}" if score.scored else "-",
+        *(percent(score.pass_at(k)) for k in ks),
         str(score.scored),
         f"{score.rate(score.turns):.1f}" if score.scored else "-",
         percent(score.rate(score.unparseable)),

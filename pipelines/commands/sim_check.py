@@ -68,6 +68,7 @@ def sim_check_command(
     image: flags.Image = None,
     seed: flags.Seed = RUN.seed,
     explorer_steps: flags.ExplorerSteps = RUN.explorer_steps,
+    temperature: flags.Temperature = RUN.temperature,
 ) -> None:
     """Measure a world model (--world-model: a checkpoint folder, smollm2 or URL=MODEL) against the real environment
     on HELD-OUT tasks (build-corpus's split: the same --held-out, --split-seed, --held-out-family; --part: the test
@@ -82,7 +83,11 @@ def sim_check_command(
     trajectories at most (single step); --plain and --max-new-tokens: the single-step prompts and answers;
     --policy: the agent when no --agent is given (model-free: scripted, explorer); --control `none` runs no
     controllability episodes; --predictions: every single-step turn (the world model and both baselines);
-    --run-id: default derived from the configuration, so rerunning the same command resumes."""
+    --run-id: default derived from the configuration, so rerunning the same command resumes. The agent acts
+    greedily (--temperature 0) unless told otherwise; --repeats N > 1 (samples per task) needs --temperature above 0
+    for a model agent. The world model answers greedily. The headers state the temperature, samples and seed; each
+    row's single-step figures against a baseline are the paired difference on the same turns (the turns of one
+    episode one cluster)."""
     o = dict(locals())
     refuse_unused(o.pop("context"), _unused(o))
     o["judge_spec"] = judge_of(o)
@@ -103,7 +108,7 @@ def sim_check_command(
 
 EPISODE_FLAGS = ("suite", "task", "output", "run_id", "repeats", "concurrency", "retries", "max_turns",
                  "command_timeout", "image", "explorer_steps", "control", "simulate_file_check", "simulate_max_tokens",
-                 "agent", "agent_key_env", "policy")  # fmt: skip
+                 "agent", "agent_key_env", "policy", "temperature")  # fmt: skip
 
 
 def _unused(o: dict) -> dict[str, str]:
@@ -135,7 +140,7 @@ def _config(o: dict) -> SimCheckConfig:
 
 
 RUN_FIELDS = ("output", "run_id", "repeats", "concurrency", "retries", "max_turns", "command_timeout", "image", "seed",
-              "explorer_steps")  # fmt: skip
+              "explorer_steps", "temperature")  # fmt: skip
 
 
 def _percent(value) -> str:
@@ -148,7 +153,10 @@ def _score(value) -> str:
 
 def show(result: dict) -> None:
     """Two tables: single step per group (world model and baselines), then the episode figures per group."""
-    table = Table(title=f"sim-check: single step on held-out turns (judge: {result['judge']})", box=box.SIMPLE_HEAD,
+    step = result["sampling"]["single_step"]
+    title = f"sim-check: single step on held-out turns (judge: {result['judge']}; {_how(step['temperature'])}, "
+    title += f"seed {step['seed']})"
+    table = Table(title=title, box=box.SIMPLE_HEAD,
                   caption="faults produced / clean: on held-out turns of fault-injected episodes, whose instruction "
                   "says what was injected where")  # fmt: skip
     for column in ("group", "model", "turns", "exact %", "error flag %", "judge overall", "factuality",
@@ -163,6 +171,7 @@ def show(result: dict) -> None:
                           _percent(control.get("clean_share")))  # fmt: skip
         table.add_section()
     out.print(table)
+    out.print(paired_table(result))
     out.print(action_table(result["single_step"]))
     out.print(source_table(result["single_step"]))
     episodes = result.get("episodes")
@@ -172,6 +181,26 @@ def show(result: dict) -> None:
         out.print(episode_table(result, episodes))
     for line in below_thresholds(result):  # the targets a world model worth training in reaches
         warn(f"warning: {line}")
+
+
+def paired_table(result: dict) -> Table:
+    """Per group, the world model minus each baseline on the same turns, with the paired 95% interval (the turns
+    of one episode one cluster): the comparison, where the tables above only stand the rows side by side."""
+    table = Table(title=f"sim-check: {result['world_model']} minus each baseline, paired on the same turns "
+                  "(percentage points, 95% interval, an episode's turns one cluster)", box=box.SIMPLE_HEAD)  # fmt: skip
+    for column in ("group", "baseline", "turns", "exact match", "error flag"):
+        table.add_column(column, justify="left" if column in ("group", "baseline") else "right")
+    for group, models in result["single_step"].items():
+        against = models[result["world_model"]].get("paired", {})
+        for i, (name, figures) in enumerate(against.items()):
+            exact, flag = figures["exact_match"], figures["error_flag_agreement"]
+            table.add_row(group if i == 0 else "", name, str(exact["n"]), _points(exact), _points(flag))
+        table.add_section()
+    return table
+
+
+def _points(paired: dict) -> str:
+    return f"{100 * paired['difference']:+.1f} [{100 * paired['low']:+.1f}, {100 * paired['high']:+.1f}]"
 
 
 def action_table(single_step: dict) -> Table:
@@ -214,6 +243,7 @@ def _breakdown_rows(models: dict, breakdown: str) -> list[list[str]]:
 
 def episode_table(result: dict, episodes: dict) -> Table:
     title = f"sim-check: {result['world_model']} vs the real environment, agent {result['agent']}"
+    title += f"; {_agent_sampling(result)}"
     table = Table(title=title, box=box.SIMPLE_HEAD, caption="success: agreement over the episodes the simulator "
                   "decided; WM2Real: per turn of the replayed actions; control: instructed faults produced, and "
                   "uninstructed turns left clean (latency is not scored: no text shows it)")  # fmt: skip
@@ -235,3 +265,15 @@ def episode_table(result: dict, episodes: dict) -> Table:
                       _percent(wm2real.get("real_share_of_simulated_successes")),
                       describe_produced(ctl), _percent(ctl.get("clean_share")))  # fmt: skip
     return table
+
+
+def _how(temperature: float) -> str:
+    return "greedy (temperature 0)" if temperature == 0 else f"temperature {temperature:g}"
+
+
+def _agent_sampling(result: dict) -> str:
+    """How the episodes' agent sampled, as the episode table's title says it (the world model answers greedily)."""
+    episodes = result["sampling"]["episodes"]
+    how = "model-free" if episodes["model_free_agent"] else _how(episodes["temperature"])
+    samples = episodes["samples_per_task"]
+    return f"{how}, {samples} sample{'s' if samples > 1 else ''} per task, seed {episodes['seed']}; world model greedy"

@@ -86,3 +86,41 @@ def test_in_docker_the_observation_is_what_the_terminal_answered_and_the_answers
     assert [t.action_ids for t in transcript.turns] == [b[0] for b in actor.returned]
     observation = actor.tokenizer.decode(transcript.turns[2].prompt_ids, skip_special_tokens=True)
     assert observation.strip() == "5" == rollouts[0].trajectory.turns[1].observation.content.strip()
+
+
+def test_greedy_episodes_do_not_depend_on_how_they_were_batched(tmp_path, tiny_agent):
+    """Issue 54: greedy evaluation must not change with the batching. Tasks whose prompts differ in length, run one
+    at a time and all at once (left-padded rows, read on from the prefix cache), give every episode the same
+    tokens in fp32. The tiny model's weights are scaled up (x8) so that its answers depend on the whole context (at
+    its initial scale it mostly repeats its last token, and a batch that attended to its padding would pass)."""
+    import shutil
+
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    folder = tmp_path / "sensitive"
+    shutil.copytree(tiny_agent, folder)
+    model = AutoModelForCausalLM.from_pretrained(str(folder))
+    with torch.no_grad():
+        for parameter in model.parameters():
+            parameter.mul_(8.0 if parameter.dim() == 2 else 1.0)
+    model.save_pretrained(str(folder))
+    words = ["ls -la", "cat notes.txt | wc -l", "total 4", "count the lines", "answer.txt", "notes.txt"]
+    instructions = [" ".join(words[(i + j) % 6] for j in range(1 + 4 * i)) for i in range(4)]
+    tasks = [Task(id=f"t{i}", instruction=text, check=TASK.check) for i, text in enumerate(instructions)]
+    suite = Suite(name="fake", domain="terminal", path=None, tasks=tuple(tasks))
+
+    def streams(concurrency: int) -> tuple[dict, list[int]]:
+        actor = Actor.load(str(folder), trained=True, temperature=0.0, gather_s=1.0)
+        specs = [s for group in plan_groups([(suite, t) for t in tasks], 2, 0, "g") for s in group]
+        rollouts, _ = run_rollouts(
+            specs, actor, lambda spec: FakeEnvironment(), tmp_path / f"c{concurrency}", "tiny", concurrency, 3, 24
+        )
+        return {r.spec.key: [t.action_ids for t in r.transcript.turns] for r in rollouts}, actor.broker.batch_sizes
+
+    alone, alone_sizes = streams(1)
+    together, together_sizes = streams(8)
+    assert set(alone_sizes) == {1} and max(together_sizes) == 8  # one at a time; all eight in one batch
+    first_answers = {tuple(answers[0]) for answers in alone.values()}
+    assert len(first_answers) > 1, alone  # they depend on the task: the model reads its context
+    assert together == alone

@@ -4,12 +4,14 @@ sampled control specs. The world model here is a loopback endpoint whose answers
 episodes, the replays, the HTTP client and the simulator are real); a real checkpoint is checked in
 tests/pipelines/commands/test_sim_check.py."""
 
+import dataclasses
 import json
 import re
 
 import pytest
 
 from tests.chat_server import chat_server
+from trajforge.agents.agent_eval import model_agent
 from trajforge.agents.sim_check import (
     CheckedWorldModel,
     SimCheckConfig,
@@ -140,6 +142,19 @@ def test_figures_below_the_thresholds_are_said():
     ]
 
 
+def test_a_world_model_not_above_a_baseline_on_the_same_turns_is_said_with_its_paired_difference():
+    from trajforge.agents.sim_check import below_thresholds, paired_with_baselines
+
+    wm, copy, retrieval = ([1, 1, 0, 1], [0] * 4), ([1, 0, 0, 1], [0] * 4), ([0, 0, 0, 0], [0] * 4)
+    paired = paired_with_baselines("wm", {"wm": wm, "copy": copy, "retrieval": retrieval}, ["g"] * 4, [1, 2, 3, 4])
+    figures = {"exact_match": 0.9, "paired": paired["all"]}
+    warnings = below_thresholds({"world_model": "wm", "single_step": {"all": {"wm": figures}}})
+    assert warnings == [
+        f"exact match is not above the baseline copy: {paired['all']['copy']['exact_match']['describe']}"
+    ]
+    assert paired["all"]["retrieval"]["exact_match"]["low"] > 0  # three more of four turns: above it
+
+
 def test_single_step_measures_controllability_on_real_fault_injected_turns(tmp_path):
     """Held-out real episodes whose instruction says which action failed: a world model that follows it produces
     the fault there and nowhere else; copying the previous observation does not."""
@@ -174,11 +189,23 @@ def test_single_step_measures_controllability_on_real_fault_injected_turns(tmp_p
     assert ours["instructed_faults"] > 0 and ours["produced_share"] == 1.0 and ours["clean_share"] == 1.0
     assert copy["instructed_faults"] == ours["instructed_faults"] and copy["produced_share"] < 1.0
     assert "episodes" not in result  # --no-episodes: no sandbox was started
+    # the world model against the baseline on the same turns: the paired difference, the turns of an episode one cluster
+    paired = figures["wm"]["paired"]["copy previous (model-free)"]["exact_match"]
+    assert paired["n"] == figures["wm"]["turns"] == figures["copy previous (model-free)"]["turns"]
+    expected = figures["wm"]["exact_match"] - figures["copy previous (model-free)"]["exact_match"]
+    assert paired["difference"] == pytest.approx(expected) and "bootstrap over clusters" in paired["method"]
+    assert result["sampling"]["single_step"]["temperature"] == 0.0
+    from trajforge.pipelines.commands.sim_check import show
+    from trajforge.pipelines.console import out
+
+    with out.capture() as captured:
+        show(result)
+    text = " ".join(captured.get().split())
+    assert "greedy (temperature 0), seed 0" in text and "wm minus each baseline, paired on the same turns" in text
+    assert f"{100 * paired['difference']:+.1f} [{100 * paired['low']:+.1f}, {100 * paired['high']:+.1f}]" in text
 
 
 def test_a_changed_simulation_rule_gets_its_own_episode_runs_and_the_defaults_keep_their_names():
-    import dataclasses
-
     world = CheckedWorldModel("wm", chat=None, ref=ModelRef(weights="folder"))
     default = SimCheckConfig()
 
@@ -188,6 +215,11 @@ def test_a_changed_simulation_rule_gets_its_own_episode_runs_and_the_defaults_ke
     assert prefix() == run_prefix(default, world) == prefix(max_tokens=512)
     names = {prefix(), prefix(max_tokens=64), prefix(file_check="exit-code")}
     assert len(names) == 3 and all(re.fullmatch(r"sim-check-[0-9a-f]{8}", name) for name in names)
+
+    agent = dataclasses.replace(default, agent=model_agent("runs/agent"))
+    sampled = dataclasses.replace(agent, run=dataclasses.replace(default.run, temperature=0.7))
+    assert len({run_prefix(agent, world), run_prefix(sampled, world), run_prefix(default, world)}) == 3
+    assert run_prefix(default, world) == run_prefix(dataclasses.replace(sampled, agent=default.agent), world)
 
 
 def test_part_validation_measures_the_validation_turns_and_tasks_only(tmp_path, corpus_dir, control):
@@ -216,3 +248,30 @@ def world_agent():
     from trajforge.agents.agent_eval import EvaluatedAgent
 
     return EvaluatedAgent("scripted", "scripted")
+
+
+def test_the_world_model_is_compared_with_each_baseline_paired_on_the_same_turns():
+    """Issue 54: the world model's figures stood beside the baselines' unpaired; now its difference from each, on
+    the same turns, has its own interval, the turns of one episode one cluster."""
+    from trajforge.agents.sim_check import paired_with_baselines
+    from trajforge.evaluation.paired import paired_difference
+
+    wm = ([1, 1, 1, 0, 1, 1], [1, 1, 1, 1, 1, 0])
+    copy = ([0, 1, 0, 0, 1, 0], [1, 1, 0, 1, 1, 0])
+    groups, episodes = ["t/a", "t/a", "t/a", "w/b", "w/b", "w/b"], [1, 1, 2, 3, 3, 4]
+    paired = paired_with_baselines("wm", {"wm": wm, "copy": copy}, groups, episodes)
+    assert set(paired) == {"t/a", "w/b", "all"} and set(paired["all"]) == {"copy"}
+    exact = paired["all"]["copy"]["exact_match"]
+    assert exact["difference"] == pytest.approx(3 / 6)
+    expected = paired_difference(copy[0], wm[0], episodes)
+    assert (exact["low"], exact["high"]) == (expected.low, expected.high)
+    terminal = paired["t/a"]["copy"]["error_flag_agreement"]
+    assert terminal["n"] == 3 and terminal["difference"] == pytest.approx(1 / 3)
+    assert exact["describe"].endswith("(paired, 6 turns)")
+
+
+def test_several_samples_of_a_greedy_agent_are_refused():
+    world = CheckedWorldModel("wm", chat=None, ref=ModelRef(weights="folder"))
+    greedy = SimCheckConfig(agent=model_agent("runs/agent"), run=CollectConfig(repeats=2, temperature=0.0))
+    with pytest.raises(ValueError, match="--temperature above 0"):
+        check_simulator(greedy, world, log=print, warn=print)

@@ -16,6 +16,7 @@ from trajforge.evaluation.fidelity import (
     same_observation,
     step_figures,
     success_confusion,
+    turn_agreement,
 )
 from trajforge.evaluation.turns import PredictionTurn
 
@@ -137,3 +138,19 @@ def test_replay_figures():
     assert figures["turns"] == 5 and figures["exact_match"] == pytest.approx(2 / 5)
     assert figures["error_flag_agreement"] == pytest.approx(3 / 5)  # the missing turn and the error disagree
     assert figures["simulated_successes"] == 2 and figures["real_share_of_simulated_successes"] == 0.5
+
+
+def test_turn_agreement_is_what_step_figures_count_turn_by_turn():
+    """The per-turn 1/0 lists paired comparisons of rows read: an unanswered turn misses both, an empty answer
+    matches an empty reference."""
+    turns = [
+        turn("a.txt\n"),
+        turn("ls: cannot access 'x': No such file or directory", exit_code=2),
+        turn("b"),
+        turn(""),
+    ]
+    answers = ["<predicted_observation>a.txt</predicted_observation>", "total 0", None, ""]
+    exact, flags = turn_agreement(turns, answers)
+    assert exact == [1, 0, 0, 1] and flags == [1, 0, 0, 1]
+    figures = step_figures("wm", turns, answers, EmbeddedJudge())
+    assert figures["exact_match"] == sum(exact) / 4 and figures["error_flag_agreement"] == sum(flags) / 4

@@ -25,8 +25,13 @@ def test_sim_check_of_a_checkpoint_prints_every_figure(tmp_path, corpus_dir, tin
     assert result.exit_code == 0, result.output
     assert "copy previous (model-free)" in result.output and "retrieval (model-free)" in result.output
     assert "WM2Real exact %" in result.output and "faults produced %" in result.output
+    said = " ".join(result.output.split())  # the tables say how they sampled, and compare with each baseline paired
+    assert "minus each baseline, paired on the same turns" in said and "greedy (temperature 0), seed 0" in said
+    assert "model-free, 1 sample per task, seed 0; world model greedy" in said
     assert "warning: single-step exact match 0.0% is below 80%" in result.output  # an untrained-ish model
     figures = json.loads(report.read_text())
+    assert figures["sampling"]["episodes"] == {"temperature": 0.0, "samples_per_task": 1, "seed": 0,
+                                               "model_free_agent": True}  # fmt: skip
     name = f"{tiny_checkpoint.parent.name}/checkpoint-2"
     assert figures["world_model"] == name and name in figures["single_step"]["all"]
     assert (
