@@ -174,11 +174,17 @@ def pass_ks(samples: int) -> list[int]:
 
 
 def paired_success(reference: Score, other: Score) -> PairedDifference | None:
-    """`other`'s success minus `reference`'s over the tasks both scored: the i-th sample of a task paired with the
-    i-th of the other row, a task's samples one cluster. None when they share no scored task."""
+    """`other`'s success minus `reference`'s over the tasks both scored (paired_outcomes)."""
+    return paired_outcomes(reference.outcomes, other.outcomes)
+
+
+def paired_outcomes(reference: dict[str, list[int]], other: dict[str, list[int]]) -> PairedDifference | None:
+    """`other`'s success minus `reference`'s from per-task outcomes (task -> 1/0 per sample, as a report's
+    `outcomes` holds them) over the tasks both scored: the i-th sample of a task paired with the i-th of the other
+    row, a task's samples one cluster. None when they share no scored task."""
     a, b, clusters = [], [], []
-    for task in sorted(reference.outcomes.keys() & other.outcomes.keys()):
-        pairs = list(zip(reference.outcomes[task], other.outcomes[task], strict=False))
+    for task in sorted(reference.keys() & other.keys()):
+        pairs = list(zip(reference[task], other[task], strict=False))
         a += [x for x, _ in pairs]
         b += [y for _, y in pairs]
         clusters += [task] * len(pairs)
