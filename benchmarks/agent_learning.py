@@ -17,23 +17,30 @@ It drives the real `trajforge` commands, each in this interpreter's environment:
    model, (b) from the world-model checkpoint (LWM warm-up), (c) `--role both` (one model learns both roles);
    the tiny model of every row uses the world model's tokenizer, so the rows differ only in their weights;
 4. `train agent-rl` from the SFT row chosen on the VALIDATION tasks (`agent-eval --part validation`: the highest
-   success, a tie broken by the lower agent-SFT loss): the test tasks never choose anything;
-5. `agent-eval` of every row on the test tasks, read once, with the scripted policy (model-free, it says so) and
-   the untrained model (the tiny model with no step taken, or `--init` as it is) as reference rows.
+   success, a tie broken by the lower agent-SFT loss): the test tasks never choose anything. Once per `--seeds`
+   seed, and with `--guide` also unguided from the same start and seeds (the same tasks and episode seeds);
+5. `agent-eval` of every row on the test tasks, greedy, read once, with the scripted policy (model-free, it says
+   so) and the untrained model (the tiny model with no step taken, or `--init` as it is) as reference rows.
 
-It prints the table (success with its 95% Wilson interval, mean turns, unparseable-answer rate), a sentence on
-whether world-model training helped the agent, and the throughput (collect episodes/min, train tokens/s, agent-rl
+It prints the table (success with its 95% Wilson interval, mean turns, unparseable-answer rate), whether
+world-model training helped the agent and what agent RL did (each arm's mean and spread over the seeds, minus its
+start, and guided minus unguided), each as a paired difference over the test tasks with its 95% interval
+(evaluation/paired.py; a task's seeds one cluster), and the throughput (collect episodes/min, train tokens/s, agent-rl
 episodes/min and sampled tokens/s, agent-eval episodes/min); OUTPUT/agent-learning.json holds all of it.
 """
 
 import argparse
 import json
+import statistics
 import time
 from pathlib import Path
 
 # this folder is on sys.path when run as a script
 from learning_signal import agent_rl_flags, agent_training_arguments, metrics, shape, steps_flags, trajforge
 from results_record import add_results_option, start_record
+
+from trajforge.agents.agent_eval import paired_dict, paired_outcomes
+from trajforge.evaluation.paired import PairedDifference
 
 
 def mean_of(run: Path, key: str) -> float | None:
@@ -67,6 +74,13 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--cpt-steps", type=int, default=50, help="world-model CPT steps")
     parser.add_argument("--sft-steps", type=int, default=150, help="agent-SFT steps, the same for every row")
     parser.add_argument("--rl-steps", type=int, default=4)
+    parser.add_argument(
+        "--seeds",
+        type=int,
+        nargs="+",
+        default=[0],
+        help="agent-rl's seeds: each RL arm is trained once per seed from the same start (its mean and spread)",
+    )
     agent_training_arguments(parser)
     parser.add_argument("--concurrency", type=int, default=4, help="episodes at once (collect, agent-eval)")
     add_results_option(parser)
@@ -165,29 +179,44 @@ def choose_rl_start(names: list[str], validation: list[dict], losses: dict[str, 
     return min(names, key=lambda name: (-rates[name], losses.get(name, float("inf")), names.index(name)))
 
 
-def agent_rl(args, out: Path, rows: dict[str, Path], seconds: dict) -> tuple[str, Path, dict]:
-    """Agent RL from the agent-SFT row chosen on the validation tasks; the row it started from, its checkpoint and
-    the validation figures that chose it."""
+def rl_arms(args) -> list[str]:
+    """The guides agent RL runs with: --guide, and with a guide the unguided control from the same start and seeds
+    (the same tasks and episode seeds at every step: the comparison is paired)."""
+    return [args.guide] if args.guide == "none" else [args.guide, "none"]
+
+
+def rl_label(guide: str, seed: int) -> str:
+    return f"agent RL, {'no guide' if guide == 'none' else f'guide {guide}'}, seed {seed}"
+
+
+def agent_rl(args, out: Path, rows: dict[str, Path], seconds: dict) -> tuple[str, dict[str, Path], dict]:
+    """Agent RL from the agent-SFT row chosen on the validation tasks, once per arm (rl_arms) and seed; the row it
+    started from, each run's last checkpoint by its label, and the validation figures that chose the start."""
     names = [r for r in rows if r != "untrained"]
     validation = evaluate(args, out, {name: rows[name] for name in names}, seconds, part="validation")
     best = choose_rl_start(names, validation, {name: validation_loss(rows[name]) for name in names})
     chosen_by = {name: report["overall"] for name, report in zip(names, validation, strict=True)}
-    seconds["agent-rl"] = trajforge(
-        "train",
-        "agent-rl",
-        "--suite",
-        str(out / "suite.yaml"),
-        "--init",
-        str(rows[best]),
-        "-o",
-        str(out / "rl"),
-        "--max-steps",
-        str(args.rl_steps),
-        "--save-every",
-        str(args.rl_steps),
-        *agent_rl_flags(args),
-    )
-    return best, out / "rl" / f"checkpoint-{args.rl_steps}", chosen_by
+    runs = {}
+    for seed in args.seeds:
+        for guide in rl_arms(args):
+            run = out / f"rl-{guide}-seed{seed}"
+            seconds[f"agent-rl {guide} seed {seed}"] = trajforge(
+                "train",
+                "agent-rl",
+                "--suite",
+                str(out / "suite.yaml"),
+                "--init",
+                str(rows[best]),
+                "-o",
+                str(run),
+                "--max-steps",
+                str(args.rl_steps),
+                "--save-every",
+                str(args.rl_steps),
+                *agent_rl_flags(args, guide, seed),
+            )
+            runs[rl_label(guide, seed)] = run / f"checkpoint-{args.rl_steps}"
+    return best, runs, chosen_by
 
 
 def evaluate(args, out: Path, agents: dict[str, Path], seconds: dict, part: str = "test") -> list[dict]:
@@ -233,6 +262,7 @@ def table(names: list[str], reports: list[dict]) -> list[dict]:
                 "interval": [low, high],
                 "mean_turns": overall["mean_turns"],
                 "unparseable_rate": overall["unparseable_rate"],
+                "outcomes": report.get("outcomes", {}),
             }
         )
     return rows
@@ -261,33 +291,88 @@ def print_table(rows: list[dict]) -> None:
         )
 
 
+def reading(difference: PairedDifference | None, better: str, worse: str) -> str:
+    """A paired difference in plain words: which way its 95% interval says, or that it cannot tell."""
+    if difference is None:
+        return "no task scored by both rows, so this run cannot tell"
+    said = difference.describe()
+    if difference.low > 0:
+        return f"{better}: {said}"
+    if difference.high < 0:
+        return f"{worse}: {said}"
+    return f"cannot tell, the interval holds zero: {said}"
+
+
 def verdict(rows: dict[str, dict]) -> str:
-    """Whether world-model training helped the agent, in plain words, from the two rows and their intervals."""
+    """Whether world-model training helped the agent: the world-model row minus the from-scratch row, paired over
+    the test tasks both scored."""
     scratch, world = rows["agent SFT from scratch"], rows["agent SFT from world model"]
-    a, b = scratch["success_rate"] or 0.0, world["success_rate"] or 0.0
-    (a_low, a_high), (b_low, b_high) = scratch["interval"], world["interval"]
-    said = (
-        f"agent SFT from the world model: {pct(b).strip()} [{pct(b_low).strip()}, {pct(b_high).strip()}], "
-        f"from scratch: {pct(a).strip()} [{pct(a_low).strip()}, {pct(a_high).strip()}]"
-    )
-    if None in (a_low, b_low):  # a row with no scored episode (every one an infrastructure error)
-        return f"A row has no scored episode, so this run cannot tell whether world-model training helped ({said})."
-    if b_low > a_high:
-        return f"World-model training helped the agent: {said}; the intervals do not overlap."
-    if a_low > b_high:
-        return f"World-model training hurt the agent in this run: {said}; the intervals do not overlap."
-    return f"The intervals overlap, so this run cannot tell whether world-model training helped the agent ({said})."
+    difference = paired_outcomes(scratch["outcomes"], world["outcomes"])
+    said = reading(difference, "world-model training helped the agent", "world-model training HURT the agent")
+    return f"Agent SFT from the world model minus from scratch: {said}."
+
+
+def seed_outcomes(rows: list[dict]) -> dict[str, list[int]]:
+    """task -> one outcome per seed (each row greedy, one sample per task): the seeds of a task are one cluster."""
+    tasks = set.intersection(*(set(r["outcomes"]) for r in rows)) if rows else set()
+    return {task: [r["outcomes"][task][0] for r in rows] for task in sorted(tasks)}
+
+
+def rl_summary(args, by_name: dict[str, dict], start: str) -> dict:
+    """Per arm over the seeds: mean success and its spread, and the paired difference from the start row (a task's
+    seeds one cluster); with a guide, guided minus unguided seed by seed (the same episodes)."""
+    start_outcomes = by_name[start]["outcomes"]
+    arms, per_seed = {}, {}
+    for guide in rl_arms(args):
+        runs = [by_name[rl_label(guide, seed)] for seed in args.seeds]
+        rates = [r["success_rate"] or 0.0 for r in runs]
+        per_seed[guide] = seed_outcomes(runs)
+        repeated = {
+            task: start_outcomes[task][:1] * len(args.seeds) for task in per_seed[guide] if task in start_outcomes
+        }
+        gain = paired_outcomes(repeated, per_seed[guide])
+        arms[guide] = {
+            "seeds": list(args.seeds),
+            "success_mean": statistics.fmean(rates),
+            "success_min": min(rates),
+            "success_max": max(rates),
+            "success_sd": statistics.stdev(rates) if len(rates) > 1 else None,
+            "gain_over_start": paired_dict(gain),
+            "reading": reading(gain, "agent RL raised success", "agent RL LOWERED success"),
+        }
+    if args.guide != "none":
+        guided = paired_outcomes(per_seed["none"], per_seed[args.guide])
+        arms["guided_minus_unguided"] = {
+            "difference": paired_dict(guided),
+            "reading": reading(guided, "the guide helped", "the guide HURT"),
+        }
+    return arms
+
+
+def print_rl_summary(args, arms: dict, start: str) -> None:
+    seeds = f"{len(args.seeds)} seeds ({', '.join(map(str, args.seeds))})" if len(args.seeds) > 1 else "one seed"
+    print(f"\nagent RL from {start}, {seeds}, greedy test success:")
+    for guide in rl_arms(args):
+        arm = arms[guide]
+        spread = f", min {pct(arm['success_min']).strip()} max {pct(arm['success_max']).strip()}"
+        spread += f", sd {100 * arm['success_sd']:.1f} points" if arm["success_sd"] is not None else ""
+        print(
+            f"  {'no guide' if guide == 'none' else f'guide {guide}'}: mean {pct(arm['success_mean']).strip()}{spread}"
+        )
+        print(f"    minus its start: {arm['reading']}")
+    if "guided_minus_unguided" in arms:
+        print(f"  guided minus unguided (same start, seeds and episodes): {arms['guided_minus_unguided']['reading']}")
 
 
 def throughput(args, out: Path, seconds: dict) -> dict:
     """Episodes/min and tokens/s of each stage, from wall times and the runs' metrics."""
-    episodes = args.tasks
+    episodes, rl_run = args.tasks, out / f"rl-{args.guide}-seed{args.seeds[0]}"  # the first arm's first seed
     figures = {
         "collect_episodes_per_min": 60 * episodes / seconds["collect"],
         "cpt_tokens_per_s": mean_of(out / "world", "tokens_per_s"),
         "agent_sft_tokens_per_s": mean_of(out / "sft-scratch", "tokens_per_s"),
-        "agent_rl_episodes_per_min": mean_of(out / "rl", "episodes_per_min"),
-        "agent_rl_sampled_tokens_per_s": mean_of(out / "rl", "tokens_per_s"),
+        "agent_rl_episodes_per_min": mean_of(rl_run, "episodes_per_min"),
+        "agent_rl_sampled_tokens_per_s": mean_of(rl_run, "tokens_per_s"),
     }
     return {k: round(v, 1) for k, v in figures.items() if v is not None}
 
@@ -298,24 +383,22 @@ def main() -> None:
     out, seconds, started = Path(args.output), {}, time.perf_counter()
     world = collect_and_world_model(args, out, seconds)
     checkpoints = agent_sft_rows(args, out, world, seconds)
-    best, rl, chosen_by = agent_rl(args, out, checkpoints, seconds)
-    agents = {**checkpoints, f"agent RL from the SFT row chosen on validation ({best})": rl}
+    best, runs, chosen_by = agent_rl(args, out, checkpoints, seconds)
+    agents = {**checkpoints, **runs}
     reports = evaluate(args, out, agents, seconds)
     rows = table(["scripted (model-free reference)", *agents], reports)
     by_name = {r["row"]: r for r in rows}
-    rl_row, start_row = rows[-1], by_name[best]
-    gain = 100 * ((rl_row["success_rate"] or 0) - (start_row["success_rate"] or 0))
     held_out = rows[0]["episodes"]
     print(
         f"\nagent learning, --init {args.init}: {args.tasks} generated terminal tasks, {held_out} in the test part; "
-        f"{args.cpt_steps} CPT steps, {args.sft_steps} agent-SFT steps per row, {args.rl_steps} agent-RL steps"
+        f"{args.cpt_steps} CPT steps, {args.sft_steps} agent-SFT steps per row, {args.rl_steps} agent-RL steps; "
+        "agent-eval greedy, 1 sample per task; comparisons paired over the test tasks, 95% intervals"
     )
     print_table(rows)
     sentence = verdict(by_name)
-    print(
-        f"\n{sentence}\nAgent RL moved success by {gain:+.0f} points over its starting row ({best}), chosen on the "
-        f"validation tasks ({_validation_line(chosen_by)})."
-    )
+    arms = rl_summary(args, by_name, best)
+    print(f"\n{sentence}\nThe RL start, {best}, was chosen on the validation tasks ({_validation_line(chosen_by)}).")
+    print_rl_summary(args, arms, best)
     figures = throughput(args, out, seconds)
     figures["agent_eval_episodes_per_min"] = round(60 * held_out * len(reports) / seconds["agent-eval"], 1)
     print("throughput: " + ", ".join(f"{k} {v}" for k, v in figures.items()))
@@ -328,7 +411,7 @@ def main() -> None:
         "verdict": sentence,
         "rl_from": best,
         "rl_start_validation": chosen_by,
-        "rl_gain_points": gain,
+        "rl": arms,
         "throughput": figures,
         "seconds": seconds,
         "wall_s": total,

@@ -57,16 +57,20 @@ def agent_training_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--guide",
         default="none",
-        help="agent-rl --guide: scripted joins the task's scripted episode to a group whose episodes all failed",
+        choices=["none", "scripted", "scripted-weighted"],
+        help="agent-rl --guide: a demonstration step inside the GSPO update (the task's scripted episode joins a "
+        "group whose episodes all failed); with a guide, agent_learning also runs unguided from the same start",
     )
 
 
-def agent_rl_flags(args: argparse.Namespace) -> list[str]:
-    """The agent-RL settings every RL row of a benchmark shares; a step's episodes run at once, so their answers
-    share one generate batch (benchmarks/agent_rollouts.py)."""
+def agent_rl_flags(args: argparse.Namespace, guide: str | None = None, seed: int | None = None) -> list[str]:
+    """The agent-RL settings every RL row of a benchmark shares (`guide`, `seed`: one arm's, else --guide and
+    agent-rl's default seed); a step's episodes run at once, so their answers share one generate batch
+    (benchmarks/agent_rollouts.py)."""
     flags = ["--lr", str(args.rl_lr), "--group-size", str(args.group_size), "--tasks-per-step"]
-    flags += [str(args.tasks_per_step), "--max-turns", str(args.max_turns), "--guide", args.guide]
+    flags += [str(args.tasks_per_step), "--max-turns", str(args.max_turns), "--guide", guide or args.guide]
     flags += ["--concurrency", str(args.group_size * args.tasks_per_step)]
+    flags += ["--seed", str(seed)] if seed is not None else []
     return flags + (["--temperature", str(args.rl_temperature)] if args.rl_temperature is not None else [])
 
 
