@@ -464,8 +464,9 @@ def _share_target(rows: dict[str, dict]) -> dict:
     if real is None or sim is None:
         return found | {"undecided_because": "the rows share no scored test task"}
     if real["low"] <= 0:
+        where = "holds zero" if real["high"] >= 0 else "lies below zero"
         return found | {"undecided_because": f"RL in the real environment's gain over agent SFT, {real['describe']}, "
-                        "holds zero: there is no gain to take a share of"}  # fmt: skip
+                        f"{where}: there is no gain to take a share of"}  # fmt: skip
     margin = share_margin(rows)
     met = None if margin is None else decide(margin["low"], margin["high"], 0.0)
     return found | {"figure": sim["difference"] / real["difference"], "margin": margin, "met": met}

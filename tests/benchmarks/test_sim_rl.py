@@ -111,6 +111,10 @@ def test_the_share_of_real_rls_gain_cannot_be_told_while_real_rls_gain_holds_zer
     undecided = "gains: cannot tell from this run (RL in the real environment's gain over agent SFT, +4.0 points ["
     assert undecided in text
     assert "holds zero: there is no gain to take a share of; RL in the simulator's: +25.0 points [" in text
+    worse = rows(clean=[100, 40, 20, 60, 65], faulty=[90, 20, 40, 25, 50])  # real RL lost 20 points
+    fid = sim_rl.fidelity(checked(0.85, 60.0, 0.9, 0.95))
+    lost = by_target(sim_rl.targets(worse, fid))["RL in the simulator gains"]
+    assert lost["met"] is None and "lies below zero: there is no gain to take a share of" in lost["undecided_because"]
 
 
 def test_three_seeds_give_each_rl_row_its_mean_and_spread_and_pool_the_paired_difference(capsys):
