@@ -1,7 +1,8 @@
 """Sim RL, and what it buys, in one table: agents trained by RL in the REAL environment and inside a world model
 (uncontrolled, and under sampled control specs), each measured in the REAL environment (Docker, the MCP server) on
-HELD-OUT tasks of a generated family, clean and under real injected faults, with 95% Wilson intervals; under the
-table the simulator's fidelity figures (`trajforge sim-check`) and a plain-words reading against issue 22's targets.
+TEST tasks of a generated family, clean and under real injected faults, with 95% intervals and each row's paired
+difference from agent SFT on the same tasks; under the table the simulator's fidelity figures (`trajforge
+sim-check`) and a plain-words reading against issue 22's targets.
 
     .venv/bin/python benchmarks/sim_rl.py                                # the tiny default (make sim-demo)
     .venv/bin/python benchmarks/sim_rl.py --family kvstore               # the MCP kvstore family alone
@@ -30,9 +31,17 @@ terminal family, then the MCP kvstore family), each into OUTPUT/<family>/:
    content on a tie) -- one bit chosen on the simulator's agreement on validation tasks, never on the test tasks
    or an agent's success;
 5. from that agent, the same agent-RL steps (the same episodes) three times: in the real environment; in the world
-   model (`--world-model WORLD`); in the world model under control specs sampled per episode (`--control`);
-6. `agent-eval` of every row, and of the scripted policy (model-free reference), on the test tasks, clean and
-   under `--faults unreliable`.
+   model (`--world-model WORLD`); in the world model under control specs sampled per episode (`--control`); each
+   once per `--seeds` seed (agent-rl --seed; default one seed, 0), into OUTPUT/<family>/rl-real-seed-<seed>,
+   rl-sim-seed-<seed> and rl-controlled-seed-<seed>;
+6. `agent-eval` of every row (every seed's checkpoint), and of the scripted policy (model-free reference), on the
+   test tasks, clean and under `--faults unreliable`: greedy, one episode per task (`--eval-repeats N` samples N
+   at `--eval-temperature`); the header says how it sampled.
+
+Every comparison the reading makes is a paired difference over the same test tasks with its 95% interval
+(agents.agent_eval.paired_outcomes; an RL row's seeds pooled, a task's samples one cluster): a target is met
+when the whole interval reaches it, NOT met when it lies wholly below, otherwise it cannot tell. An RL row over
+several seeds shows the mean of its seeds' success and their spread (min-max, sd); a run of one seed says so.
 
 OUTPUT/<family>/sim-rl.json holds a family's rows, the fidelity figures, each target with whether it is met, the
 reading and the wall times; OUTPUT/sim-rl.json every family's, and the last table shows every family's rows
@@ -41,6 +50,7 @@ together. A world model trained on a few hundred episodes is small: the reading 
 
 import argparse
 import json
+import statistics
 import subprocess
 import sys
 import time
@@ -50,7 +60,9 @@ from pathlib import Path
 from learning_signal import agent_rl_flags, agent_training_arguments, shape, steps_flags, trajforge
 from results_record import add_results_option, start_record
 
+from trajforge.agents.agent_eval import EpisodeSampling, paired_dict, paired_outcomes
 from trajforge.evaluation.fidelity import one_sided
+from trajforge.evaluation.paired import clustered_mean_interval
 from trajforge.schemas.check_turn import FILE_CHECKS
 
 SCRIPTED = "scripted (model-free reference)"
@@ -84,11 +96,9 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--init", default="tiny", help="tiny (trained from scratch), smollm2, or a model folder: "
                         "the starting weights of the world model (and of the agent, unless --agent-init)")  # fmt: skip
-    parser.add_argument(
-        "--agent-init",
-        help="the agent's starting weights when not --init's: e.g. --init tiny "
-        "--agent-init smollm2, a cheap world model and an agent that copies words (default: --init)",
-    )
+    parser.add_argument("--agent-init", help="the agent's starting weights when not --init's: e.g. --init tiny "
+                        "--agent-init smollm2, a cheap world model and an agent that copies words "
+                        "(default: --init)")  # fmt: skip
     parser.add_argument("--agent-lr", type=float, help="agent-SFT peak learning rate (default: --lr)")
     parser.add_argument("--family", choices=sorted(FAMILIES), action="append", help="a generated task family, "
                         f"repeatable (default: {' and '.join(DEMO_FAMILIES)}, one after the other)")  # fmt: skip
@@ -107,18 +117,30 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
                         "SFT agent added to the world model's corpus before it is trained again (0: none)")  # fmt: skip
     agent_training_arguments(parser)
     parser.set_defaults(context_length=None)  # by family (CONTEXT_LENGTH) unless given
-    parser.add_argument("--eval-repeats", type=int, default=1, help="agent-eval episodes per test task")
+    seeds_and_sampling_arguments(parser)
     parser.add_argument("--sim-check-limit", type=int, default=40, help="trajectories for single step, per part")
     parser.add_argument("--max-tokens", type=int, default=256, help="sim-check's longest single-step answer")
     parser.add_argument("--concurrency", type=int, default=4, help="episodes at once")
     add_results_option(parser)
     args = parser.parse_args(argv)
     args.families = list(dict.fromkeys(args.family or DEMO_FAMILIES))  # the defaults resolved here, once
+    args.seeds = list(dict.fromkeys(args.seeds))
+    if args.eval_repeats > 1 and args.eval_temperature <= 0:
+        parser.error("--eval-repeats above 1 needs --eval-temperature above 0: greedy samples of a task are copies")
     args.agent_init = args.agent_init or args.init
     args.agent_lr = args.lr if args.agent_lr is None else args.agent_lr
     if args.agent_init == "tiny" and args.init != "tiny":
         parser.error("--agent-init tiny needs --init tiny: the tiny agent trains in the tiny world model's tokenizer")
     return args
+
+
+def seeds_and_sampling_arguments(parser: argparse.ArgumentParser) -> None:
+    """How many times the RL rows are trained, and how agent-eval samples their episodes."""
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0], help="agent-rl --seed of the RL rows: each "
+                        "is trained once per seed from the same agent-SFT start (default: one seed, 0)")  # fmt: skip
+    parser.add_argument("--eval-repeats", type=int, default=1, help="agent-eval episodes per test task (1: greedy)")
+    parser.add_argument("--eval-temperature", type=float, default=0.7, help="agent-eval's sampling temperature, "
+                        "used only when --eval-repeats is above 1 (one episode per task is greedy)")  # fmt: skip
 
 
 def trajforge_allowing_errors(*args: str) -> float:
@@ -199,36 +221,60 @@ def agent_sft(args, out: Path, seconds: dict) -> Path:
     return out / "agent-sft" / f"checkpoint-{args.sft_steps}"
 
 
-def rl_rows(args, out: Path, sft: Path, world: Path, rule: str, seconds: dict) -> dict[str, Path]:
-    """The three RL rows from the same agent with the same steps and episodes; their checkpoints by row."""
+RL_FOLDERS = {REAL_RL: "rl-real", SIM_RL: "rl-sim", CONTROLLED_RL: "rl-controlled"}
+
+
+def rl_rows(args, out: Path, sft: Path, world: Path, rule: str, seconds: dict) -> dict[str, list[Path]]:
+    """The three RL rows from the same agent with the same steps and episodes, each trained once per `--seeds`
+    seed (agent-rl --seed) into OUTPUT/<row>-seed-<seed>; their checkpoints by row, in seed order."""
     simulate = ["--world-model", str(world), "--simulate-file-check", rule]
-    runs = {
-        REAL_RL: ("rl-real", []),
-        SIM_RL: ("rl-sim", [*simulate, "--sim-check-corpus", str(out / "corpus")]),  # the figures printed first
-        CONTROLLED_RL: ("rl-controlled", [*simulate, "--control", args.control]),
-    }
-    rows = {}
-    for row, (name, flags) in runs.items():
-        seconds[row] = trajforge(
-            "train", "agent-rl", "--suite", str(out / "suite.yaml"), "--init", str(sft),
-            "-o", str(out / name), *flags, "--max-steps", str(args.rl_steps), "--save-every", str(args.rl_steps),
-            *agent_rl_flags(args),
-        )  # fmt: skip
-        rows[row] = out / name / f"checkpoint-{args.rl_steps}"
+    flags = {REAL_RL: [], SIM_RL: simulate, CONTROLLED_RL: [*simulate, "--control", args.control]}
+    rows: dict[str, list[Path]] = {row: [] for row in flags}
+    for seed in args.seeds:
+        for row, extra in flags.items():
+            # the simulator's figures before RL (printed first): they read the SFT start, the same for every seed
+            check = ["--sim-check-corpus", str(out / "corpus")] if row == SIM_RL and seed == args.seeds[0] else []
+            folder = out / f"{RL_FOLDERS[row]}-seed-{seed}"
+            seconds[f"{row}, seed {seed}"] = trajforge(
+                "train", "agent-rl", "--suite", str(out / "suite.yaml"), "--init", str(sft), "-o", str(folder),
+                *extra, *check, "--max-steps", str(args.rl_steps), "--save-every", str(args.rl_steps),
+                *agent_rl_flags(args), "--seed", str(seed),
+            )  # fmt: skip
+            rows[row].append(folder / f"checkpoint-{args.rl_steps}")
     return rows
 
 
-def evaluate(args, out: Path, agents: dict[str, Path], faults: bool, seconds: dict) -> list[dict]:
-    """agent-eval of the scripted policy and every checkpoint on the test tasks, in the real environment."""
+def eval_sampling(args) -> list[str]:
+    """agent-eval's sampling flags: none for one episode per task (greedy, its default); for several, their
+    temperature (several greedy episodes of a task would be copies of one)."""
+    if args.eval_repeats == 1:
+        return []
+    return ["--repeats", str(args.eval_repeats), "--temperature", str(args.eval_temperature)]
+
+
+def evaluate(args, out: Path, agents: dict[str, list[Path]], faults: bool, seconds: dict) -> dict:
+    """agent-eval of the scripted policy and every checkpoint (every seed's) on the test tasks, in the real
+    environment; its report (its rows in that order: the scripted policy's first)."""
     name = "eval-faults" if faults else "eval-clean"
     report = out / f"{name}.json"
+    checkpoints = [checkpoint for row in agents.values() for checkpoint in row]
     seconds[name] = trajforge_allowing_errors(
-        "agent-eval", "--policy", "scripted", *(x for c in agents.values() for x in ("--agent", str(c))),
-        "--suite", str(out / "suite.yaml"), "--max-turns", str(args.max_turns), "--repeats", str(args.eval_repeats),
+        "agent-eval", "--policy", "scripted", *(x for c in checkpoints for x in ("--agent", str(c))),
+        "--suite", str(out / "suite.yaml"), "--max-turns", str(args.max_turns), *eval_sampling(args),
         "--output", str(out / name), "--concurrency", str(args.concurrency), "--report", str(report),
         *(["--faults", "unreliable"] if faults else []),
     )  # fmt: skip
-    return json.loads(report.read_text())["agents"]
+    return json.loads(report.read_text())
+
+
+def reports_by_row(report: dict, agents: dict[str, list[Path]]) -> dict[str, list[dict]]:
+    """Each row's agent-eval reports, one per checkpoint in seed order: the scripted policy's first, then the
+    checkpoints in the order they were passed."""
+    found = iter(report["agents"])
+    rows = {SCRIPTED: [next(found)]}
+    for row, checkpoints in agents.items():
+        rows[row] = [next(found) for _ in checkpoints]
+    return rows
 
 
 def sim_check(args, out: Path, world: Path, sft: Path, seconds: dict, part: str = "test") -> dict:
@@ -267,20 +313,73 @@ def file_check_rule(file_check: str, checked: dict) -> str:
     return "exit-code" if content is not None and exit_code is not None and exit_code > content else "content"
 
 
-def _score(overall: dict) -> dict:
-    low, high = overall.get("interval") or (None, None)
-    return {"episodes": overall["scored"], "successes": overall["successes"],
-            "success_rate": overall["success_rate"], "interval": [low, high]}  # fmt: skip
+RL_ROWS = (REAL_RL, SIM_RL, CONTROLLED_RL)
 
 
-def table(names: list[str], clean: list[dict], faulty: list[dict]) -> list[dict]:
-    """One row per agent: its success (and 95% interval) on the test tasks, clean and under real faults."""
+def _score(reports: list[dict]) -> dict:
+    """A row's success in one condition. One report (one checkpoint): its rate and 95% interval as agent-eval gave
+    them. Several (one per seed): the mean of the seeds' rates and their spread (min, max, sd). Either way the
+    per-task outcomes of each report, in seed order: what the paired differences read."""
+    rates = [r["overall"]["success_rate"] for r in reports]
+    score = {"episodes": sum(r["overall"]["scored"] for r in reports),
+             "successes": sum(r["overall"]["successes"] for r in reports),
+             "outcomes": [r.get("outcomes", {}) for r in reports]}  # fmt: skip
+    if len(reports) == 1:
+        low, high = reports[0]["overall"].get("interval") or (None, None)
+        return score | {"success_rate": rates[0], "interval": [low, high], "per_seed": None, "spread": None}
+    known = [rate for rate in rates if rate is not None]
+    spread = None if not known else {"min": min(known), "max": max(known),
+                                     "sd": statistics.stdev(known) if len(known) > 1 else 0.0}  # fmt: skip
+    mean = sum(known) / len(known) if known else None
+    return score | {"success_rate": mean, "interval": None, "per_seed": rates, "spread": spread}
+
+
+def _mean_of(reports: list[dict], key: str) -> float | None:
+    values = [r["overall"][key] for r in reports if r["overall"].get(key) is not None]
+    return sum(values) / len(values) if values else None
+
+
+def table(clean: dict[str, list[dict]], faulty: dict[str, list[dict]], seeds: list[int]) -> list[dict]:
+    """One row per agent (`clean`/`faulty`: row -> its agent-eval reports, one per seed for an RL row): its success
+    on the test tasks, clean and under real faults, and each row's paired difference from agent SFT's."""
     rows = []
-    for name, a, b in zip(names, clean, faulty, strict=True):
-        rows.append({"row": name, "agent": a["agent"], "model_free": a["model_free"], "clean": _score(a["overall"]),
-                     "faults": _score(b["overall"]), "mean_turns": a["overall"]["mean_turns"],
-                     "unparseable_rate": a["overall"]["unparseable_rate"]})  # fmt: skip
+    for name, reports in clean.items():
+        rows.append({"row": name, "agents": [r["agent"] for r in reports], "model_free": reports[0]["model_free"],
+                     "seeds": seeds if name in RL_ROWS else None, "clean": _score(reports),
+                     "faults": _score(faulty[name]), "mean_turns": _mean_of(reports, "mean_turns"),
+                     "unparseable_rate": _mean_of(reports, "unparseable_rate")})  # fmt: skip
+    by_row = {r["row"]: r for r in rows}
+    for r in rows:
+        if r["row"] != SFT and SFT in by_row:
+            r["vs_sft"] = {part: paired(by_row, SFT, r["row"], part) for part in ("clean", "faults")}
     return rows
+
+
+def aligned(*outcomes: list[dict]) -> list[dict[str, list[int]]]:
+    """Rows' per-task outcomes (each row: one dict task -> outcomes per seed) laid side by side, one dict per row:
+    a row of one seed stands beside each seed of the others, rows of the same seeds pair seed with seed; a task
+    counts where every seed of every row scored it, with as many samples as the fewest of them."""
+    seeds = max(len(o) for o in outcomes)
+    if any(len(o) not in (1, seeds) for o in outcomes):
+        raise ValueError(f"rows of {sorted({len(o) for o in outcomes})} seeds cannot be paired seed with seed")
+    rows = [o * seeds if len(o) == 1 else o for o in outcomes]
+    tasks = sorted(set.intersection(*(set(seed) for row in rows for seed in row)))
+    kept = {t: min(len(seed[t]) for row in rows for seed in row) for t in tasks}
+    return [{t: [x for seed in row for x in seed[t][: kept[t]]] for t in tasks} for row in rows]
+
+
+def paired(rows: dict[str, dict], reference: str, other: str, part: str) -> dict | None:
+    """`other`'s success minus `reference`'s in `part` (clean, faults), paired by task over the same test tasks
+    and pooled over seeds (a task's samples one cluster); None when they share no scored task."""
+    if reference not in rows or other not in rows:
+        return None
+    ours, theirs = aligned(rows[reference][part]["outcomes"], rows[other][part]["outcomes"])
+    difference = paired_outcomes(ours, theirs)
+    if difference is None:
+        return None
+    tasks = len(ours)
+    of = "tasks" if difference.n == tasks else f"samples of {tasks} tasks, a task's one cluster"
+    return paired_dict(difference, of) | {"tasks": tasks}
 
 
 def fidelity(result: dict, rule: str = "content") -> dict:
@@ -313,53 +412,93 @@ def fidelity(result: dict, rule: str = "content") -> dict:
         "wm2real_exact_match": over_all("wm2real", "exact_match"),
         "sim_successes_real": over_all("wm2real", "real_share_of_simulated_successes"),
         "faults_produced": over_all("controllability", "produced_share"),
-        "instructed_faults": over_all("controllability", "instructed_faults"),
+        "produced_interval": over_all("controllability", "produced_interval"),  # over tasks, repeats one cluster
+        "instructed_faults": over_all("controllability", "instructed_faults"),  # the denominator: every one asked
+        "fault_tasks": over_all("controllability", "tasks"),
         "clean_turns": over_all("controllability", "clean_share"),
     }
-
-
-def _rate(rows: dict, name: str, part: str) -> float | None:
-    return rows[name][part]["success_rate"] if name in rows else None
-
-
-def _points(a: float | None, b: float | None) -> float | None:
-    return None if a is None or b is None else 100 * (a - b)
-
-
-def _separated(rows: dict, better: str, worse: str, part: str) -> bool:
-    """Whether `better`'s 95% interval lies wholly above `worse`'s."""
-    low, high = rows[better][part]["interval"][0], rows[worse][part]["interval"][1]
-    return low is not None and high is not None and low > high
 
 
 def _at_least(value: float | None, target: float) -> bool | None:
     return None if value is None else value >= target
 
 
+def decide(low: float | None, high: float | None, target: float) -> bool | None:
+    """met (True) when the whole 95% interval reaches `target`, NOT met (False) when it lies wholly below it, and
+    None (cannot tell) when it reaches both sides."""
+    if low is None or high is None:
+        return None
+    return True if low >= target else False if high < target else None
+
+
+def _gain_target(target: str, difference: dict | None, points: float) -> dict:
+    """A target on a gain in points, decided by the paired difference's 95% interval against `points`."""
+    found = {"target": target, "figure": None, "unit": "points", "paired": difference, "threshold": points}
+    if difference is None:
+        return found | {"met": None, "undecided_because": "the two rows share no scored test task"}
+    low, high = 100 * difference["low"], 100 * difference["high"]
+    return found | {"figure": 100 * difference["difference"], "met": decide(low, high, points)}
+
+
+def share_margin(rows: dict[str, dict]) -> dict | None:
+    """Per test task, the simulated gain minus SHARE_OF_REAL times the real one (both over agent SFT, clean), its
+    mean with a 95% interval over tasks (a task's samples one cluster): above 0 where sim RL reaches the share."""
+    sft, real, sim = aligned(*(rows[row]["clean"]["outcomes"] for row in (SFT, REAL_RL, CONTROLLED_RL)))
+    values, clusters = [], []
+    for task in sft:
+        for s, r, c in zip(sft[task], real[task], sim[task], strict=True):
+            values.append((c - s) - SHARE_OF_REAL * (r - s))
+            clusters.append(task)
+    if not values:
+        return None
+    mean, low, high = clustered_mean_interval(values, clusters)
+    return {"mean": mean, "low": low, "high": high}
+
+
+def _share_target(rows: dict[str, dict]) -> dict:
+    """RL in the simulator's gain as a share of real RL's: both paired differences over agent SFT and the ratio of
+    their means; decided by the paired margin, and never while real RL's gain holds zero."""
+    real, sim = paired(rows, SFT, REAL_RL, "clean"), paired(rows, SFT, CONTROLLED_RL, "clean")
+    target = f"RL in the simulator gains >= {SHARE_OF_REAL:.0%} of what RL in the real environment gains"
+    found = {"target": target, "figure": None, "unit": "share", "met": None, "real_gain": real, "sim_gain": sim}
+    if real is None or sim is None:
+        return found | {"undecided_because": "the rows share no scored test task"}
+    if real["low"] <= 0:
+        where = "holds zero" if real["high"] >= 0 else "lies below zero"
+        return found | {"undecided_because": f"RL in the real environment's gain over agent SFT, {real['describe']}, "
+                        f"{where}: there is no gain to take a share of"}  # fmt: skip
+    margin = share_margin(rows)
+    met = None if margin is None else decide(margin["low"], margin["high"], 0.0)
+    return found | {"figure": sim["difference"] / real["difference"], "margin": margin, "met": met}
+
+
+def _controllability_target(fid: dict) -> dict:
+    """Instructed faults produced, decided by its interval over tasks where sim-check gave one."""
+    share, interval = fid["faults_produced"], fid.get("produced_interval")
+    found = {"target": f"controllability: >= {PRODUCED:.0%} of instructed faults produced", "figure": share,
+             "unit": "share", "met": decide(*interval, PRODUCED) if interval else _at_least(share, PRODUCED),
+             "undecided_because": "sim-check's controlled episodes reached no instructed fault"
+             if fid["instructed_faults"] == 0 else None}  # fmt: skip
+    if interval and share is not None:
+        found["detail"] = (f"{pct(share)} [{pct(interval[0])}, {pct(interval[1])}] of {fid['instructed_faults']} "
+                           f"instructed faults over {fid['fault_tasks']} tasks; the denominator is every instructed "
+                           "fault")  # fmt: skip
+    return found
+
+
 def targets(rows: dict[str, dict], fid: dict) -> list[dict]:
-    """Each of issue 22's targets: its figure and whether it is met (None: this run cannot tell)."""
-    sim_gain = _points(_rate(rows, CONTROLLED_RL, "clean"), _rate(rows, SFT, "clean"))
-    real_gain = _points(_rate(rows, REAL_RL, "clean"), _rate(rows, SFT, "clean"))
-    share = sim_gain / real_gain if sim_gain is not None and real_gain and real_gain > 0 else None
+    """Each of issue 22's targets: its figure and whether it is met (None: this run cannot tell). A comparison of
+    two rows is their paired difference over the same test tasks, met only when its 95% interval says so."""
     agreement_undecided = one_sided(fid["real_outcomes"])
-    control = _points(_rate(rows, CONTROLLED_RL, "faults"), _rate(rows, SIM_RL, "faults"))
     beats = [fid[k] is not None and all(b[k] is not None and fid[k] > b[k] for b in fid["baselines"].values())
              for k in ("exact_match", "factuality")]  # fmt: skip
     return [
-        {"target": f"RL in the simulator raises real success over agent SFT by >= {GAIN_POINTS:.0f} points",
-         "figure": sim_gain, "unit": "points", "met": _at_least(sim_gain, GAIN_POINTS),
-         "separated": _separated(rows, CONTROLLED_RL, SFT, "clean")},
-        {"target": f"RL in the simulator gains >= {SHARE_OF_REAL:.0%} of what RL in the real environment gains",
-         "figure": share, "unit": "share", "met": _at_least(share, SHARE_OF_REAL), "real_gain_points": real_gain,
-         "undecided_because": None if share is not None else
-         "RL in the real environment gained nothing here, so there is no share to take"},
-        {"target": f"under real faults, controlled beats uncontrolled by >= {CONTROL_POINTS:.0f} points",
-         "figure": control, "unit": "points", "met": _at_least(control, CONTROL_POINTS),
-         "separated": _separated(rows, CONTROLLED_RL, SIM_RL, "faults")},
-        {"target": f"controllability: >= {PRODUCED:.0%} of instructed faults produced", "figure":
-         fid["faults_produced"], "unit": "share", "met": _at_least(fid["faults_produced"], PRODUCED),
-         "undecided_because": "sim-check's controlled episodes reached no instructed fault"
-         if fid["instructed_faults"] == 0 else None},
+        _gain_target(f"RL in the simulator raises real success over agent SFT by >= {GAIN_POINTS:.0f} points",
+                     paired(rows, SFT, CONTROLLED_RL, "clean"), GAIN_POINTS),
+        _share_target(rows),
+        _gain_target(f"under real faults, controlled beats uncontrolled by >= {CONTROL_POINTS:.0f} points",
+                     paired(rows, SIM_RL, CONTROLLED_RL, "faults"), CONTROL_POINTS),
+        _controllability_target(fid),
         {"target": f"single-step exact match >= {EXACT:.0%}", "figure": fid["exact_match"], "unit": "share",
          "met": _at_least(fid["exact_match"], EXACT)},
         {"target": f"success agreement >= {AGREEMENT:.0%}", "figure": fid["success_agreement"], "unit": "share",
@@ -386,19 +525,53 @@ def _figure(t: dict) -> str:
     return f"{t['figure']:+.0f} points" if t["unit"] == "points" else f"{100 * t['figure']:.0f}%"
 
 
-def reading(found: list[dict]) -> str:
-    """The targets in plain words: how many are met, then each with its figure."""
+VERDICTS = {True: "met", False: "NOT met", None: "cannot tell from this run"}
+WHERE = {True: "the whole 95% interval is at or above", False: "the whole 95% interval is below",
+         None: "the 95% interval reaches both sides of"}  # fmt: skip
+
+
+def seeds_said(seeds: list[int]) -> str:
+    if len(seeds) == 1:
+        return f"one seed ({seeds[0]}): each RL figure is from one seed"
+    return f"{len(seeds)} seeds ({', '.join(map(str, seeds))}): each RL figure pools them"
+
+
+def reading(found: list[dict], seeds: list[int]) -> str:
+    """The targets in plain words: how many are met and from how many seeds, then each with its figure."""
     met = sum(t["met"] is True for t in found)
-    lines = [f"{met} of {len(found)} targets met."]
-    for t in found:
-        verdict = {True: "met", False: "NOT met", None: "cannot tell from this run"}[t["met"]]
-        figure = f" ({_figure(t) or t.get('detail')})" if _figure(t) or t.get("detail") else ""
-        if t.get("separated") is False and t["met"]:
-            figure += ", but the 95% intervals overlap: the gain is within noise"
-        if t["met"] is None and t.get("undecided_because"):
-            figure += f" ({t['undecided_because']})"
-        lines.append(f"- {t['target']}: {verdict}{figure}")
+    lines = [f"{met} of {len(found)} targets met; the RL rows trained with {seeds_said(seeds)}."]
+    lines += [f"- {t['target']}: {VERDICTS[t['met']]}{_detail(t)}" for t in found]
     return "\n".join(lines)
+
+
+def _detail(t: dict) -> str:
+    """What follows a target's verdict: its paired difference and interval against the threshold, or its figure."""
+    if t.get("paired") is not None:
+        return f": {t['paired']['describe']} on the same test tasks; {WHERE[t['met']]} {t['threshold']:+.0f} points"
+    if "real_gain" in t:
+        return _share_detail(t)
+    figure = t.get("detail") or _figure(t)
+    said = f" ({figure})" if figure else ""
+    if t["met"] is None and t.get("undecided_because"):
+        said += f" ({t['undecided_because']})"
+    return said
+
+
+def _share_detail(t: dict) -> str:
+    sim, real = t["sim_gain"], t["real_gain"]
+    if t["figure"] is None:
+        return f" ({t['undecided_because']}" + (f"; RL in the simulator's: {sim['describe']})" if sim else ")")
+    margin = t["margin"] or {}
+    where = {True: "lies above 0", False: "lies below 0", None: "reaches both sides of 0"}[t["met"]]
+    return (f": {t['figure']:.0%} of real RL's gain (the ratio of the means; over agent SFT, RL in the simulator "
+            f"{sim['describe']}, RL in the real environment {real['describe']}); the paired margin, the simulated "
+            f"gain minus {SHARE_OF_REAL:.0%} of the real one, {_points_interval(margin)} {where}")  # fmt: skip
+
+
+def _points_interval(figures: dict) -> str:
+    if figures.get("mean") is None:
+        return "-"
+    return f"{100 * figures['mean']:+.1f} points [{100 * figures['low']:+.1f}, {100 * figures['high']:+.1f}]"
 
 
 def pct(value: float | None) -> str:
@@ -406,24 +579,48 @@ def pct(value: float | None) -> str:
 
 
 def _cell(score: dict) -> str:
-    low, high = score["interval"]
+    """One condition of a row: rate [95% interval] and counts; over several seeds the mean, min-max and sd."""
+    counts = f"{score['successes']}/{score['episodes']}"
+    spread = score.get("spread")
+    if spread:
+        seeds = f"{len(score['per_seed'])} seeds {pct(spread['min'])}-{pct(spread['max'])} sd {100 * spread['sd']:.1f}"
+        return f"{pct(score['success_rate']):>4} mean, {seeds} {counts}"
+    low, high = score["interval"] or (None, None)
     interval = f"[{pct(low)}, {pct(high)}]" if low is not None else "[-]"
-    return f"{pct(score['success_rate']):>4} {interval:<11} {score['successes']}/{score['episodes']}"
+    return f"{pct(score['success_rate']):>4} {interval:<11} {counts}"
+
+
+COLUMNS = f"{'agent (test tasks, real environment)':<42} {'clean: success':<42} {'--faults unreliable':<42}"
 
 
 def print_table(rows: list[dict], fid: dict) -> None:
-    print(f"\n{'agent (test tasks, real environment)':<42} {'clean: success [95%]':<25} "
-          f"{'--faults unreliable':<25}")  # fmt: skip
+    print(f"\n{COLUMNS}")
     for r in rows:
-        print(f"{r['row']:<42} {_cell(r['clean']):<25} {_cell(r['faults']):<25}")
+        print(f"{r['row']:<42} {_cell(r['clean']):<42} {_cell(r['faults']):<42}")
+    print("\npaired against agent SFT on the same test tasks (row minus agent SFT, 95% interval, seeds pooled):")
+    for r in rows:
+        if r.get("vs_sft"):
+            clean, faults = (_paired_text(r["vs_sft"][part]) for part in ("clean", "faults"))
+            print(f"  {r['row']:<40} clean {clean}; --faults unreliable {faults}")
     bases = ", ".join(f"{n}: exact {pct(b['exact_match'])}, factuality {_num(b['factuality'])}"
                       for n, b in fid["baselines"].items())  # fmt: skip
     print(f"\nsimulator {fid['world_model']} (sim-check, test tasks): single step on {fid['turns']} turns: exact "
           f"{pct(fid['exact_match'])}, factuality {_num(fid['factuality'])} ({bases}); success agreement "
           f"{pct(fid['success_agreement'])} (file comparisons by {fid['file_check']}{_outcomes(fid)}); WM2Real exact "
-          f"{pct(fid['wm2real_exact_match'])}, simulated successes "
-          f"real {pct(fid['sim_successes_real'])}; instructed faults produced {pct(fid['faults_produced'])}, "
-          f"clean turns {pct(fid['clean_turns'])}")  # fmt: skip
+          f"{pct(fid['wm2real_exact_match'])}, simulated successes real {pct(fid['sim_successes_real'])}; "
+          f"{_produced(fid)}, clean turns {pct(fid['clean_turns'])}")  # fmt: skip
+
+
+def _paired_text(difference: dict | None) -> str:
+    return difference["describe"] if difference else "- (no shared scored task)"
+
+
+def _produced(fid: dict) -> str:
+    """Instructed faults produced, its interval over tasks and its denominator, every fault instructed."""
+    interval = fid.get("produced_interval")
+    shown = f" [{pct(interval[0])}, {pct(interval[1])}]" if interval else ""
+    return (f"instructed faults produced {pct(fid['faults_produced'])}{shown} of {fid['instructed_faults']} "
+            f"instructed (the denominator: every instructed fault) over {fid.get('fault_tasks')} tasks")  # fmt: skip
 
 
 def _outcomes(fid: dict) -> str:
@@ -435,16 +632,18 @@ def _num(value: float | None) -> str:
     return "-" if value is None else f"{value:.1f}"
 
 
-def header(args, rows: list[dict]) -> str:
-    """What the table below was measured on."""
+def header(args, rows: list[dict], sampling: dict | None) -> str:
+    """What the table below was measured on, how agent-eval sampled and from how many RL seeds."""
     world = f"{args.cpt_steps} world-model CPT steps" + (f" + {args.wm_sft_steps} SFT" if args.wm_sft_steps else "")
     if args.wm_agent_repeats:
         world += f" (trained again with {args.wm_agent_repeats} real SFT-agent episodes per training task)"
     agent = f" (agent: {args.agent_init})" if args.agent_init != args.init else ""
+    how = EpisodeSampling(**sampling).describe() if sampling else "sampling not recorded"
     return (f"\nsim RL, --init {args.init}{agent}, family {args.family}: {args.tasks} generated tasks, "
             f"{rows[0]['clean']['episodes']} test episodes per row; {world}, {args.sft_steps} agent-SFT steps, "
             f"{args.rl_steps} agent-RL steps x {args.tasks_per_step} tasks x {args.group_size} episodes per RL row "
-            f"(controlled: --control {args.control})")  # fmt: skip
+            f"(controlled: --control {args.control}), each RL row from the same agent-SFT start with "
+            f"{seeds_said(args.seeds)}; agent-eval: {how}")  # fmt: skip
 
 
 def family_arguments(args: argparse.Namespace, family: str) -> argparse.Namespace:
@@ -455,11 +654,10 @@ def family_arguments(args: argparse.Namespace, family: str) -> argparse.Namespac
 
 def print_summary(results: dict[str, dict]) -> None:
     """Every family's rows in one table, each with how many of its targets were met."""
-    print(f"\n{'family':<10} {'agent (test tasks, real environment)':<42} {'clean: success [95%]':<25} "
-          f"{'--faults unreliable':<25}")  # fmt: skip
+    print(f"\n{'family':<10} {COLUMNS}")
     for family, result in results.items():
         for r in result["rows"]:
-            print(f"{family:<10} {r['row']:<42} {_cell(r['clean']):<25} {_cell(r['faults']):<25}")
+            print(f"{family:<10} {r['row']:<42} {_cell(r['clean']):<42} {_cell(r['faults']):<42}")
         met = sum(t["met"] is True for t in result["targets"])
         print(f"{family:<10} {met} of {len(result['targets'])} targets met (its reading above)")
 
@@ -479,9 +677,9 @@ def main(argv: list[str] | None = None) -> None:
     record.write({"families": results, "wall_s": total})
 
 
-def run_family(args: argparse.Namespace, out: Path) -> dict:
-    """One family's table, fidelity figures and reading (printed); its result, also written to OUT/sim-rl.json."""
-    seconds, started = {}, time.perf_counter()
+def train_family(args: argparse.Namespace, out: Path, seconds: dict) -> dict:
+    """Collect, the world model, agent SFT, the file-check rule chosen on validation, the test sim-check and the
+    RL rows (every seed's): what one family's table measures."""
     collect(args, out, seconds)
     world = world_model(args, out, seconds)
     sft = agent_sft(args, out, seconds)
@@ -489,23 +687,32 @@ def run_family(args: argparse.Namespace, out: Path) -> dict:
         world = world_model_with_agent(args, out, sft, seconds)
     rule, chosen_on = choose_file_check(args, out, world, sft, seconds)
     checked = sim_check(args, out, world, sft, seconds)
-    agents = {SFT: sft, **rl_rows(args, out, sft, world, rule, seconds)}
-    names = [SCRIPTED, *agents]
-    rows = table(names, evaluate(args, out, agents, False, seconds), evaluate(args, out, agents, True, seconds))
-    fid = fidelity(checked, rule)
+    agents = {SFT: [sft], **rl_rows(args, out, sft, world, rule, seconds)}
+    return {"rule": rule, "chosen_on": chosen_on, "checked": checked, "agents": agents}
+
+
+def run_family(args: argparse.Namespace, out: Path) -> dict:
+    """One family's table, fidelity figures and reading (printed); its result, also written to OUT/sim-rl.json."""
+    seconds, started = {}, time.perf_counter()
+    trained = train_family(args, out, seconds)
+    agents = trained["agents"]
+    clean, faulty = (evaluate(args, out, agents, faults, seconds) for faults in (False, True))
+    rows = table(reports_by_row(clean, agents), reports_by_row(faulty, agents), args.seeds)
+    fid = fidelity(trained["checked"], trained["rule"])
     found = targets({r["row"]: r for r in rows}, fid)
-    print(header(args, rows))
+    print(header(args, rows, clean.get("sampling")))
     print_table(rows, fid)
-    said = reading(found)
+    said = reading(found, args.seeds)
     print(f"\n{said}")
     total = time.perf_counter() - started
     print(f"wall time: {total:.0f} s (" + ", ".join(f"{k} {v:.0f}" for k, v in seconds.items()) + ")")
-    preflight = out / "rl-sim" / "world-model-check.json"
-    result = {"args": vars(args), "rows": rows, "fidelity": fid, "targets": found, "reading": said,
-              "sim_check": checked, "file_check_chosen_on_validation": chosen_on,
+    preflight = out / f"{RL_FOLDERS[SIM_RL]}-seed-{args.seeds[0]}" / "world-model-check.json"
+    result = {"args": vars(args), "seeds": args.seeds, "sampling": clean.get("sampling"), "rows": rows,
+              "fidelity": fid, "targets": found, "reading": said, "sim_check": trained["checked"],
+              "file_check_chosen_on_validation": trained["chosen_on"],
               "preflight": json.loads(preflight.read_text()) if preflight.exists() else None,
               "seconds": seconds, "wall_s": total}  # fmt: skip
-    (out / "sim-rl.json").write_text(json.dumps(result, indent=2) + "\n")
+    (out / "sim-rl.json").write_text(json.dumps(result, indent=2, default=str) + "\n")
     print(f"-> {out / 'sim-rl.json'}")
     return result
 
