@@ -199,7 +199,7 @@ def agent_rl(args, out: Path, rows: dict[str, Path], seconds: dict) -> tuple[str
     runs = {}
     for seed in args.seeds:
         for guide in rl_arms(args):
-            run = out / f"rl-{guide}-seed{seed}"
+            run = out / f"rl-{guide}-seed-{seed}"
             seconds[f"agent-rl {guide} seed {seed}"] = trajforge(
                 "train",
                 "agent-rl",
@@ -366,7 +366,7 @@ def print_rl_summary(args, arms: dict, start: str) -> None:
 
 def throughput(args, out: Path, seconds: dict) -> dict:
     """Episodes/min and tokens/s of each stage, from wall times and the runs' metrics."""
-    episodes, rl_run = args.tasks, out / f"rl-{args.guide}-seed{args.seeds[0]}"  # the first arm's first seed
+    episodes, rl_run = args.tasks, out / f"rl-{args.guide}-seed-{args.seeds[0]}"  # the first arm's first seed
     figures = {
         "collect_episodes_per_min": 60 * episodes / seconds["collect"],
         "cpt_tokens_per_s": mean_of(out / "world", "tokens_per_s"),

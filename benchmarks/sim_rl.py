@@ -238,7 +238,7 @@ def rl_rows(args, out: Path, sft: Path, world: Path, rule: str, seconds: dict) -
             seconds[f"{row}, seed {seed}"] = trajforge(
                 "train", "agent-rl", "--suite", str(out / "suite.yaml"), "--init", str(sft), "-o", str(folder),
                 *extra, *check, "--max-steps", str(args.rl_steps), "--save-every", str(args.rl_steps),
-                *agent_rl_flags(args), "--seed", str(seed),
+                *agent_rl_flags(args, seed=seed),
             )  # fmt: skip
             rows[row].append(folder / f"checkpoint-{args.rl_steps}")
     return rows

@@ -6,7 +6,9 @@ intervals side by side: most of the variation between tasks is shared by both ro
   paired proportions (his method 10, built from the two Wilson intervals and the pairs' correlation). It stays
   inside [-1, 1] and keeps its width when both rows agree on every task, where a bootstrap collapses to a point.
 - Anything else (scores, or several units per cluster, e.g. N samples of one task or the turns of one episode):
-  a percentile bootstrap that resamples whole clusters, so repeats of one task count as one draw, not N.
+  a percentile bootstrap that resamples whole clusters, so repeats of one task count as one draw, not N; for 0/1
+  outcomes in clusters it is widened to at least Newcombe's interval over the units, which keeps a width where
+  the two rows agree on every unit (a bootstrap of all-zero differences is a point).
 """
 
 import math
@@ -61,6 +63,11 @@ def paired_difference(
     if binary and (clusters is None or len(set(clusters)) == len(a)):
         low, high = _newcombe_paired(a, b, confidence)
         method = "Newcombe's paired score interval"
+    elif binary:  # a bootstrap of rows that agree on every unit is a point: never narrower than the units' own interval
+        low, high = _cluster_bootstrap([y - x for x, y in zip(a, b, strict=True)], clusters, confidence, seed)
+        unit_low, unit_high = _newcombe_paired(a, b, confidence)
+        low, high = min(low, unit_low), max(high, unit_high)
+        method = f"bootstrap over clusters ({RESAMPLES} resamples, seed {seed}), at least Newcombe's over units"
     else:
         low, high = _cluster_bootstrap([y - x for x, y in zip(a, b, strict=True)], clusters, confidence, seed)
         method = (

@@ -56,3 +56,10 @@ def test_unpaired_rows_are_refused():
         paired_difference([1, 0], [1])
     with pytest.raises(ValueError, match="at least one"):
         paired_difference([], [])
+
+
+def test_clustered_outcomes_that_agree_everywhere_keep_an_interval():
+    # three seeds of 14 tasks, both rows failing every one: a bootstrap alone would say [0, 0]
+    tasks = [t for t in range(14) for _ in range(3)]
+    result = paired_difference([0] * 42, [0] * 42, clusters=tasks)
+    assert result.difference == 0 and result.low < -0.05 and result.high > 0.05
