@@ -67,7 +67,7 @@ def test_collect_build_inspect_report_and_eval_on_s3(s3, tmp_path, tiny_checkpoi
     assert keys(client, "urls/raw/") == raw
 
     built = trajforge(
-        ["build-corpus", "-i", f"{url}/raw", "-o", f"{url}/corpus", "--held-out", "0.5", "--workers", "1"],
+        ["build-corpus", "-i", f"{url}/raw", "-o", f"{url}/corpus", "--held-out", "0.3", "--workers", "1"],
         endpoint,
         work,
     )
