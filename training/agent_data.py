@@ -1,10 +1,11 @@
 """What agent-sft trains on: raw trajectories (collect's run folders, trajectory segments or shards; a build-corpus
 folder reads too, as trajectories) of training tasks whose outcome is success: rejection sampling by outcome.
 
-A held-out task (of the validation or the test part) is never read further: its side is the corpus's one task split (schemas/splits.py, the default
-SplitConfig that build-corpus and agent-eval use), decided here from each record's task, so episodes collected
-after a corpus was built are placed the same way. Everything read is counted: how many were read, invalid, of
-held-out tasks, kept, and dropped by outcome (failure, agent_error, timeout, ...).
+A held-out task (of the validation or the test part) is never read further: its side is the corpus's one task
+split (schemas/splits.py, the default SplitConfig that build-corpus and agent-eval use), decided here from each
+record's task, so episodes collected after a corpus was built are placed the same way. Everything read is
+counted: how many were read, invalid, of held-out tasks, kept, and dropped by outcome (failure, agent_error,
+timeout, ...).
 """
 
 from collections import Counter

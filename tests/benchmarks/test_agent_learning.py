@@ -81,7 +81,7 @@ def row(outcomes: list[int], rate: float | None = None) -> dict:
 
 def test_the_verdict_is_the_paired_difference_not_two_intervals():
     """Issue 54: the verdict read two Wilson intervals side by side. 40 test tasks: the world-model row solves
-    every task the scratch row solves and 8 more; unpaired, their Wilson intervals ([31%, 60%] and [50%, 78%]) overlap."""
+    every task the scratch row solves and 8 more; unpaired, their Wilson intervals ([31%, 60%], [50%, 78%]) overlap."""
     scratch, world = [1] * 18 + [0] * 22, [1] * 26 + [0] * 14
     rows = {"agent SFT from scratch": row(scratch), "agent SFT from world model": row(world)}
     assert "helped the agent: +20.0 points" in agent_learning.verdict(rows)

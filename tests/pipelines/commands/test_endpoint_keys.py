@@ -106,8 +106,8 @@ def test_agent_eval_endpoint_sends_the_key(url, tmp_path, sandbox_image):
     def agent_eval(*flags: str) -> list[str]:
         """The outcome errors of the run's episodes."""
         args = ["agent-eval", "--agent", f"{url}=tiny", "--suite", "swe", "-o", str(tmp_path), "--report",
-                str(tmp_path / "r.json"), "--image", sandbox_image, "--max-turns", "1", "--retries", "0", "--held-out", "0.3",
-                *flags]  # fmt: skip
+                str(tmp_path / "r.json"), "--image", sandbox_image, "--max-turns", "1", "--retries", "0",
+                "--held-out", "0.3", *flags]  # fmt: skip
         result = runner.invoke(app, args)
         assert result.exit_code == 0, result.output
         (agent,) = json.loads((tmp_path / "r.json").read_text())["agents"]
