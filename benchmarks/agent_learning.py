@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 
 # this folder is on sys.path when run as a script
-from learning_signal import agent_rl_flags, agent_training_arguments, metrics, shape, steps_flags, trajforge
+from learning_signal import agent_rl_flags, agent_training_arguments, aligned, metrics, shape, steps_flags, trajforge
 from results_record import add_results_option, start_record
 
 from trajforge.agents.agent_eval import paired_dict, paired_outcomes
@@ -312,25 +312,16 @@ def verdict(rows: dict[str, dict]) -> str:
     return f"Agent SFT from the world model minus from scratch: {said}."
 
 
-def seed_outcomes(rows: list[dict]) -> dict[str, list[int]]:
-    """task -> one outcome per seed (each row greedy, one sample per task): the seeds of a task are one cluster."""
-    tasks = set.intersection(*(set(r["outcomes"]) for r in rows)) if rows else set()
-    return {task: [r["outcomes"][task][0] for r in rows] for task in sorted(tasks)}
-
-
 def rl_summary(args, by_name: dict[str, dict], start: str) -> dict:
     """Per arm over the seeds: mean success and its spread, and the paired difference from the start row (a task's
     seeds one cluster); with a guide, guided minus unguided seed by seed (the same episodes)."""
-    start_outcomes = by_name[start]["outcomes"]
+    start_outcomes = [by_name[start]["outcomes"]]
     arms, per_seed = {}, {}
     for guide in rl_arms(args):
         runs = [by_name[rl_label(guide, seed)] for seed in args.seeds]
         rates = [r["success_rate"] or 0.0 for r in runs]
-        per_seed[guide] = seed_outcomes(runs)
-        repeated = {
-            task: start_outcomes[task][:1] * len(args.seeds) for task in per_seed[guide] if task in start_outcomes
-        }
-        gain = paired_outcomes(repeated, per_seed[guide])
+        per_seed[guide] = [r["outcomes"] for r in runs]
+        gain = paired_outcomes(*aligned(start_outcomes, per_seed[guide]))
         arms[guide] = {
             "seeds": list(args.seeds),
             "success_mean": statistics.fmean(rates),
@@ -341,7 +332,7 @@ def rl_summary(args, by_name: dict[str, dict], start: str) -> dict:
             "reading": reading(gain, "agent RL raised success", "agent RL LOWERED success"),
         }
     if args.guide != "none":
-        guided = paired_outcomes(per_seed["none"], per_seed[args.guide])
+        guided = paired_outcomes(*aligned(per_seed["none"], per_seed[args.guide]))
         arms["guided_minus_unguided"] = {
             "difference": paired_dict(guided),
             "reading": reading(guided, "the guide helped", "the guide HURT"),

@@ -74,6 +74,19 @@ def agent_rl_flags(args: argparse.Namespace, guide: str | None = None, seed: int
     return flags + (["--temperature", str(args.rl_temperature)] if args.rl_temperature is not None else [])
 
 
+def aligned(*outcomes: list[dict]) -> list[dict[str, list[int]]]:
+    """Rows' per-task outcomes (each row: one dict task -> outcomes per seed) laid side by side, one dict per row:
+    a row of one seed stands beside each seed of the others, rows of the same seeds pair seed with seed; a task
+    counts where every seed of every row scored it, with as many samples as the fewest of them."""
+    seeds = max(len(o) for o in outcomes)
+    if any(len(o) not in (1, seeds) for o in outcomes):
+        raise ValueError(f"rows of {sorted({len(o) for o in outcomes})} seeds cannot be paired seed with seed")
+    rows = [o * seeds if len(o) == 1 else o for o in outcomes]
+    tasks = sorted(set.intersection(*(set(seed) for row in rows for seed in row)))
+    kept = {t: min(len(seed[t]) for row in rows for seed in row) for t in tasks}
+    return [{t: [x for seed in row for x in seed[t][: kept[t]]] for t in tasks} for row in rows]
+
+
 def shape(args: argparse.Namespace, sized: bool = True) -> list[str]:
     """The training flags every CPT/SFT run of a benchmark shares: context, batch, peak learning rate and, for the
     tiny default when the run builds it (`sized`; a run from --init takes its checkpoint's), its width and depth."""

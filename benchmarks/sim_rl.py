@@ -57,7 +57,7 @@ import time
 from pathlib import Path
 
 # this folder is on sys.path when run as a script
-from learning_signal import agent_rl_flags, agent_training_arguments, shape, steps_flags, trajforge
+from learning_signal import agent_rl_flags, agent_training_arguments, aligned, shape, steps_flags, trajforge
 from results_record import add_results_option, start_record
 
 from trajforge.agents.agent_eval import EpisodeSampling, paired_dict, paired_outcomes
@@ -353,19 +353,6 @@ def table(clean: dict[str, list[dict]], faulty: dict[str, list[dict]], seeds: li
         if r["row"] != SFT and SFT in by_row:
             r["vs_sft"] = {part: paired(by_row, SFT, r["row"], part) for part in ("clean", "faults")}
     return rows
-
-
-def aligned(*outcomes: list[dict]) -> list[dict[str, list[int]]]:
-    """Rows' per-task outcomes (each row: one dict task -> outcomes per seed) laid side by side, one dict per row:
-    a row of one seed stands beside each seed of the others, rows of the same seeds pair seed with seed; a task
-    counts where every seed of every row scored it, with as many samples as the fewest of them."""
-    seeds = max(len(o) for o in outcomes)
-    if any(len(o) not in (1, seeds) for o in outcomes):
-        raise ValueError(f"rows of {sorted({len(o) for o in outcomes})} seeds cannot be paired seed with seed")
-    rows = [o * seeds if len(o) == 1 else o for o in outcomes]
-    tasks = sorted(set.intersection(*(set(seed) for row in rows for seed in row)))
-    kept = {t: min(len(seed[t]) for row in rows for seed in row) for t in tasks}
-    return [{t: [x for seed in row for x in seed[t][: kept[t]]] for t in tasks} for row in rows]
 
 
 def paired(rows: dict[str, dict], reference: str, other: str, part: str) -> dict | None:
