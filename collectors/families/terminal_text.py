@@ -12,7 +12,8 @@ from pydantic import Field, model_validator
 
 from trajforge.collectors.families import FAMILIES
 from trajforge.collectors.families.base import Draft, Family, FamilyParams
-from trajforge.collectors.families.words import DIRS, STEMS, WORDS
+from trajforge.collectors.families.contents import file_text, sentences_with, word_lines
+from trajforge.collectors.families.words import DIRS, OUT_NAMES, STEMS, WORDS
 from trajforge.sandboxes.base import ShellCheck
 from trajforge.schemas.records import Action
 
@@ -20,7 +21,6 @@ Operation = Literal[
     "count-lines", "count-matching", "count-distinct", "grep-lines", "sort", "sort-reverse", "sort-numbers",
     "unique", "column", "head", "tail", "upper", "replace", "sum", "max", "find-ext",
 ]  # fmt: skip
-OUT_NAMES = ("answer.txt", "result.txt", "output.txt", "out.txt", "solution.txt", "final.txt")
 
 
 class TerminalTextParams(FamilyParams):
@@ -88,63 +88,44 @@ def _source(rng: random.Random, extension: str) -> str:
     return f"{folder}/{rng.choice(STEMS)}{extension}".lstrip("/")
 
 
-def _lines(rng: random.Random, size: int, words_per_line: tuple[int, int] = (1, 1), pool=WORDS) -> list[str]:
-    return [" ".join(rng.choices(pool, k=rng.randint(*words_per_line))) for _ in range(size)]
-
-
-def _text(lines: list[str]) -> str:
-    return "".join(f"{line}\n" for line in lines)
-
-
-def _sentences_with(rng: random.Random, size: int) -> tuple[list[str], str]:
-    """Lines of a few words, and a word that some (not all) of them contain."""
-    lines = _lines(rng, size, (2, 5))
-    word = rng.choice(WORDS)
-    for i in rng.sample(range(size), rng.randint(1, max(1, size // 2))):
-        words = lines[i].split()
-        words[rng.randrange(len(words))] = word
-        lines[i] = " ".join(words)
-    return lines, word
-
-
 def _count_lines(rng, src, size):
-    lines = _lines(rng, size, (1, 4))
-    return Job(f"Count the lines of {src}", {src: _text(lines)}, f"wc -l < {src}", str(size), f"head {src}")
+    lines = word_lines(rng, size, (1, 4))
+    return Job(f"Count the lines of {src}", {src: file_text(lines)}, f"wc -l < {src}", str(size), f"head {src}")
 
 
 def _count_matching(rng, src, size):
-    lines, word = _sentences_with(rng, size)
+    lines, word = sentences_with(rng, size)
     count = sum(word in line for line in lines)
     ask = f"Count the lines of {src} that contain the word {word}"
-    return Job(ask, {src: _text(lines)}, f"grep -c {word} {src}", str(count), f"cat {src}")
+    return Job(ask, {src: file_text(lines)}, f"grep -c {word} {src}", str(count), f"cat {src}")
 
 
 def _count_distinct(rng, src, size):
-    lines = _lines(rng, size, pool=rng.sample(WORDS, max(2, size // 2)))
+    lines = word_lines(rng, size, pool=rng.sample(WORDS, max(2, size // 2)))
     ask = f"Count the distinct lines of {src}"
-    return Job(ask, {src: _text(lines)}, f"sort -u {src} | wc -l", str(len(set(lines))), f"cat {src}")
+    return Job(ask, {src: file_text(lines)}, f"sort -u {src} | wc -l", str(len(set(lines))), f"cat {src}")
 
 
 def _grep_lines(rng, src, size):
-    lines, word = _sentences_with(rng, size)
+    lines, word = sentences_with(rng, size)
     expected = "\n".join(line for line in lines if word in line)
     ask = f"Find the lines of {src} that contain the word {word}"
-    return Job(ask, {src: _text(lines)}, f"grep {word} {src}", expected, f"cat {src}")
+    return Job(ask, {src: file_text(lines)}, f"grep {word} {src}", expected, f"cat {src}")
 
 
 def _sorted(flag: str, ask: str, numbers: bool = False) -> Callable:
     def job(rng, src, size):
-        lines = [str(rng.randint(0, 999)) for _ in range(size)] if numbers else _lines(rng, size)
+        lines = [str(rng.randint(0, 999)) for _ in range(size)] if numbers else word_lines(rng, size)
         ordered = sorted(lines, key=int) if numbers else sorted(lines, reverse=flag == " -r")
-        return Job(ask.format(src=src), {src: _text(lines)}, f"sort{flag} {src}", "\n".join(ordered), f"cat {src}")
+        return Job(ask.format(src=src), {src: file_text(lines)}, f"sort{flag} {src}", "\n".join(ordered), f"cat {src}")
 
     return job
 
 
 def _unique(rng, src, size):
-    lines = _lines(rng, size, pool=rng.sample(WORDS, max(2, size // 2)))
+    lines = word_lines(rng, size, pool=rng.sample(WORDS, max(2, size // 2)))
     ask = f"Sort the lines of {src} and drop the duplicates"
-    return Job(ask, {src: _text(lines)}, f"sort -u {src}", "\n".join(sorted(set(lines))), f"cat {src}")
+    return Job(ask, {src: file_text(lines)}, f"sort -u {src}", "\n".join(sorted(set(lines))), f"cat {src}")
 
 
 def _column(rng, src, size):
@@ -153,38 +134,38 @@ def _column(rng, src, size):
     rows = [rng.choices(WORDS, k=width) for _ in range(size)]
     expected = "\n".join(row[field - 1] for row in rows)
     ask = f"Extract field {field} of every comma-separated line of {src}"
-    return Job(ask, {src: _text([",".join(r) for r in rows])}, f"cut -d, -f{field} {src}", expected, f"head {src}")
+    return Job(ask, {src: file_text([",".join(r) for r in rows])}, f"cut -d, -f{field} {src}", expected, f"head {src}")
 
 
 def _ends(which: str) -> Callable:
     def job(rng, src, size):
-        lines = _lines(rng, size, (1, 3))
+        lines = word_lines(rng, size, (1, 3))
         n = rng.randint(1, size - 1)
         part = lines[:n] if which == "head" else lines[-n:]
         ask = f"Take the {'first' if which == 'head' else 'last'} {n} lines of {src}"
-        return Job(ask, {src: _text(lines)}, f"{which} -n {n} {src}", "\n".join(part), f"wc -l {src}")
+        return Job(ask, {src: file_text(lines)}, f"{which} -n {n} {src}", "\n".join(part), f"wc -l {src}")
 
     return job
 
 
 def _upper(rng, src, size):
-    lines = _lines(rng, size, (1, 4))
+    lines = word_lines(rng, size, (1, 4))
     ask = f"Convert {src} to upper case"
-    return Job(ask, {src: _text(lines)}, f"tr a-z A-Z < {src}", "\n".join(lines).upper(), f"cat {src}")
+    return Job(ask, {src: file_text(lines)}, f"tr a-z A-Z < {src}", "\n".join(lines).upper(), f"cat {src}")
 
 
 def _replace(rng, src, size):
-    lines, word = _sentences_with(rng, size)
+    lines, word = sentences_with(rng, size)
     new = rng.choice([w for w in WORDS if w != word])
     expected = "\n".join(line.replace(word, new) for line in lines)
     ask = f"Replace every {word} with {new} in {src}"
-    return Job(ask, {src: _text(lines)}, f"sed 's/{word}/{new}/g' {src}", expected, f"cat {src}")
+    return Job(ask, {src: file_text(lines)}, f"sed 's/{word}/{new}/g' {src}", expected, f"cat {src}")
 
 
 def _numbers(which: str) -> Callable:
     def job(rng, src, size):
         numbers = [rng.randint(0, 999) for _ in range(size)]
-        files = {src: _text([str(n) for n in numbers])}
+        files = {src: file_text([str(n) for n in numbers])}
         if which == "sum":
             return Job(f"Add up the numbers in {src}", files, "awk '{ s += $1 } END { print s }' " + src,
                        str(sum(numbers)), f"cat {src}")  # fmt: skip

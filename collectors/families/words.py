@@ -19,4 +19,5 @@ STEMS = (
     "report", "catalog", "batch", "sample", "journal", "ledger", "roster", "stock", "queue",
 )
 DIRS = ("data", "input", "docs", "files", "work", "src", "logs", "archive")
+OUT_NAMES = ("answer.txt", "result.txt", "output.txt", "out.txt", "solution.txt", "final.txt")
 # fmt: on
