@@ -13,7 +13,7 @@ from pydantic import Field, model_validator
 from trajforge.collectors.families import FAMILIES
 from trajforge.collectors.families.base import Draft, Family, FamilyParams
 from trajforge.collectors.families.contents import file_text, sentences_with, word_lines
-from trajforge.collectors.families.words import DIRS, OUT_NAMES, STEMS, WORDS
+from trajforge.collectors.families.words import DIRS, EXTENSIONS, OUT_NAMES, STEMS, WORDS
 from trajforge.sandboxes.base import ShellCheck
 from trajforge.schemas.records import Action
 
@@ -177,7 +177,7 @@ def _numbers(which: str) -> Callable:
 
 def _find_ext(rng, src, size):
     folder = rng.choice(DIRS)
-    extension, other = rng.sample(("md", "py", "csv", "log", "json", "cfg"), 2)
+    extension, other = rng.sample(EXTENSIONS, 2)
     stems = rng.sample(WORDS, min(size, len(WORDS)))
     extensions = [extension] + [rng.choice((extension, other)) for _ in stems[1:]]  # at least one matches
     files = {f"{folder}/{stem}.{ext}": f"{stem}\n" for stem, ext in zip(stems, extensions, strict=True)}

@@ -19,5 +19,6 @@ STEMS = (
     "report", "catalog", "batch", "sample", "journal", "ledger", "roster", "stock", "queue",
 )
 DIRS = ("data", "input", "docs", "files", "work", "src", "logs", "archive")
+EXTENSIONS = ("md", "py", "csv", "log", "json", "cfg")
 OUT_NAMES = ("answer.txt", "result.txt", "output.txt", "out.txt", "solution.txt", "final.txt")
 # fmt: on
