@@ -93,7 +93,8 @@ def test_generated_entries_are_checked_each_naming_where_it_is(tmp_path):
         "with the kvstore server",
         f"{path}: generated[2]: family 'workspace' runs in a mcp environment with the workspace server, not in a mcp "
         "environment with the kvstore server",
-        f"{path}: generated[3].family: unknown task family 'nope'; known: kvstore, terminal-text, workspace",
+        f"{path}: generated[3].family: unknown task family 'nope'; known: kvstore, terminal-files, terminal-text, "
+        "workspace",
     ]
 
 
