@@ -40,7 +40,7 @@ class TerminalFilesParams(FamilyParams):
 
 
 @dataclass(frozen=True)
-class Job:
+class Change:
     """One operation, drawn: the instruction, the starting files, the command that does it, the check of the end
     state, and a look before and after."""
 
@@ -112,7 +112,7 @@ def _move(rng, max_files):
     while target == source:
         target = _path(rng)
     folder, same_folder = posixpath.dirname(target), posixpath.dirname(target) == posixpath.dirname(source)
-    return Job(
+    return Change(
         f"{'Rename' if same_folder else 'Move'} {source} to {target}.", {source: content}, f"mv {source} {target}",
         (_has(target, content), _gone(source)), _look_at(source), f"cat {target}",
         setup=() if same_folder or not folder else (f"mkdir -p {folder}",), made=(target,),
@@ -124,7 +124,7 @@ def _copy(rng, max_files):
     while folder == posixpath.dirname(source):
         folder = _folder(rng)
     copied = f"{folder}/{posixpath.basename(source)}"
-    return Job(
+    return Change(
         f"Copy {source} into a new folder {folder}, keeping the original.", {source: content},
         f"mkdir -p {folder} && cp {source} {folder}/", (_has(copied, content), _has(source, content)),
         f"cat {source}", f"ls {folder}", made=(copied,),
@@ -135,7 +135,7 @@ def _make_tree(rng, max_files):
     root = rng.choice(WORDS)
     branches = rng.sample(DIRS, rng.randint(2, 4))
     folders = [f"{root}/{branch}" + rng.choice(("", f"/{rng.choice(WORDS)}")) for branch in branches]
-    return Job(
+    return Change(
         f"Create the folders {_listed(folders)}.", {}, f"mkdir -p {' '.join(folders)}",
         tuple(f"test -d {f}" for f in folders), "ls", f"ls -R {root}", made=tuple(folders),
     )  # fmt: skip
@@ -155,7 +155,7 @@ def _delete_ext(rng, max_files):
     files = _some_files(rng, folder, rng.randint(2, max_files), (extension, *others))
     gone = [p for p in files if p.endswith(f".{extension}")]
     kept = [_has(p, c) for p, c in files.items() if p not in gone]
-    return Job(
+    return Change(
         f"Delete the .{extension} files in {folder} and keep the others.", files, f"rm {folder}/*.{extension}",
         tuple(_gone(p) for p in gone) + tuple(kept), f"ls {folder}", f"ls {folder}",
     )  # fmt: skip
@@ -167,7 +167,7 @@ def _concat(rng, max_files):
         sources += [path for path in [_path(rng)] if path not in sources]
     files = {s: _contents(rng) for s in sources}
     target = rng.choice(OUT_NAMES)
-    return Job(
+    return Change(
         f"Concatenate {_listed(sources)}, in that order, into {target}.", files,
         f"cat {' '.join(sources)} > {target}", (_has(target, "".join(files.values())),),
         f"wc -l {' '.join(sources)}", f"cat {target}", made=(target,),
@@ -181,7 +181,7 @@ def _create(rng, max_files):
     write = f"printf '%s\\n' {' '.join(shlex.quote(line) for line in lines)} > {path}"
     quoted = _listed([f'"{line}"' for line in lines])
     told = f"the line {quoted}" if len(lines) == 1 else f"the lines {quoted}, in that order"
-    return Job(
+    return Change(
         f"Create {path} holding {told}.", {}, f"mkdir -p {folder} && {write}" if folder else write,
         (_has(path, file_text(lines)),), "ls", f"cat {path}", made=(path,),
     )  # fmt: skip
@@ -194,7 +194,7 @@ def _count_files(rng, max_files):
     which = rng.choice((f".{extension} ", ""))  # the files of one extension, or all of them
     listed = f"{folder}/*{which.rstrip()}" if which else folder
     count = sum(p.endswith(which.rstrip()) for p in files)
-    return Job(
+    return Change(
         f"Count the {which}files in {folder} and write the number to {out}.", files, f"ls {listed} | wc -l > {out}",
         (_has(out, str(count)),), f"ls {folder}", f"cat {out}", made=(out,),
     )  # fmt: skip
@@ -209,7 +209,7 @@ def _archive(rng, max_files):
     create = "czf" if name.endswith(".gz") else "cf"
     members = "\n".join(sorted(files))
     listing = f"tar tf {name} | sed 's|^[.]/||' | grep -v '/$' | LC_ALL=C sort"  # the files it holds, by path
-    return Job(
+    return Change(
         f"Make a tar archive {name} of the folder {folder}.", files, f"tar {create} {name} {folder}",
         (f'test "$({listing})" = {shlex.quote(members)}',), f"ls -R {folder}", f"tar tf {name}", made=(name,),
     )  # fmt: skip
@@ -220,7 +220,7 @@ def _replace(rng, max_files):
     lines, word = sentences_with(rng, rng.randint(2, 8))
     new = rng.choice([w for w in WORDS if w != word])
     edited = [line.replace(word, new) for line in lines]
-    return Job(
+    return Change(
         f"Replace every {word} with {new} in {path}, editing the file in place.", {path: file_text(lines)},
         f"sed -i 's/{word}/{new}/g' {path}", (_has(path, file_text(edited)),), f"cat {path}", f"cat {path}",
     )  # fmt: skip
@@ -229,7 +229,7 @@ def _replace(rng, max_files):
 def _append(rng, max_files):
     path, content = _path(rng), _contents(rng)
     line = " ".join(rng.choices(WORDS, k=rng.randint(1, 3)))
-    return Job(
+    return Change(
         f'Append the line "{line}" to {path}.', {path: content}, f"echo {shlex.quote(line)} >> {path}",
         (_has(path, content + line),), f"cat {path}", f"cat {path}",
     )  # fmt: skip
@@ -238,13 +238,13 @@ def _append(rng, max_files):
 def _chmod(rng, max_files):
     path = _path(rng, SCRIPT_DIRS, extension="sh")
     content = f"#!/bin/sh\necho {rng.choice(WORDS)}\n"
-    return Job(
+    return Change(
         f"Make {path} executable.", {path: content}, f"chmod +x {path}", (f"test -x {path}", _has(path, content)),
         f"ls -l {posixpath.dirname(path)}".rstrip(), f"ls -l {path}",
     )  # fmt: skip
 
 
-OPERATIONS: dict[str, Callable[[random.Random, int], Job]] = {
+OPERATIONS: dict[str, Callable[[random.Random, int], Change]] = {
     "move": _move,
     "copy": _copy,
     "make-tree": _make_tree,
