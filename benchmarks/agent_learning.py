@@ -20,7 +20,12 @@ It drives the real `trajforge` commands, each in this interpreter's environment:
    success, a tie broken by the lower agent-SFT loss): the test tasks never choose anything. Once per `--seeds`
    seed, and with `--guide` also unguided from the same start and seeds (the same tasks and episode seeds);
 5. `agent-eval` of every row on the test tasks, greedy, read once, with the scripted policy (model-free, it says
-   so) and the untrained model (the tiny model with no step taken, or `--init` as it is) as reference rows.
+   so) and the untrained model (the tiny model with no step taken, or `--init` as it is) as reference rows;
+6. the same rows on `--held-out-family-tasks` tasks of terminal-files (file-system work, a family no stage trains
+   on): the out-of-distribution rows beside the in-family ones.
+
+A stopped run, started again with the same flags and --output, continues where it was (benchmarks/stages.py): the
+stages it finished are reused, a training stage resumes from its latest checkpoint.
 
 It prints the table (success with its 95% Wilson interval, mean turns, unparseable-answer rate), whether
 world-model training helped the agent and what agent RL did (each arm's mean and spread over the seeds, minus its
@@ -36,8 +41,9 @@ import time
 from pathlib import Path
 
 # this folder is on sys.path when run as a script
-from learning_signal import agent_rl_flags, agent_training_arguments, aligned, metrics, shape, steps_flags, trajforge
+from learning_signal import agent_rl_flags, agent_training_arguments, aligned, metrics, shape, steps_flags
 from results_record import add_results_option, start_record
+from stages import Stages
 
 from trajforge.agents.agent_eval import paired_dict, paired_outcomes
 from trajforge.evaluation.paired import PairedDifference
@@ -50,12 +56,16 @@ def mean_of(run: Path, key: str) -> float | None:
     return sum(figures) / len(figures) if figures else None
 
 
-def write_suite(path: Path, tasks: int, seed: int) -> Path:
+HELD_OUT_FAMILY = "terminal-files"  # file-system work, where every stage trains on text processing (terminal-text)
+OUT_OF_FAMILY = "held-out family"  # evaluate's part for it: the test part of a suite of that family alone
+
+
+def write_suite(path: Path, family: str, tasks: int, seed: int) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(
-        "# written by benchmarks/agent_learning.py\nsuite: terminal-gen-bench\ndomain: terminal\n"
+        f"# written by benchmarks/agent_learning.py\nsuite: {family}-bench\ndomain: terminal\n"
         "environment: {kind: terminal, tools: [shell]}\n"
-        f"generated:\n  - {{family: terminal-text, count: {tasks}, seed: {seed}}}\n"
+        f"generated:\n  - {{family: {family}, count: {tasks}, seed: {seed}}}\n"
     )
     return path
 
@@ -71,6 +81,12 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--output", default="runs/agent-learning")
     parser.add_argument("--tasks", type=int, default=300, help="generated terminal tasks (10%% test, 10%% validation)")
     parser.add_argument("--task-seed", type=int, default=0)
+    parser.add_argument(
+        "--held-out-family-tasks",
+        type=int,
+        default=40,
+        help=f"tasks of {HELD_OUT_FAMILY}, a family no stage trains on, for the out-of-distribution rows (0: none)",
+    )
     parser.add_argument("--cpt-steps", type=int, default=50, help="world-model CPT steps")
     parser.add_argument("--sft-steps", type=int, default=150, help="agent-SFT steps, the same for every row")
     parser.add_argument("--rl-steps", type=int, default=4)
@@ -87,10 +103,13 @@ def arguments() -> argparse.Namespace:
     return parser.parse_args()
 
 
-def collect_and_world_model(args, out: Path, seconds: dict) -> Path:
+def collect_and_world_model(args, out: Path, stages: Stages) -> Path:
     """Scripted episodes of every generated task, the corpus built from them and the world model trained on it."""
-    suite = write_suite(out / "suite.yaml", args.tasks, args.task_seed)
-    seconds["collect"] = trajforge(
+    suite = write_suite(out / "suite.yaml", "terminal-text", args.tasks, args.task_seed)
+    world = out / "world" / f"checkpoint-{args.cpt_steps}"
+    stages.run(
+        "collect",
+        out / "raw" / "scripted" / "_manifest.json",
         "collect",
         "--suite",
         str(suite),
@@ -103,7 +122,9 @@ def collect_and_world_model(args, out: Path, seconds: dict) -> Path:
         "--concurrency",
         str(args.concurrency),
     )
-    seconds["build-corpus"] = trajforge(
+    stages.run(
+        "build-corpus",
+        out / "corpus" / "_manifest.json",
         "build-corpus",
         "--input",
         str(out / "raw"),
@@ -114,7 +135,9 @@ def collect_and_world_model(args, out: Path, seconds: dict) -> Path:
         "--no-near-dedup",
     )
     init = [] if args.init == "tiny" else ["--init", args.init]
-    seconds["cpt"] = trajforge(
+    stages.run(
+        "cpt",
+        world,
         "train",
         "cpt",
         "--data",
@@ -125,10 +148,10 @@ def collect_and_world_model(args, out: Path, seconds: dict) -> Path:
         *shape(args),
         *steps_flags(args.cpt_steps),
     )
-    return out / "world" / f"checkpoint-{args.cpt_steps}"
+    return world
 
 
-def agent_sft_rows(args, out: Path, world: Path, seconds: dict) -> dict[str, Path]:
+def agent_sft_rows(args, out: Path, world: Path, stages: Stages) -> dict[str, Path]:
     """The three agent-SFT rows with the same steps, and the untrained reference, as checkpoints."""
     data = ["--data", str(out / "raw" / "scripted")]
     start = ["--tokenizer", str(out / "world" / "tokenizer")] if args.init == "tiny" else ["--init", args.init]
@@ -139,7 +162,10 @@ def agent_sft_rows(args, out: Path, world: Path, seconds: dict) -> dict[str, Pat
     }
     rows = {}
     for row, (name, flags) in runs.items():
-        seconds[row] = trajforge(
+        rows[row] = out / name / f"checkpoint-{args.sft_steps}"
+        stages.run(
+            row,
+            rows[row],
             "train",
             "agent-sft",
             *data,
@@ -149,9 +175,10 @@ def agent_sft_rows(args, out: Path, world: Path, seconds: dict) -> dict[str, Pat
             *shape(args, sized="--init" not in flags),
             *steps_flags(args.sft_steps),
         )
-        rows[row] = out / name / f"checkpoint-{args.sft_steps}"
     if args.init == "tiny":  # the same tiny model with no step taken: learning rate 0
-        trajforge(
+        stages.run(
+            "untrained",
+            out / "untrained" / "checkpoint-1",
             "train",
             "agent-sft",
             *data,
@@ -189,18 +216,21 @@ def rl_label(guide: str, seed: int) -> str:
     return f"agent RL, {'no guide' if guide == 'none' else f'guide {guide}'}, seed {seed}"
 
 
-def agent_rl(args, out: Path, rows: dict[str, Path], seconds: dict) -> tuple[str, dict[str, Path], dict]:
+def agent_rl(args, out: Path, rows: dict[str, Path], stages: Stages) -> tuple[str, dict[str, Path], dict]:
     """Agent RL from the agent-SFT row chosen on the validation tasks, once per arm (rl_arms) and seed; the row it
     started from, each run's last checkpoint by its label, and the validation figures that chose the start."""
     names = [r for r in rows if r != "untrained"]
-    validation = evaluate(args, out, {name: rows[name] for name in names}, seconds, part="validation")
+    validation = evaluate(args, out, {name: rows[name] for name in names}, stages, part="validation")
     best = choose_rl_start(names, validation, {name: validation_loss(rows[name]) for name in names})
     chosen_by = {name: report["overall"] for name, report in zip(names, validation, strict=True)}
     runs = {}
     for seed in args.seeds:
         for guide in rl_arms(args):
             run = out / f"rl-{guide}-seed-{seed}"
-            seconds[f"agent-rl {guide} seed {seed}"] = trajforge(
+            runs[rl_label(guide, seed)] = run / f"checkpoint-{args.rl_steps}"
+            stages.run(
+                f"agent-rl {guide} seed {seed}",
+                runs[rl_label(guide, seed)],
                 "train",
                 "agent-rl",
                 "--suite",
@@ -212,36 +242,39 @@ def agent_rl(args, out: Path, rows: dict[str, Path], seconds: dict) -> tuple[str
                 "--max-steps",
                 str(args.rl_steps),
                 "--save-every",
-                str(args.rl_steps),
+                str(max(1, args.rl_steps // 2)),  # a stopped run resumes half way at worst
                 *agent_rl_flags(args, guide, seed),
             )
-            runs[rl_label(guide, seed)] = run / f"checkpoint-{args.rl_steps}"
     return best, runs, chosen_by
 
 
-def evaluate(args, out: Path, agents: dict[str, Path], seconds: dict, part: str = "test") -> list[dict]:
+def evaluate(args, out: Path, agents: dict[str, Path], stages: Stages, part: str = "test") -> list[dict]:
     """agent-eval of every checkpoint on the tasks of `part`, one report per agent: on the test part the scripted
     policy first (model-free reference), read once by the final table; on the validation part the checkpoints
-    alone, for the choice."""
-    report = out / ("agent-eval.json" if part == "test" else f"agent-eval-{part}.json")
+    alone, for the choice; on OUT_OF_FAMILY, the tasks of a family no stage trained on (HELD_OUT_FAMILY), all in its
+    test part."""
+    name = "test" if part == "test" else part.replace(" ", "-")
+    report = out / ("agent-eval.json" if part == "test" else f"agent-eval-{name}.json")
+    suite, split = ["--suite", str(out / "suite.yaml"), "--part", part], []
+    if part == OUT_OF_FAMILY:
+        suite = ["--suite", str(out / "suite-held-out-family.yaml"), "--part", "test"]
+        split = ["--held-out-family", HELD_OUT_FAMILY]
     command = [
         "agent-eval",
-        *(["--policy", "scripted"] if part == "test" else []),
+        *(["--policy", "scripted"] if part != "validation" else []),
         *(x for c in agents.values() for x in ("--agent", str(c))),
-        "--part",
-        part,
-        "--suite",
-        str(out / "suite.yaml"),
+        *suite,
+        *split,
         "--max-turns",
         str(args.max_turns),
         "--output",
-        str(out / ("eval" if part == "test" else f"eval-{part}")),
+        str(out / ("eval" if part == "test" else f"eval-{name}")),
         "--concurrency",
         str(args.concurrency),
         "--report",
         str(report),
     ]
-    seconds["agent-eval" if part == "test" else f"agent-eval {part}"] = trajforge(*command)
+    stages.run("agent-eval" if part == "test" else f"agent-eval {part}", report, *command)
     return json.loads(report.read_text())["agents"]
 
 
@@ -276,9 +309,9 @@ def pct(value: float | None) -> str:
     return "  -" if value is None else f"{100 * value:3.0f}%"
 
 
-def print_table(rows: list[dict]) -> None:
+def print_table(rows: list[dict], tasks: str) -> None:
     print(
-        f"\n{'agent (test tasks, real Docker)':<56} {'success':>7}  {'95% interval':>13}  {'turns':>5}  "
+        f"\n{'agent, test tasks: ' + tasks:<56} {'success':>7}  {'95% interval':>13}  {'turns':>5}  "
         f"{'unparseable':>11}"
     )
     for r in rows:
@@ -340,9 +373,9 @@ def rl_summary(args, by_name: dict[str, dict], start: str) -> dict:
     return arms
 
 
-def print_rl_summary(args, arms: dict, start: str) -> None:
+def print_rl_summary(args, arms: dict, start: str, tasks: str) -> None:
     seeds = f"{len(args.seeds)} seeds ({', '.join(map(str, args.seeds))})" if len(args.seeds) > 1 else "one seed"
-    print(f"\nagent RL from {start}, {seeds}, greedy test success:")
+    print(f"\nagent RL from {start}, {seeds}, greedy success {tasks}:")
     for guide in rl_arms(args):
         arm = arms[guide]
         spread = f", min {pct(arm['success_min']).strip()} max {pct(arm['success_max']).strip()}"
@@ -368,15 +401,29 @@ def throughput(args, out: Path, seconds: dict) -> dict:
     return {k: round(v, 1) for k, v in figures.items() if v is not None}
 
 
+def held_out_family(args, out: Path, agents: dict[str, Path], stages: Stages, best: str) -> dict | None:
+    """Every row on the tasks of a family no stage trained on (out of distribution), and agent RL read there
+    against its start; None with --held-out-family-tasks 0."""
+    if not args.held_out_family_tasks:
+        return None
+    write_suite(out / "suite-held-out-family.yaml", HELD_OUT_FAMILY, args.held_out_family_tasks, args.task_seed)
+    rows = table(["scripted (model-free reference)", *agents], evaluate(args, out, agents, stages, OUT_OF_FAMILY))
+    print_table(rows, f"held-out family {HELD_OUT_FAMILY} (real Docker)")
+    arms = rl_summary(args, {r["row"]: r for r in rows}, best)
+    print_rl_summary(args, arms, best, f"on the held-out family {HELD_OUT_FAMILY}")
+    return {"family": HELD_OUT_FAMILY, "rows": rows, "rl": arms}
+
+
 def main() -> None:
     args = arguments()
     record = start_record("agent-learning", args)
-    out, seconds, started = Path(args.output), {}, time.perf_counter()
-    world = collect_and_world_model(args, out, seconds)
-    checkpoints = agent_sft_rows(args, out, world, seconds)
-    best, runs, chosen_by = agent_rl(args, out, checkpoints, seconds)
+    out, started = Path(args.output), time.perf_counter()
+    stages = Stages(out, vars(args))
+    world = collect_and_world_model(args, out, stages)
+    checkpoints = agent_sft_rows(args, out, world, stages)
+    best, runs, chosen_by = agent_rl(args, out, checkpoints, stages)
     agents = {**checkpoints, **runs}
-    reports = evaluate(args, out, agents, seconds)
+    reports = evaluate(args, out, agents, stages)
     rows = table(["scripted (model-free reference)", *agents], reports)
     by_name = {r["row"]: r for r in rows}
     held_out = rows[0]["episodes"]
@@ -385,16 +432,21 @@ def main() -> None:
         f"{args.cpt_steps} CPT steps, {args.sft_steps} agent-SFT steps per row, {args.rl_steps} agent-RL steps; "
         "agent-eval greedy, 1 sample per task; comparisons paired over the test tasks, 95% intervals"
     )
-    print_table(rows)
+    print_table(rows, "in family terminal-text (real Docker)")
     sentence = verdict(by_name)
     arms = rl_summary(args, by_name, best)
     print(f"\n{sentence}\nThe RL start, {best}, was chosen on the validation tasks ({_validation_line(chosen_by)}).")
-    print_rl_summary(args, arms, best)
+    print_rl_summary(args, arms, best, "on the test tasks")
+    out_of_family = held_out_family(args, out, agents, stages, best)
+    seconds = stages.seconds
     figures = throughput(args, out, seconds)
     figures["agent_eval_episodes_per_min"] = round(60 * held_out * len(reports) / seconds["agent-eval"], 1)
     print("throughput: " + ", ".join(f"{k} {v}" for k, v in figures.items()))
     total = time.perf_counter() - started
-    print(f"wall time: {total:.0f} s (" + ", ".join(f"{k} {v:.0f}" for k, v in seconds.items()) + ")")
+    print(f"wall time: {total:.0f} s in this invocation, {sum(seconds.values()):.0f} s over every stage (" +
+          ", ".join(f"{k} {v:.0f}" for k, v in seconds.items()) + ")")  # fmt: skip
+    if stages.reused:
+        print("reused from an earlier invocation of this run: " + ", ".join(stages.reused))
     result = {
         "init": args.init,
         "args": vars(args),
@@ -403,8 +455,9 @@ def main() -> None:
         "rl_from": best,
         "rl_start_validation": chosen_by,
         "rl": arms,
+        "held_out_family": out_of_family,
         "throughput": figures,
-        "seconds": seconds,
+        "stages": stages.provenance(),
         "wall_s": total,
     }
     (out / "agent-learning.json").write_text(json.dumps(result, indent=2) + "\n")

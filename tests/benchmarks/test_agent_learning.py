@@ -9,6 +9,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import agent_learning  # noqa: E402 - the benchmarks folder is a script folder, not a package
+from stages import Stages  # noqa: E402
 
 NAMES = ["agent SFT from scratch", "agent SFT from world model", "agent SFT --role both"]
 
@@ -37,7 +38,6 @@ def test_agent_rl_starts_from_the_row_the_validation_tasks_chose_and_the_test_ta
             Path(command[command.index("--report") + 1]).write_text(json.dumps({"agents": reports}))
         return 1.0
 
-    monkeypatch.setattr(agent_learning, "trajforge", trajforge)
     rows = {"untrained": tmp_path / "u"}
     for i, name in enumerate(NAMES):
         (tmp_path / str(i)).mkdir()
@@ -47,7 +47,7 @@ def test_agent_rl_starts_from_the_row_the_validation_tasks_chose_and_the_test_ta
         rl_steps=2, max_turns=4, concurrency=1, init="tiny", seeds=[0], guide="none"
     )
     monkeypatch.setattr(agent_learning, "agent_rl_flags", lambda args, guide, seed: [])
-    best, _, chosen_by = agent_learning.agent_rl(args, tmp_path, rows, {})
+    best, _, chosen_by = agent_learning.agent_rl(args, tmp_path, rows, Stages(tmp_path, {}, run=trajforge))
     assert best == NAMES[1] and chosen_by[NAMES[1]]["success_rate"] == 0.7
     evals = [c for c in commands if c[0] == "agent-eval"]
     assert [c[c.index("--part") + 1] for c in evals] == ["validation"]
@@ -59,14 +59,14 @@ def test_agent_rl_starts_from_the_row_the_validation_tasks_chose_and_the_test_ta
 
 def test_with_a_guide_every_seed_runs_guided_and_unguided_from_the_same_start(tmp_path, monkeypatch):
     commands = []
-    monkeypatch.setattr(agent_learning, "trajforge", lambda *command: commands.append(command) or 1.0)
+    stages = Stages(tmp_path, {}, run=lambda *command: commands.append(command) or 1.0)
     monkeypatch.setattr(agent_learning, "evaluate", lambda *a, **k: [report(0.5)])
     monkeypatch.setattr(agent_learning, "validation_loss", lambda checkpoint: 1.0)
     args = agent_learning.argparse.Namespace(
         rl_steps=2, max_turns=4, concurrency=1, init="tiny", seeds=[0, 1], guide="scripted", rl_lr=1e-4,
         group_size=2, tasks_per_step=2, rl_temperature=None,
     )  # fmt: skip
-    _, runs, _ = agent_learning.agent_rl(args, tmp_path, {NAMES[0]: tmp_path / "sft"}, {})
+    _, runs, _ = agent_learning.agent_rl(args, tmp_path, {NAMES[0]: tmp_path / "sft"}, stages)
     assert len(runs) == 4
     rl = [c for c in commands if c[:2] == ("train", "agent-rl")]
     arms = {(c[c.index("--guide") + 1], c[c.index("--seed") + 1]) for c in rl}
@@ -104,3 +104,34 @@ def test_agent_rl_is_read_over_its_seeds_and_guided_against_unguided_paired():
     assert arms["none"]["reading"].startswith("cannot tell")
     assert arms["guided_minus_unguided"]["reading"].startswith("the guide helped")
     assert arms["guided_minus_unguided"]["difference"]["n"] == 3 * 40  # 40 tasks x 3 seeds, a task one cluster
+
+
+def test_the_held_out_family_rows_read_a_family_no_stage_trained_on_in_its_own_suite(tmp_path):
+    """Issue 54 item 6: beside the in-family test rows, every row on the tasks of another family, all of them in the
+    test part; agent RL is read there against its start too."""
+    commands = []
+
+    def trajforge(*command):
+        commands.append(command)
+        agents = [c for i, c in enumerate(command) if command[i - 1] == "--agent"]
+        overall = {"success_rate": 0.5, "scored": 2, "successes": 1, "interval": None, "mean_turns": 1.0,
+                   "unparseable_rate": 0.0}  # fmt: skip
+        reports = [{"agent": a, "model_free": False, "overall": overall, "outcomes": {"t": [1], "u": [0]}}
+                   for a in ["scripted", *agents]]  # fmt: skip
+        Path(command[command.index("--report") + 1]).write_text(json.dumps({"agents": reports}))
+        return 1.0
+
+    args = agent_learning.argparse.Namespace(held_out_family_tasks=30, task_seed=3, max_turns=4, concurrency=1,
+                                             seeds=[0], guide="none")  # fmt: skip
+    agents = {NAMES[0]: tmp_path / "sft", agent_learning.rl_label("none", 0): tmp_path / "rl"}
+    found = agent_learning.held_out_family(args, tmp_path, agents, Stages(tmp_path, {}, run=trajforge), NAMES[0])
+    (command,) = commands
+    suite = Path(command[command.index("--suite") + 1])
+    assert "family: terminal-files, count: 30, seed: 3" in suite.read_text()
+    assert "terminal-text" not in suite.read_text()
+    assert command[command.index("--held-out-family") + 1] == "terminal-files"
+    assert command[command.index("--part") + 1] == "test" and "scripted" in command
+    assert [r["row"] for r in found["rows"]][1:] == list(agents)
+    assert found["rl"]["none"]["gain_over_start"]["difference"] == 0.0
+    args.held_out_family_tasks = 0
+    assert agent_learning.held_out_family(args, tmp_path, agents, Stages(tmp_path, {}, run=trajforge), NAMES[0]) is None
