@@ -445,6 +445,7 @@ def main() -> None:
     total = time.perf_counter() - started
     print(f"wall time: {total:.0f} s in this invocation, {sum(seconds.values()):.0f} s over every stage (" +
           ", ".join(f"{k} {v:.0f}" for k, v in seconds.items()) + ")")  # fmt: skip
+    print(f"peak resident memory: {stages.peak_memory()}")
     if stages.reused:
         print("reused from an earlier invocation of this run: " + ", ".join(stages.reused))
     result = {

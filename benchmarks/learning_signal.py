@@ -15,6 +15,7 @@ second of whole steps; eval: answers per minute).
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -25,11 +26,21 @@ from results_record import add_results_option, start_record
 
 def trajforge(*args: str) -> float:
     """Run one CLI command in this interpreter's environment; its wall time in seconds."""
+    return measured_trajforge(*args)[0]
+
+
+def measured_trajforge(*args: str) -> tuple[float, float]:
+    """Run one CLI command in this interpreter's environment; its wall time in seconds and its peak resident memory
+    in MiB (the command's process, or the largest process it waited for: sandboxes' containers are not counted)."""
     started = time.perf_counter()
     command = [sys.executable, "-m", "trajforge", *args]
     print("+ trajforge " + " ".join(args), flush=True)
-    subprocess.run(command, check=True)
-    return time.perf_counter() - started
+    process = subprocess.Popen(command)
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode:
+        raise subprocess.CalledProcessError(process.returncode, command)
+    return time.perf_counter() - started, usage.ru_maxrss / 1024
 
 
 def metrics(run: Path) -> list[dict]:

@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from learning_signal import trajforge
+from learning_signal import measured_trajforge
 from results_record import git_commit
 
 IGNORED_FLAGS = ("results",)  # where the results file goes does not change what a stage computes
@@ -23,7 +23,7 @@ class FlagsChanged(SystemExit):
 
 
 class Stages:
-    def __init__(self, out: Path, flags: dict, run: Callable[..., float] = trajforge):
+    def __init__(self, out: Path, flags: dict, run: Callable[..., float | tuple[float, float]] = measured_trajforge):
         self.path, self._run = Path(out) / "stages.json", run
         self.flags = {k: v for k, v in flags.items() if k not in IGNORED_FLAGS}
         saved = json.loads(self.path.read_text()) if self.path.exists() else {"flags": self.flags, "stages": {}}
@@ -46,9 +46,11 @@ class Stages:
             print(f"= {name}: reused ({artifact}, finished {finished['finished']} at {finished['commit'][:7]})")
             self.reused.append(name)
             return finished["seconds"]
-        seconds = self._run(*command)
+        ran = self._run(*command)
+        seconds, peak = ran if isinstance(ran, tuple) else (ran, None)
         now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-        self.done[name] = {"seconds": seconds, "commit": git_commit()[0], "finished": now, "artifact": str(artifact)}
+        self.done[name] = {"seconds": seconds, "peak_mib": peak, "commit": git_commit()[0], "finished": now,
+                           "artifact": str(artifact)}  # fmt: skip
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.path.write_text(json.dumps({"flags": self.flags, "stages": self.done}, indent=2, default=str) + "\n")
         return seconds
@@ -56,6 +58,11 @@ class Stages:
     @property
     def seconds(self) -> dict[str, float]:
         return {name: stage["seconds"] for name, stage in self.done.items()}
+
+    def peak_memory(self) -> str:
+        """Each stage's peak resident memory, for the run's last lines."""
+        peaks = {name: stage.get("peak_mib") for name, stage in self.done.items()}
+        return ", ".join(f"{name} {peak / 1024:.1f} GiB" for name, peak in peaks.items() if peak is not None)
 
     def provenance(self) -> dict:
         """Every stage's commit and finishing time, and which this invocation reused (for the results file)."""

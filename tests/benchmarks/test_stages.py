@@ -84,3 +84,11 @@ def test_agent_rl_stopped_in_its_second_run_continues_without_redoing_its_start_
     _, runs, _ = agent_learning.agent_rl(args, tmp_path, rows, Stages(tmp_path, vars(args), run=evaluating(resumed)))
     assert [c[c.index("--guide") + 1] for c in resumed.commands] == ["none"]  # no agent-eval, no guided run
     assert len(runs) == 2
+
+
+def test_a_real_command_records_its_wall_time_and_peak_memory(tmp_path):
+    stages = Stages(tmp_path, {})
+    stages.run("help", tmp_path / "never", "--help")
+    stage = json.loads((tmp_path / "stages.json").read_text())["stages"]["help"]
+    assert stage["seconds"] > 0 and 20 < stage["peak_mib"] < 4096  # a Python process importing the CLI
+    assert "help" in stages.peak_memory() and "GiB" in stages.peak_memory()
