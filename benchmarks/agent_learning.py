@@ -81,12 +81,6 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--output", default="runs/agent-learning")
     parser.add_argument("--tasks", type=int, default=300, help="generated terminal tasks (10%% test, 10%% validation)")
     parser.add_argument("--task-seed", type=int, default=0)
-    parser.add_argument(
-        "--held-out-family-tasks",
-        type=int,
-        default=40,
-        help=f"tasks of {HELD_OUT_FAMILY}, a family no stage trains on, for the out-of-distribution rows (0: none)",
-    )
     parser.add_argument("--cpt-steps", type=int, default=50, help="world-model CPT steps")
     parser.add_argument("--sft-steps", type=int, default=150, help="agent-SFT steps, the same for every row")
     parser.add_argument("--rl-steps", type=int, default=4)
