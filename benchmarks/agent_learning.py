@@ -437,11 +437,7 @@ def main() -> None:
     figures["agent_eval_episodes_per_min"] = round(60 * held_out * len(reports) / seconds["agent-eval"], 1)
     print("throughput: " + ", ".join(f"{k} {v}" for k, v in figures.items()))
     total = time.perf_counter() - started
-    print(f"wall time: {total:.0f} s in this invocation, {sum(seconds.values()):.0f} s over every stage (" +
-          ", ".join(f"{k} {v:.0f}" for k, v in seconds.items()) + ")")  # fmt: skip
-    print(f"peak resident memory: {stages.peak_memory()}")
-    if stages.reused:
-        print("reused from an earlier invocation of this run: " + ", ".join(stages.reused))
+    print(stages.summary(total))
     result = {
         "init": args.init,
         "args": vars(args),

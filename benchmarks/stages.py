@@ -64,6 +64,17 @@ class Stages:
         peaks = {name: stage.get("peak_mib") for name, stage in self.done.items()}
         return ", ".join(f"{name} {peak / 1024:.1f} GiB" for name, peak in peaks.items() if peak is not None)
 
+    def summary(self, invocation_s: float) -> str:
+        """A run's last lines: its wall time in this invocation and over every stage (each stage's), each stage's
+        peak memory, and the stages reused from an earlier invocation."""
+        seconds = self.seconds
+        lines = [f"wall time: {invocation_s:.0f} s in this invocation, {sum(seconds.values()):.0f} s over every stage ("
+                 + ", ".join(f"{k} {v:.0f}" for k, v in seconds.items()) + ")",
+                 f"peak resident memory: {self.peak_memory() or 'not recorded'}"]  # fmt: skip
+        if self.reused:
+            lines.append("reused from an earlier invocation of this run: " + ", ".join(self.reused))
+        return "\n".join(lines)
+
     def provenance(self) -> dict:
         """Every stage's commit and finishing time, and which this invocation reused (for the results file)."""
         return {name: {**stage, "reused": name in self.reused} for name, stage in self.done.items()}
