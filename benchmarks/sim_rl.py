@@ -1,8 +1,9 @@
-"""Sim RL, and what it buys, in one table: agents trained by RL in the REAL environment and inside a world model
-(uncontrolled, and under sampled control specs), each measured in the REAL environment (Docker, the MCP server) on
-TEST tasks of a generated family, clean and under real injected faults, with 95% intervals and each row's paired
-difference from agent SFT on the same tasks; under the table the simulator's fidelity figures (`trajforge
-sim-check`) and a plain-words reading against issue 22's targets.
+"""Sim RL, and what it buys, in one table (issue 55): agents trained by RL in the REAL environment and inside a
+world model (uncontrolled, and under sampled control specs), each measured in the REAL environment (Docker, the MCP
+server) on TEST tasks of a generated family, clean and under real injected faults, and on the tasks of a held-out
+family no stage trains on, with 95% intervals and each row's paired difference from agent SFT on the same tasks;
+under the table the simulator's fidelity figures (`trajforge sim-check`), what the audits of the simulated rows
+found, and a plain-words reading against issue 55's targets, each decided by a 95% interval.
 
     .venv/bin/python benchmarks/sim_rl.py                                # the tiny default (make sim-demo)
     .venv/bin/python benchmarks/sim_rl.py --family kvstore               # the MCP kvstore family alone
@@ -24,70 +25,99 @@ terminal family, then the MCP kvstore family), each into OUTPUT/<family>/:
    trained again on it with the same steps: the near-misses a learning agent makes, which scripted and explorer
    episodes never show, are what a simulator must judge when it rewards that agent (validation and test tasks
    stay unseen);
-4. `sim-check` of the world model on the test tasks and corpus (single step beside both baselines; success
-   agreement, WM2Real and controllability under `--control` with the SFT agent's episodes). With `--file-check
-   auto` a first `sim-check --part validation` decides how the simulated RL rows decide a file comparison
-   (`--simulate-file-check`): by the rule whose success agreement on the VALIDATION episodes is higher (the file's
-   content on a tie) -- one bit chosen on the simulator's agreement on validation tasks, never on the test tasks
-   or an agent's success;
+4. `sim-check` of the world model on the test tasks and corpus: single step beside both baselines (paired over the
+   same turns), success agreement, WM2Real and controllability under `--control` with the SFT agent's episodes;
+   the world model is never shown a check's expected value (a file comparison is decided by the file's content);
 5. from that agent, the same agent-RL steps (the same episodes) three times: in the real environment; in the world
    model (`--world-model WORLD`); in the world model under control specs sampled per episode (`--control`); each
    once per `--seeds` seed (agent-rl --seed; default one seed, 0), into OUTPUT/<family>/rl-real-seed-<seed>,
-   rl-sim-seed-<seed> and rl-controlled-seed-<seed>;
+   rl-sim-seed-<seed> and rl-controlled-seed-<seed>. With `--guide`, each of them runs guided and unguided from the
+   same start, seeds and episodes (rl-real-<guide>-seed-<seed>, rl-real-none-seed-<seed>, ...). The simulated rows
+   run with `--audit-every`: every so many steps a step's simulated episodes are replayed in the real environment
+   (never trained on), and the run counts how often the world model paid an episode the real environment did not;
 6. `agent-eval` of every row (every seed's checkpoint), and of the scripted policy (model-free reference), on the
-   test tasks, clean and under `--faults unreliable`: greedy, one episode per task (`--eval-repeats N` samples N
-   at `--eval-temperature`); the header says how it sampled.
+   test tasks, clean and under `--faults unreliable`, and clean on `--held-out-family-tasks` tasks of the family's
+   held-out family (terminal: terminal-files, file-system work; kvstore: none, no other generated family runs on
+   its server): greedy, one episode per task (`--eval-repeats N` samples N at `--eval-temperature`); the header
+   says how it sampled.
 
-Every comparison the reading makes is a paired difference over the same test tasks with its 95% interval
+A stopped run, started again with the same flags and --output, continues where it was (benchmarks/stages.py, one
+OUTPUT/<family>/stages.json per family): every stage it finished is reused with its seconds, peak memory and
+commit, a training stage resumes from its latest checkpoint (agent RL saves half way), a folder of a run with other
+flags is refused. The end of each family lists the stages reused, the wall time over every stage and each stage's
+peak resident memory.
+
+Every comparison the reading makes is a paired difference over the same tasks with its 95% interval
 (agents.agent_eval.paired_outcomes; an RL row's seeds pooled, a task's samples one cluster): a target is met
-when the whole interval reaches it, NOT met when it lies wholly below, otherwise it cannot tell. An RL row over
-several seeds shows the mean of its seeds' success and their spread (min-max, sd); a run of one seed says so.
+when the whole interval reaches it, NOT met when it lies wholly on the other side, otherwise it cannot tell. An RL
+row over several seeds shows the mean of its seeds' success and their spread (min-max, sd); a run of one seed says
+so. The targets (issue 55): single-step exact match >= 80% and success agreement >= 85% with both real successes
+and real failures among the agent's episodes, each by its interval; the world model above copy and retrieval on
+exact match and factuality, each paired difference above 0; the controlled row's real success above agent SFT's
+(paired interval above 0) and at least 80% of what real RL gains with the same episodes; under real faults, the
+controlled row above the uncontrolled one. With a guide, the targets read the guided rows.
 
-OUTPUT/<family>/sim-rl.json holds a family's rows, the fidelity figures, each target with whether it is met, the
-reading and the wall times; OUTPUT/sim-rl.json every family's, and the last table shows every family's rows
-together. A world model trained on a few hundred episodes is small: the reading says plainly what it misses.
+OUTPUT/<family>/sim-rl.json holds a family's rows, the fidelity figures, the audits, each target with whether it
+is met, the reading and its stages (seconds, peak memory, commit, reused); OUTPUT/sim-rl.json every family's, and
+the last table shows every family's rows together. A world model trained on a few hundred episodes is small: the
+reading says plainly what it misses.
 """
 
 import argparse
 import json
 import statistics
-import subprocess
-import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 # this folder is on sys.path when run as a script
-from learning_signal import agent_rl_flags, agent_training_arguments, aligned, shape, steps_flags, trajforge
+from learning_signal import (
+    agent_rl_flags,
+    agent_training_arguments,
+    aligned,
+    measured_trajforge,
+    metrics,
+    shape,
+    steps_flags,
+)
 from results_record import add_results_option, start_record
+from stages import Stages
 
 from trajforge.agents.agent_eval import EpisodeSampling, paired_dict, paired_outcomes
 from trajforge.evaluation.fidelity import one_sided
 from trajforge.evaluation.paired import clustered_mean_interval
-from trajforge.schemas.check_turn import FILE_CHECKS
 
 SCRIPTED = "scripted (model-free reference)"
 SFT = "agent SFT"
 REAL_RL = "RL in the real environment"
 SIM_RL = "RL in the simulator, uncontrolled"
 CONTROLLED_RL = "RL in the simulator, controlled"
+RL_ROWS = (REAL_RL, SIM_RL, CONTROLLED_RL)
 FAMILIES = {  # --family: (generator, suite domain, its environment line)
     "terminal": ("terminal-text", "terminal", "environment: {kind: terminal, tools: [shell]}\n"),
     "kvstore": ("kvstore", "mcp", "environment: {kind: mcp, server: kvstore}\n"),
 }
+# A generated family of the same environment that no stage trains on: the held-out-family row. The kvstore server
+# has none (the other generated MCP family, workspace, runs on its own server).
+HELD_OUT_FAMILIES = {"terminal": "terminal-files", "kvstore": None}
 DEMO_FAMILIES = ("terminal", "kvstore")  # make sim-demo: the terminal family the targets are set on, and an MCP row
 # The family's context when --context-length is not given: a kvstore system prompt alone (tools, seed data) is
 # 614-1,570 tokens, so at 512 the agent's first prompt would not fit.
 CONTEXT_LENGTH = {"terminal": 512, "kvstore": 1024}
-GAIN_POINTS, SHARE_OF_REAL, CONTROL_POINTS = 10.0, 0.8, 10.0
-EXACT, AGREEMENT, PRODUCED = 0.8, 0.85, 0.9
+SHARE_OF_REAL, EXACT, AGREEMENT = 0.8, 0.8, 0.85
+PARTS = {"clean": "clean", "faults": "--faults unreliable", "held_out_family": "held-out family"}  # a row's parts
+MANIFEST = "_manifest.json"  # written last: a collect run or corpus is complete once it exists
 
 
-def write_suite(path: Path, family: str, tasks: int, seed: int) -> Path:
-    generator, domain, environment = FAMILIES[family]
+def write_suite(path: Path, family: str, tasks: int, seed: int, generator: str | None = None) -> Path:
+    """A suite of `tasks` generated tasks in `family`'s environment: of its own generator, or of `generator` (its
+    held-out family)."""
+    own, domain, environment = FAMILIES[family]
+    name = f"sim-rl-{family}" if generator is None else f"sim-rl-{generator}"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(
-        f"# written by benchmarks/sim_rl.py\nsuite: sim-rl-{family}\ndomain: {domain}\n{environment}"
-        f"generated:\n  - {{family: {generator}, count: {tasks}, seed: {seed}}}\n"
+        f"# written by benchmarks/sim_rl.py\nsuite: {name}\ndomain: {domain}\n{environment}"
+        f"generated:\n  - {{family: {generator or own}, count: {tasks}, seed: {seed}}}\n"
     )
     return path
 
@@ -110,9 +140,10 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--sft-steps", type=int, default=100, help="agent-SFT steps")
     parser.add_argument("--rl-steps", type=int, default=3, help="agent-RL steps, the same for every RL row")
     parser.add_argument("--control", default="unreliable", help="the controlled row's control preset or YAML")
-    parser.add_argument("--file-check", choices=("auto", *FILE_CHECKS), default="auto",
-                        help="how the simulator decides a file comparison (--simulate-file-check); auto: the rule "
-                        "with the higher success agreement in sim-check")  # fmt: skip
+    parser.add_argument("--audit-every", type=int, default=1, help="agent-rl --audit-every of the simulated RL rows: "
+                        "every N steps the step's simulated episodes are replayed in the real environment (real "
+                        "episodes, never trained on) and the run counts the rewards the world model paid that the "
+                        "real environment did not (0: never)")  # fmt: skip
     parser.add_argument("--wm-agent-repeats", type=int, default=0, help="real episodes per training task of the "
                         "SFT agent added to the world model's corpus before it is trained again (0: none)")  # fmt: skip
     agent_training_arguments(parser)
@@ -143,49 +174,55 @@ def seeds_and_sampling_arguments(parser: argparse.ArgumentParser) -> None:
                         "used only when --eval-repeats is above 1 (one episode per task is greedy)")  # fmt: skip
 
 
-def trajforge_allowing_errors(*args: str) -> float:
-    """A command whose exit code 1 means that some episodes ended with an infrastructure or task error (counted in
-    its JSON, not the agent's failures): said, and the benchmark goes on; any other failure stops it."""
-    started = time.perf_counter()
-    print("+ trajforge " + " ".join(args), flush=True)
-    code = subprocess.run([sys.executable, "-m", "trajforge", *args]).returncode
-    if code == 1:
-        print(f"  (trajforge {args[0]}: some episodes ended with an infrastructure or task error; see its JSON)")
-    elif code:
-        raise subprocess.CalledProcessError(code, ["trajforge", *args])
-    return time.perf_counter() - started
+EPISODE_COMMANDS = ("collect", "agent-eval", "sim-check")  # exit 1: some episodes ended with an infrastructure error
 
 
-def collect(args, out: Path, seconds: dict) -> Path:
+def run_command(*args: str) -> tuple[float, float]:
+    """The stages' runner: the command's seconds and peak memory; an episode command's exit code 1 (some episodes
+    ended with an infrastructure or task error, counted in its JSON, not the agent's failures) is said and the
+    benchmark goes on, any other failure stops it."""
+    return measured_trajforge(*args, episode_errors_allowed=args[0] in EPISODE_COMMANDS)
+
+
+def family_stages(args: argparse.Namespace, out: Path) -> Stages:
+    """One family's resumable stages, OUT/<family>/stages.json: its own flags (which other families run beside it
+    changes none of its stages)."""
+    return Stages(out, {k: v for k, v in vars(args).items() if k != "families"}, run=run_command)
+
+
+def collect(args, out: Path, stages: Stages) -> Path:
     """Scripted, explorer and fault-injected episodes of every generated task, into OUTPUT/raw/<run-id>."""
     suite = write_suite(out / "suite.yaml", args.family, args.tasks, args.task_seed)
     runs = {"scripted": ["--policy", "scripted"], "explorer": ["--policy", "explorer"],
             "faults": ["--policy", "scripted", "--faults", "unreliable"]}  # fmt: skip
     for run_id, flags in runs.items():
-        seconds[f"collect {run_id}"] = trajforge_allowing_errors(
+        stages.run(
+            f"collect {run_id}", out / "raw" / run_id / MANIFEST,
             "collect", "--suite", str(suite), *flags, "--output", str(out / "raw"), "--run-id", run_id,
             "--concurrency", str(args.concurrency),
         )  # fmt: skip
     return suite
 
 
-def world_model(args, out: Path, seconds: dict, suffix: str = "") -> Path:
+def world_model(args, out: Path, stages: Stages, suffix: str = "") -> Path:
     """The corpus of every collected episode (OUTPUT/raw/*), and the world model trained on it: CPT, then SFT when
-    asked; `suffix` names a second one's folders (corpus-agent, world-agent)."""
+    asked; `suffix` names a second one's folders and stages (corpus-agent, world-agent)."""
     corpus, world = out / f"corpus{suffix}", out / f"world{suffix}"
     flags = ["--input", str(out / "raw"), "--output", str(corpus), "--min-turns", "0", "--no-near-dedup"]
-    seconds[f"build-corpus{suffix}"] = trajforge("build-corpus", *flags)
+    stages.run(f"build-corpus{suffix}", corpus / MANIFEST, "build-corpus", *flags)
     init = [] if args.init == "tiny" else ["--init", args.init]
     cpt = ["cpt", "--data", str(corpus), "-o", str(world), *init, *shape(args)]
-    seconds[f"world model cpt{suffix}"] = trajforge("train", *cpt, *steps_flags(args.cpt_steps))
     checkpoint = world / f"checkpoint-{args.cpt_steps}"
+    stages.run(f"world model cpt{suffix}", checkpoint, "train", *cpt, *steps_flags(args.cpt_steps))
     if not args.wm_sft_steps:
         return checkpoint
     sft_data, sft_world = out / f"wm-sft{suffix}", out / f"world-sft{suffix}"
-    seconds[f"curate-sft{suffix}"] = trajforge("curate-sft", "--input", str(corpus), "--output", str(sft_data))
+    stages.run(f"curate-sft{suffix}", sft_data / MANIFEST, "curate-sft", "--input", str(corpus),
+               "--output", str(sft_data))  # fmt: skip
     sft = ["sft", "--data", str(sft_data), "-o", str(sft_world), "--init", str(checkpoint), *shape(args, sized=False)]
-    seconds[f"world model sft{suffix}"] = trajforge("train", *sft, *steps_flags(args.wm_sft_steps))
-    return sft_world / f"checkpoint-{args.wm_sft_steps}"
+    final = sft_world / f"checkpoint-{args.wm_sft_steps}"
+    stages.run(f"world model sft{suffix}", final, "train", *sft, *steps_flags(args.wm_sft_steps))
+    return final
 
 
 def training_tasks(suite: Path) -> list[str]:
@@ -197,50 +234,75 @@ def training_tasks(suite: Path) -> list[str]:
     return [task.id for _, task in trainable_tasks([load_suite(str(suite))], SplitConfig())]
 
 
-def world_model_with_agent(args, out: Path, sft: Path, seconds: dict) -> Path:
+def world_model_with_agent(args, out: Path, sft: Path, stages: Stages) -> Path:
     """`--wm-agent-repeats` real episodes of every training task by the SFT agent, sampled as RL samples it, into
     OUTPUT/raw/agent; then the world model again, on every collected episode (OUTPUT/corpus-agent, world-agent)."""
     from trajforge.agents.config import AgentRLConfig
 
     temperature = args.rl_temperature if args.rl_temperature is not None else AgentRLConfig.gspo.temperature
     tasks = [flag for task in training_tasks(out / "suite.yaml") for flag in ("--task", task)]
-    seconds["collect agent"] = trajforge_allowing_errors(
+    stages.run(
+        "collect agent", out / "raw" / "agent" / MANIFEST,
         "collect", "--suite", str(out / "suite.yaml"), "--agent", str(sft),
         "--temperature", str(temperature), "--repeats", str(args.wm_agent_repeats), "--max-turns", str(args.max_turns),
         "--output", str(out / "raw"), "--run-id", "agent", "--concurrency", str(args.concurrency), *tasks,
     )  # fmt: skip
-    return world_model(args, out, seconds, suffix="-agent")
+    return world_model(args, out, stages, suffix="-agent")
 
 
-def agent_sft(args, out: Path, seconds: dict) -> Path:
+def agent_sft(args, out: Path, stages: Stages) -> Path:
     tiny = args.agent_init == "tiny"
     start = ["--tokenizer", str(out / "world" / "tokenizer")] if tiny else ["--init", args.agent_init]
     agent = argparse.Namespace(**{**vars(args), "init": args.agent_init, "lr": args.agent_lr})  # shape() of the agent
-    seconds[SFT] = trajforge("train", "agent-sft", "--data", str(out / "raw" / "scripted"), "-o",
-                             str(out / "agent-sft"), *start, *shape(agent), *steps_flags(args.sft_steps))  # fmt: skip
-    return out / "agent-sft" / f"checkpoint-{args.sft_steps}"
+    checkpoint = out / "agent-sft" / f"checkpoint-{args.sft_steps}"
+    stages.run(SFT, checkpoint, "train", "agent-sft", "--data", str(out / "raw" / "scripted"), "-o",
+               str(out / "agent-sft"), *start, *shape(agent), *steps_flags(args.sft_steps))  # fmt: skip
+    return checkpoint
 
 
 RL_FOLDERS = {REAL_RL: "rl-real", SIM_RL: "rl-sim", CONTROLLED_RL: "rl-controlled"}
 
 
-def rl_rows(args, out: Path, sft: Path, world: Path, rule: str, seconds: dict) -> dict[str, list[Path]]:
-    """The three RL rows from the same agent with the same steps and episodes, each trained once per `--seeds`
-    seed (agent-rl --seed) into OUTPUT/<row>-seed-<seed>; their checkpoints by row, in seed order."""
-    simulate = ["--world-model", str(world), "--simulate-file-check", rule]
+def rl_arms(args) -> list[str | None]:
+    """The guides every RL row runs with: None (agent-rl's --guide none; the row as named) without --guide; with
+    one, that guide and then unguided ("none") from the same start, seeds and episodes (agent-rl draws a step's
+    tasks and episode seeds from its seed and the step alone, never the guide: the arms pair)."""
+    return [None] if args.guide == "none" else [args.guide, "none"]
+
+
+def arm(row: str, guide: str | None) -> str:
+    """An RL row's name in one arm: as it is without --guide, else saying its guide."""
+    return row if guide is None else f"{row}, {'no guide' if guide == 'none' else f'guide {guide}'}"
+
+
+def rl_folder(out: Path, row: str, guide: str | None, seed: int) -> Path:
+    return out / f"{RL_FOLDERS[row]}{'' if guide is None else f'-{guide}'}-seed-{seed}"
+
+
+def rl_rows(args, out: Path, sft: Path, world: Path, stages: Stages) -> dict[str, list[Path]]:
+    """The three RL rows from the same agent with the same steps and episodes, each in every arm (rl_arms) and
+    trained once per `--seeds` seed (agent-rl --seed) into its own folder (rl_folder), saved half way so a stopped
+    run resumes; their final checkpoints by row name, in seed order."""
+    audit = ["--audit-every", str(args.audit_every)] if args.audit_every else []
+    simulate = ["--world-model", str(world), *audit]
     flags = {REAL_RL: [], SIM_RL: simulate, CONTROLLED_RL: [*simulate, "--control", args.control]}
-    rows: dict[str, list[Path]] = {row: [] for row in flags}
+    arms = rl_arms(args)
+    rows: dict[str, list[Path]] = {arm(row, guide): [] for row in flags for guide in arms}
     for seed in args.seeds:
         for row, extra in flags.items():
-            # the simulator's figures before RL (printed first): they read the SFT start, the same for every seed
-            check = ["--sim-check-corpus", str(out / "corpus")] if row == SIM_RL and seed == args.seeds[0] else []
-            folder = out / f"{RL_FOLDERS[row]}-seed-{seed}"
-            seconds[f"{row}, seed {seed}"] = trajforge(
-                "train", "agent-rl", "--suite", str(out / "suite.yaml"), "--init", str(sft), "-o", str(folder),
-                *extra, *check, "--max-steps", str(args.rl_steps), "--save-every", str(args.rl_steps),
-                *agent_rl_flags(args, seed=seed),
-            )  # fmt: skip
-            rows[row].append(folder / f"checkpoint-{args.rl_steps}")
+            for guide in arms:
+                folder = rl_folder(out, row, guide, seed)
+                # the simulator's figures before RL (printed first): they read the SFT start, the same for every run
+                first = (row, guide, seed) == (SIM_RL, arms[0], args.seeds[0])
+                check = ["--sim-check-corpus", str(out / "corpus")] if first else []
+                checkpoint = folder / f"checkpoint-{args.rl_steps}"
+                stages.run(
+                    f"{arm(row, guide)}, seed {seed}", checkpoint,
+                    "train", "agent-rl", "--suite", str(out / "suite.yaml"), "--init", str(sft), "-o", str(folder),
+                    *extra, *check, "--max-steps", str(args.rl_steps), "--save-every", str(max(1, args.rl_steps // 2)),
+                    *agent_rl_flags(args, guide, seed),
+                )  # fmt: skip
+                rows[arm(row, guide)].append(checkpoint)
     return rows
 
 
@@ -252,19 +314,46 @@ def eval_sampling(args) -> list[str]:
     return ["--repeats", str(args.eval_repeats), "--temperature", str(args.eval_temperature)]
 
 
-def evaluate(args, out: Path, agents: dict[str, list[Path]], faults: bool, seconds: dict) -> dict:
-    """agent-eval of the scripted policy and every checkpoint (every seed's) on the test tasks, in the real
-    environment; its report (its rows in that order: the scripted policy's first)."""
-    name = "eval-faults" if faults else "eval-clean"
+def evaluate(args, out: Path, agents: dict[str, list[Path]], stages: Stages, part: str = "clean") -> dict:
+    """agent-eval of the scripted policy and every checkpoint (every seed's) in the real environment, on the test
+    tasks (`part` clean, or faults: under --faults unreliable), or clean on the held-out family's suite
+    (held_out_family: all its tasks in the test part); its report (its rows in that order: the scripted policy's
+    first)."""
+    name = f"eval-{part.replace('_', '-')}"
     report = out / f"{name}.json"
     checkpoints = [checkpoint for row in agents.values() for checkpoint in row]
-    seconds[name] = trajforge_allowing_errors(
-        "agent-eval", "--policy", "scripted", *(x for c in checkpoints for x in ("--agent", str(c))),
-        "--suite", str(out / "suite.yaml"), "--max-turns", str(args.max_turns), *eval_sampling(args),
+    suite = ["--suite", str(out / "suite.yaml")]
+    if part == "held_out_family":
+        suite = ["--suite", str(out / "suite-held-out-family.yaml"), "--held-out-family",
+                 HELD_OUT_FAMILIES[args.family], "--part", "test"]  # fmt: skip
+    stages.run(
+        f"agent-eval {PARTS[part]}", report,
+        "agent-eval", "--policy", "scripted", *(x for c in checkpoints for x in ("--agent", str(c))), *suite,
+        "--max-turns", str(args.max_turns), *eval_sampling(args),
         "--output", str(out / name), "--concurrency", str(args.concurrency), "--report", str(report),
-        *(["--faults", "unreliable"] if faults else []),
+        *(["--faults", "unreliable"] if part == "faults" else []),
     )  # fmt: skip
     return json.loads(report.read_text())
+
+
+def held_out_family(args, out: Path, agents: dict[str, list[Path]], stages: Stages) -> dict | None:
+    """agent-eval of every row, clean, on `--held-out-family-tasks` tasks of the family's held-out family (a family
+    of the same environment no stage trains on; OUT/<family>/suite-held-out-family.yaml); None where the family has
+    none or with --held-out-family-tasks 0."""
+    family = HELD_OUT_FAMILIES[args.family]
+    if family is None or not args.held_out_family_tasks:
+        return None
+    write_suite(out / "suite-held-out-family.yaml", args.family, args.held_out_family_tasks, args.task_seed, family)
+    return evaluate(args, out, agents, stages, "held_out_family")
+
+
+def held_out_said(args) -> str:
+    family = HELD_OUT_FAMILIES[args.family]
+    if family is None:
+        return "no held-out family for this environment"
+    if not args.held_out_family_tasks:
+        return f"no held-out-family row (--held-out-family-tasks 0; {family} would be one)"
+    return f"held-out family {family} ({args.held_out_family_tasks} tasks, no stage trains on it), clean"
 
 
 def reports_by_row(report: dict, agents: dict[str, list[Path]]) -> dict[str, list[dict]]:
@@ -277,43 +366,90 @@ def reports_by_row(report: dict, agents: dict[str, list[Path]]) -> dict[str, lis
     return rows
 
 
-def sim_check(args, out: Path, world: Path, sft: Path, seconds: dict, part: str = "test") -> dict:
-    """sim-check of the world model with the agent every RL row starts from, on the tasks of `part`: whether the
+def sim_check(args, out: Path, world: Path, sft: Path, stages: Stages) -> dict:
+    """sim-check of the world model with the agent every RL row starts from, on the test tasks: whether the
     simulator decides that agent's successes and failures as the real environment does is what decides its rewards
     (the scripted policy never fails a generated task for real, so its agreement tests successes only)."""
-    name = "sim-check" if part == "test" else f"sim-check-{part}"
-    report = out / f"{name}.json"
-    seconds[name] = trajforge_allowing_errors(
+    report = out / "sim-check.json"
+    stages.run(
+        "sim-check", report,
         "sim-check", "--world-model", str(world), "--agent", str(sft), "--corpus", str(out / "corpus"),
         "--suite", str(out / "suite.yaml"),
         "--control", args.control, "--limit", str(args.sim_check_limit), "--max-new-tokens", str(args.max_tokens),
         "--max-turns", str(args.max_turns), "--concurrency", str(args.concurrency), "-o", str(out / "sim-check"),
-        "--report", str(report), "--part", part, *(["--no-plain"] if args.wm_sft_steps else []),  # SFT: its template
-        "--simulate-file-check", "content" if args.file_check == "auto" else args.file_check,  # content: both rules
+        "--report", str(report), "--part", "test", *(["--no-plain"] if args.wm_sft_steps else []),  # SFT: its template
     )  # fmt: skip
     return json.loads(report.read_text())
 
 
-def choose_file_check(args, out: Path, world: Path, sft: Path, seconds: dict) -> tuple[str, dict | None]:
-    """The file-check rule of the simulated RL rows and, for auto, the validation sim-check that chose it (the
-    test part's sim-check, read once by the final figures, never chooses)."""
-    if args.file_check != "auto":
-        return args.file_check, None
-    validation = sim_check(args, out, world, sft, seconds, part="validation")
-    return file_check_rule("auto", validation), validation
+SIMULATED_ROWS = (SIM_RL, CONTROLLED_RL)
 
 
-def file_check_rule(file_check: str, checked: dict) -> str:
-    """The rule the simulated RL rows decide a file comparison by: `file_check`, or for auto the one with the higher
-    success agreement in sim-check's episodes (under the content rule they record the exit code too)."""
-    if file_check != "auto":
-        return file_check
-    success = checked.get("episodes", {}).get("success", {}).get("all", {})
-    content, exit_code = success.get("agreement"), success.get("by_exit_code", {}).get("agreement")
-    return "exit-code" if content is not None and exit_code is not None and exit_code > content else "content"
+def audit_counts(run: Path) -> dict:
+    """What the audits of one simulated agent-rl run (--audit-every) found, read from what it wrote: each audited
+    step's metrics line has `audit`; the step's simulated episodes are RUN/episodes/step-N and their real replays
+    RUN/audit/step-N (agents/reward_audit.py). Of the replays whose simulated reward and real outcome both decided
+    (`audited`): those the world model paid and the real environment did not (`paid_not_real`), and the reverse
+    (`real_not_paid`); `undecided` the others. A replay whose actions are not its episode's (a step run again after
+    a resume keeps the replays of its first run) is left out, counted in `stale`."""
+    from trajforge.agents.agent_eval import run_records
+    from trajforge.agents.sim_episodes import replayed_pairs
+
+    steps = sorted({m["step"] for m in metrics(run) if "audit" in m})
+    counts = Counter({"steps": len(steps), "audited": 0, "paid_not_real": 0, "real_not_paid": 0, "undecided": 0,
+                      "stale": 0})  # fmt: skip
+    for step in steps:
+        simulated = run_records(str(run / "episodes" / f"step-{step:05d}"))
+        replayed = run_records(str(run / "audit" / f"step-{step:05d}"))
+        for sim_turns, real_turns, paid, real in replayed_pairs(sorted(simulated), simulated, replayed):
+            if [t["action"] for t in real_turns] != [t["action"] for t in sim_turns[: len(real_turns)]]:
+                counts["stale"] += 1
+            elif paid is None or real is None:
+                counts["undecided"] += 1
+            else:
+                counts["audited"] += 1
+                counts["paid_not_real"] += bool(paid and not real)
+                counts["real_not_paid"] += bool(real and not paid)
+    return dict(counts)
 
 
-RL_ROWS = (REAL_RL, SIM_RL, CONTROLLED_RL)
+def audit_figures(args, out: Path) -> dict | None:
+    """Per simulated row (each arm): what its audits found per seed and pooled over the seeds; None without
+    --audit-every."""
+    if not args.audit_every:
+        return None
+    found = {}
+    for row in SIMULATED_ROWS:
+        for guide in rl_arms(args):
+            per_seed = {seed: audit_counts(rl_folder(out, row, guide, seed)) for seed in args.seeds}
+            pooled = sum((Counter(c) for c in per_seed.values()), Counter())
+            found[arm(row, guide)] = {"per_seed": per_seed, "pooled": {k: pooled[k] for k in per_seed[args.seeds[0]]}}
+    return found
+
+
+def audit_text(counts: dict) -> str:
+    """One run's (or a row's pooled) audits in words."""
+    if not counts["steps"]:
+        return "no audited step recorded"
+    audited = counts["audited"]
+    said = (f"paid {counts['paid_not_real']} of {audited} audited episodes the real environment did not "
+            f"({pct(counts['paid_not_real'] / audited if audited else None)}), did not pay {counts['real_not_paid']} "
+            f"it did, over {counts['steps']} audited steps")  # fmt: skip
+    left = [f"{counts[k]} {k}" for k in ("undecided", "stale") if counts[k]]
+    return said + (f" ({', '.join(left)} left out)" if left else "")
+
+
+def print_audits(args, audits: dict | None) -> None:
+    if audits is None:
+        print("\naudits: none (--audit-every 0)")
+        return
+    print(f"\naudits (agent-rl --audit-every {args.audit_every}: a step's simulated episodes replayed in the real "
+          "environment, real episodes never trained on), the world model:")  # fmt: skip
+    for row, found in audits.items():
+        print(f"  {row}: {audit_text(found['pooled'])}")
+        if len(found["per_seed"]) > 1:
+            for seed, counts in found["per_seed"].items():
+                print(f"    seed {seed}: {audit_text(counts)}")
 
 
 def _score(reports: list[dict]) -> dict:
@@ -339,26 +475,32 @@ def _mean_of(reports: list[dict], key: str) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def table(clean: dict[str, list[dict]], faulty: dict[str, list[dict]], seeds: list[int]) -> list[dict]:
-    """One row per agent (`clean`/`faulty`: row -> its agent-eval reports, one per seed for an RL row): its success
-    on the test tasks, clean and under real faults, and each row's paired difference from agent SFT's."""
+def table(
+    clean: dict[str, list[dict]], faulty: dict[str, list[dict]], seeds: list[int], held_out: dict | None = None
+) -> list[dict]:
+    """One row per agent (`clean`/`faulty`/`held_out`: row -> its agent-eval reports, one per seed for an RL row):
+    its success on the test tasks, clean and under real faults, and on the held-out family's tasks when there are
+    some; each row's paired difference from agent SFT's in each."""
     rows = []
     for name, reports in clean.items():
-        rows.append({"row": name, "agents": [r["agent"] for r in reports], "model_free": reports[0]["model_free"],
-                     "seeds": seeds if name in RL_ROWS else None, "clean": _score(reports),
-                     "faults": _score(faulty[name]), "mean_turns": _mean_of(reports, "mean_turns"),
-                     "unparseable_rate": _mean_of(reports, "unparseable_rate")})  # fmt: skip
+        row = {"row": name, "agents": [r["agent"] for r in reports], "model_free": reports[0]["model_free"],
+               "seeds": None if name in (SCRIPTED, SFT) else seeds, "clean": _score(reports),
+               "faults": _score(faulty[name]), "mean_turns": _mean_of(reports, "mean_turns"),
+               "unparseable_rate": _mean_of(reports, "unparseable_rate")}  # fmt: skip
+        if held_out is not None:
+            row["held_out_family"] = _score(held_out[name])
+        rows.append(row)
     by_row = {r["row"]: r for r in rows}
     for r in rows:
         if r["row"] != SFT and SFT in by_row:
-            r["vs_sft"] = {part: paired(by_row, SFT, r["row"], part) for part in ("clean", "faults")}
+            r["vs_sft"] = {part: paired(by_row, SFT, r["row"], part) for part in PARTS if part in r}
     return rows
 
 
 def paired(rows: dict[str, dict], reference: str, other: str, part: str) -> dict | None:
-    """`other`'s success minus `reference`'s in `part` (clean, faults), paired by task over the same test tasks
-    and pooled over seeds (a task's samples one cluster); None when they share no scored task."""
-    if reference not in rows or other not in rows:
+    """`other`'s success minus `reference`'s in `part` (clean, faults, held_out_family), paired by task over the same
+    tasks and pooled over seeds (a task's samples one cluster); None when they share no scored task."""
+    if reference not in rows or other not in rows or part not in rows[reference]:
         return None
     ours, theirs = aligned(rows[reference][part]["outcomes"], rows[other][part]["outcomes"])
     difference = paired_outcomes(ours, theirs)
@@ -369,9 +511,19 @@ def paired(rows: dict[str, dict], reference: str, other: str, part: str) -> dict
     return paired_dict(difference, of) | {"tasks": tasks}
 
 
-def fidelity(result: dict, rule: str = "content") -> dict:
-    """sim-check's figures over all test turns and episodes, as the reading uses them; success agreement under
-    the file-check `rule` the simulated rows use."""
+def guided_minus_unguided(args, rows: dict[str, dict]) -> dict | None:
+    """With --guide, per RL row and part: the guided arm's success minus the unguided one's, paired over the same
+    tasks seed with seed (the same start and episodes); None without a guide."""
+    if args.guide == "none":
+        return None
+    parts = [part for part in PARTS if part in rows[SFT]]
+    return {row: {part: paired(rows, arm(row, "none"), arm(row, args.guide), part) for part in parts}
+            for row in RL_ROWS}  # fmt: skip
+
+
+def fidelity(result: dict) -> dict:
+    """sim-check's figures over all test turns and episodes, as the reading uses them, with their intervals where
+    sim-check gave them."""
     step = result["single_step"].get("all", {})
     world = step.get(result["world_model"], {})
     baselines = {n: f for n, f in step.items() if n != result["world_model"]}
@@ -380,22 +532,20 @@ def fidelity(result: dict, rule: str = "content") -> dict:
     def over_all(part: str, key: str):
         return episodes.get(part, {}).get("all", {}).get(key)
 
-    success = episodes.get("success", {}).get("all", {})
-    if rule == "exit-code" and success.get("by_exit_code"):  # sim-check ran the content rule: both recorded
-        success = success["by_exit_code"]
-
     return {
         "world_model": result["world_model"],
         "turns": world.get("turns"),
         "exact_match": world.get("exact_match"),
+        "exact_match_interval": world.get("exact_match_interval"),
         "factuality": world.get("judge_factuality"),
         "baselines": {
             n: {"exact_match": f.get("exact_match"), "factuality": f.get("judge_factuality")}
             for n, f in baselines.items()
         },  # fmt: skip
-        "file_check": rule,
-        "success_agreement": success.get("agreement"),
-        "real_outcomes": success.get("real_outcomes"),
+        "paired": world.get("paired") or {},  # per baseline: the world model minus it on the same turns, per figure
+        "success_agreement": over_all("success", "agreement"),
+        "agreement_interval": over_all("success", "agreement_interval"),
+        "real_outcomes": over_all("success", "real_outcomes"),
         "wm2real_exact_match": over_all("wm2real", "exact_match"),
         "sim_successes_real": over_all("wm2real", "real_share_of_simulated_successes"),
         "faults_produced": over_all("controllability", "produced_share"),
@@ -406,31 +556,73 @@ def fidelity(result: dict, rule: str = "content") -> dict:
     }
 
 
-def _at_least(value: float | None, target: float) -> bool | None:
-    return None if value is None else value >= target
-
-
-def decide(low: float | None, high: float | None, target: float) -> bool | None:
-    """met (True) when the whole 95% interval reaches `target`, NOT met (False) when it lies wholly below it, and
-    None (cannot tell) when it reaches both sides."""
+def decide(low: float | None, high: float | None, target: float, strict: bool = False) -> bool | None:
+    """met (True) when the whole 95% interval reaches `target` (lies above it, `strict`), NOT met (False) when it
+    lies wholly below it (at or below it, `strict`), and None (cannot tell) when it reaches both sides."""
     if low is None or high is None:
         return None
+    if strict:
+        return True if low > target else False if high <= target else None
     return True if low >= target else False if high < target else None
 
 
-def _gain_target(target: str, difference: dict | None, points: float) -> dict:
-    """A target on a gain in points, decided by the paired difference's 95% interval against `points`."""
-    found = {"target": target, "figure": None, "unit": "points", "paired": difference, "threshold": points}
+NO_INTERVAL = "sim-check gave no interval"
+
+
+def _interval_target(target: str, figure: float | None, interval: list | None, threshold: float) -> dict:
+    """A share (exact match, agreement) decided by its 95% interval against `threshold`."""
+    found = {"target": target, "figure": figure, "unit": "share", "interval": interval, "threshold": threshold}
+    if not interval:
+        return found | {"met": None, "undecided_because": NO_INTERVAL}
+    return found | {"met": decide(interval[0], interval[1], threshold)}
+
+
+def _agreement_target(fid: dict) -> dict:
+    """Success agreement with the agent's own episodes, by its interval; undecided when its real episodes all ended
+    one way (a world model predicting that outcome alone would agree on every one)."""
+    target = f"success agreement >= {AGREEMENT:.0%} with both real successes and real failures among the episodes"
+    found = _interval_target(target, fid["success_agreement"], fid["agreement_interval"], AGREEMENT)
+    why = one_sided(fid["real_outcomes"]) if fid["real_outcomes"] else "sim-check recorded no real outcome"
+    if found["met"] is not None and why:
+        return found | {"met": None, "undecided_because": why}
+    return found
+
+
+BASELINE_FIGURES = {"exact_match": "exact match", "judge_factuality": "factuality"}
+
+
+def _baselines_target(fid: dict) -> dict:
+    """The world model beats every baseline (copy, retrieval) on exact match and on factuality: met when each
+    paired difference on the same turns (sim-check's `paired`) lies above 0, NOT met when any lies at or below it."""
+    verdicts, said, missing = [], [], False
+    for baseline in fid["baselines"]:
+        for key, label in BASELINE_FIGURES.items():
+            difference = (fid["paired"].get(baseline) or {}).get(key)
+            missing |= difference is None
+            verdicts.append(None if difference is None else decide(difference["low"], difference["high"], 0.0, True))
+            said.append(f"{label} minus {baseline} {difference['describe'] if difference else '-'}")
+    met = False if False in verdicts else True if verdicts and all(verdicts) else None
+    found = {"target": "the world model beats copy and retrieval on exact match and factuality", "figure": None,
+             "unit": "", "met": met, "detail": "; ".join(said)}  # fmt: skip
+    if met is None:
+        why = NO_INTERVAL if missing else "an interval reaches both sides of 0"
+        found["undecided_because"] = why if verdicts else "sim-check ran no baseline"
+    return found
+
+
+def _gain_target(target: str, difference: dict | None) -> dict:
+    """A gain decided by its paired 95% interval: met when the whole interval lies above 0."""
+    found = {"target": target, "figure": None, "unit": "points", "paired": difference, "threshold": 0.0}
     if difference is None:
         return found | {"met": None, "undecided_because": "the two rows share no scored test task"}
-    low, high = 100 * difference["low"], 100 * difference["high"]
-    return found | {"figure": 100 * difference["difference"], "met": decide(low, high, points)}
+    met = decide(difference["low"], difference["high"], 0.0, strict=True)
+    return found | {"figure": 100 * difference["difference"], "met": met}
 
 
-def share_margin(rows: dict[str, dict]) -> dict | None:
+def share_margin(rows: dict[str, dict], real_rl: str, sim_rl: str) -> dict | None:
     """Per test task, the simulated gain minus SHARE_OF_REAL times the real one (both over agent SFT, clean), its
     mean with a 95% interval over tasks (a task's samples one cluster): above 0 where sim RL reaches the share."""
-    sft, real, sim = aligned(*(rows[row]["clean"]["outcomes"] for row in (SFT, REAL_RL, CONTROLLED_RL)))
+    sft, real, sim = aligned(*(rows[row]["clean"]["outcomes"] for row in (SFT, real_rl, sim_rl)))
     values, clusters = [], []
     for task in sft:
         for s, r, c in zip(sft[task], real[task], sim[task], strict=True):
@@ -442,10 +634,10 @@ def share_margin(rows: dict[str, dict]) -> dict | None:
     return {"mean": mean, "low": low, "high": high}
 
 
-def _share_target(rows: dict[str, dict]) -> dict:
+def _share_target(rows: dict[str, dict], real_rl: str, sim_rl: str) -> dict:
     """RL in the simulator's gain as a share of real RL's: both paired differences over agent SFT and the ratio of
     their means; decided by the paired margin, and never while real RL's gain holds zero."""
-    real, sim = paired(rows, SFT, REAL_RL, "clean"), paired(rows, SFT, CONTROLLED_RL, "clean")
+    real, sim = paired(rows, SFT, real_rl, "clean"), paired(rows, SFT, sim_rl, "clean")
     target = f"RL in the simulator gains >= {SHARE_OF_REAL:.0%} of what RL in the real environment gains"
     found = {"target": target, "figure": None, "unit": "share", "met": None, "real_gain": real, "sim_gain": sim}
     if real is None or sim is None:
@@ -454,67 +646,34 @@ def _share_target(rows: dict[str, dict]) -> dict:
         where = "holds zero" if real["high"] >= 0 else "lies below zero"
         return found | {"undecided_because": f"RL in the real environment's gain over agent SFT, {real['describe']}, "
                         f"{where}: there is no gain to take a share of"}  # fmt: skip
-    margin = share_margin(rows)
+    margin = share_margin(rows, real_rl, sim_rl)
     met = None if margin is None else decide(margin["low"], margin["high"], 0.0)
     return found | {"figure": sim["difference"] / real["difference"], "margin": margin, "met": met}
 
 
-def _controllability_target(fid: dict) -> dict:
-    """Instructed faults produced, decided by its interval over tasks where sim-check gave one."""
-    share, interval = fid["faults_produced"], fid.get("produced_interval")
-    found = {"target": f"controllability: >= {PRODUCED:.0%} of instructed faults produced", "figure": share,
-             "unit": "share", "met": decide(*interval, PRODUCED) if interval else _at_least(share, PRODUCED),
-             "undecided_because": "sim-check's controlled episodes reached no instructed fault"
-             if fid["instructed_faults"] == 0 else None}  # fmt: skip
-    if interval and share is not None:
-        found["detail"] = (f"{pct(share)} [{pct(interval[0])}, {pct(interval[1])}] of {fid['instructed_faults']} "
-                           f"instructed faults over {fid['fault_tasks']} tasks; the denominator is every instructed "
-                           "fault")  # fmt: skip
-    return found
-
-
-def targets(rows: dict[str, dict], fid: dict) -> list[dict]:
-    """Each of issue 22's targets: its figure and whether it is met (None: this run cannot tell). A comparison of
-    two rows is their paired difference over the same test tasks, met only when its 95% interval says so."""
-    agreement_undecided = one_sided(fid["real_outcomes"])
-    beats = [fid[k] is not None and all(b[k] is not None and fid[k] > b[k] for b in fid["baselines"].values())
-             for k in ("exact_match", "factuality")]  # fmt: skip
+def targets(rows: dict[str, dict], fid: dict, guide: str | None = None) -> list[dict]:
+    """Each of issue 55's targets: its figure and whether it is met (None: this run cannot tell), each decided by a
+    95% interval; a comparison of two rows is their paired difference over the same test tasks. `guide`: the arm
+    whose rows the targets read (rl_arms' first)."""
+    real, sim, controlled = (arm(row, guide) for row in RL_ROWS)
     return [
-        _gain_target(f"RL in the simulator raises real success over agent SFT by >= {GAIN_POINTS:.0f} points",
-                     paired(rows, SFT, CONTROLLED_RL, "clean"), GAIN_POINTS),
-        _share_target(rows),
-        _gain_target(f"under real faults, controlled beats uncontrolled by >= {CONTROL_POINTS:.0f} points",
-                     paired(rows, SIM_RL, CONTROLLED_RL, "faults"), CONTROL_POINTS),
-        _controllability_target(fid),
-        {"target": f"single-step exact match >= {EXACT:.0%}", "figure": fid["exact_match"], "unit": "share",
-         "met": _at_least(fid["exact_match"], EXACT)},
-        {"target": f"success agreement >= {AGREEMENT:.0%}", "figure": fid["success_agreement"], "unit": "share",
-         "met": None if agreement_undecided else _at_least(fid["success_agreement"], AGREEMENT),
-         "undecided_because": agreement_undecided},
-        {"target": "the world model beats both baselines on factuality and exact match", "figure": None,
-         "unit": "", "met": all(beats) if fid["baselines"] else None, "detail": _against_baselines(fid, beats)},
+        _interval_target(f"single-step exact match >= {EXACT:.0%}", fid["exact_match"], fid["exact_match_interval"],
+                         EXACT),
+        _agreement_target(fid),
+        _baselines_target(fid),
+        _gain_target("RL in the simulator (controlled) raises real success over agent SFT",
+                     paired(rows, SFT, controlled, "clean")),
+        _share_target(rows, real, controlled),
+        _gain_target("under real faults, controlled simulation beats uncontrolled",
+                     paired(rows, sim, controlled, "faults")),
     ]  # fmt: skip
 
 
-def _against_baselines(fid: dict, beats: list[bool]) -> str:
-    """Which of the two figures the world model wins, against the best baseline of each."""
-    said = []
-    for key, won, shown in (("exact_match", beats[0], pct), ("factuality", beats[1], _num)):
-        best = max((b[key] for b in fid["baselines"].values() if b[key] is not None), default=None)
-        said.append(f"{key.replace('_', ' ')} {shown(fid[key])} {'beats' if won else 'does not beat'} the best "
-                    f"baseline's {shown(best)}")  # fmt: skip
-    return "; ".join(said)
-
-
-def _figure(t: dict) -> str:
-    if t["figure"] is None:
-        return ""
-    return f"{t['figure']:+.0f} points" if t["unit"] == "points" else f"{100 * t['figure']:.0f}%"
-
-
 VERDICTS = {True: "met", False: "NOT met", None: "cannot tell from this run"}
-WHERE = {True: "the whole 95% interval is at or above", False: "the whole 95% interval is below",
+ABOVE = {True: "the whole 95% interval lies above", False: "the whole 95% interval lies at or below",
          None: "the 95% interval reaches both sides of"}  # fmt: skip
+REACHES = {True: "the whole 95% interval is at or above", False: "the whole 95% interval is below",
+           None: "the 95% interval reaches both sides of"}  # fmt: skip
 
 
 def seeds_said(seeds: list[int]) -> str:
@@ -532,13 +691,20 @@ def reading(found: list[dict], seeds: list[int]) -> str:
 
 
 def _detail(t: dict) -> str:
-    """What follows a target's verdict: its paired difference and interval against the threshold, or its figure."""
+    """What follows a target's verdict: its paired difference or interval against the threshold, or its figures,
+    and why it cannot tell."""
     if t.get("paired") is not None:
-        return f": {t['paired']['describe']} on the same test tasks; {WHERE[t['met']]} {t['threshold']:+.0f} points"
+        return f": {t['paired']['describe']} on the same test tasks; {ABOVE[t['met']]} 0"
     if "real_gain" in t:
         return _share_detail(t)
-    figure = t.get("detail") or _figure(t)
-    said = f" ({figure})" if figure else ""
+    said = ""
+    if t.get("interval"):
+        low, high = t["interval"]
+        said = f": {pct(t['figure'])} [{pct(low)}, {pct(high)}]"
+        if not t.get("undecided_because"):
+            said += f"; {REACHES[t['met']]} {pct(t['threshold'])}"
+    elif t.get("detail") or t.get("figure") is not None:
+        said = f" ({t.get('detail') or pct(t['figure'])})"
     if t["met"] is None and t.get("undecided_because"):
         said += f" ({t['undecided_because']})"
     return said
@@ -577,25 +743,52 @@ def _cell(score: dict) -> str:
     return f"{pct(score['success_rate']):>4} {interval:<11} {counts}"
 
 
-COLUMNS = f"{'agent (test tasks, real environment)':<42} {'clean: success':<42} {'--faults unreliable':<42}"
+def _name_width(rows: list[dict]) -> int:
+    return max(42, *(len(r["row"]) + 2 for r in rows))
+
+
+def _columns(rows: list[dict], first: str = "agent (test tasks, real environment)") -> str:
+    heads = {"clean": "clean: success", "faults": "--faults unreliable", "held_out_family": "held-out family, clean"}
+    return f"{first:<{_name_width(rows)}} " + " ".join(f"{heads[p]:<42}" for p in PARTS if p in rows[0])
+
+
+def _cells(r: dict, width: int) -> str:
+    return f"{r['row']:<{width}} " + " ".join(f"{_cell(r[part]):<42}" for part in PARTS if part in r)
 
 
 def print_table(rows: list[dict], fid: dict) -> None:
-    print(f"\n{COLUMNS}")
+    width = _name_width(rows)
+    print(f"\n{_columns(rows)}")
     for r in rows:
-        print(f"{r['row']:<42} {_cell(r['clean']):<42} {_cell(r['faults']):<42}")
-    print("\npaired against agent SFT on the same test tasks (row minus agent SFT, 95% interval, seeds pooled):")
+        print(_cells(r, width))
+    print("\npaired against agent SFT on the same tasks (row minus agent SFT, 95% interval, seeds pooled):")
     for r in rows:
         if r.get("vs_sft"):
-            clean, faults = (_paired_text(r["vs_sft"][part]) for part in ("clean", "faults"))
-            print(f"  {r['row']:<40} clean {clean}; --faults unreliable {faults}")
+            print(f"  {r['row']:<{width - 2}} " + _paired_parts(r["vs_sft"]))
     bases = ", ".join(f"{n}: exact {pct(b['exact_match'])}, factuality {_num(b['factuality'])}"
                       for n, b in fid["baselines"].items())  # fmt: skip
     print(f"\nsimulator {fid['world_model']} (sim-check, test tasks): single step on {fid['turns']} turns: exact "
-          f"{pct(fid['exact_match'])}, factuality {_num(fid['factuality'])} ({bases}); success agreement "
-          f"{pct(fid['success_agreement'])} (file comparisons by {fid['file_check']}{_outcomes(fid)}); WM2Real exact "
-          f"{pct(fid['wm2real_exact_match'])}, simulated successes real {pct(fid['sim_successes_real'])}; "
-          f"{_produced(fid)}, clean turns {pct(fid['clean_turns'])}")  # fmt: skip
+          f"{pct(fid['exact_match'])}{_interval(fid['exact_match_interval'])}, factuality {_num(fid['factuality'])} "
+          f"({bases}); success agreement {pct(fid['success_agreement'])}{_interval(fid['agreement_interval'])}"
+          f"{_outcomes(fid)}; WM2Real exact {pct(fid['wm2real_exact_match'])}, simulated successes real "
+          f"{pct(fid['sim_successes_real'])}; {_produced(fid)}, clean turns {pct(fid['clean_turns'])}")  # fmt: skip
+
+
+def _paired_parts(differences: dict[str, dict | None]) -> str:
+    return "; ".join(f"{PARTS[part]} {_paired_text(d)}" for part, d in differences.items())
+
+
+def print_guides(args, differences: dict | None) -> None:
+    if differences is None:
+        return
+    print(f"\nguided minus unguided (--guide {args.guide}; the same start, seeds and episodes; paired, seeds pooled):")
+    width = max(len(row) for row in differences)
+    for row, parts in differences.items():
+        print(f"  {row:<{width}} {_paired_parts(parts)}")
+
+
+def _interval(interval: list | None) -> str:
+    return f" [{pct(interval[0])}, {pct(interval[1])}]" if interval else ""
 
 
 def _paired_text(difference: dict | None) -> str:
@@ -604,15 +797,14 @@ def _paired_text(difference: dict | None) -> str:
 
 def _produced(fid: dict) -> str:
     """Instructed faults produced, its interval over tasks and its denominator, every fault instructed."""
-    interval = fid.get("produced_interval")
-    shown = f" [{pct(interval[0])}, {pct(interval[1])}]" if interval else ""
-    return (f"instructed faults produced {pct(fid['faults_produced'])}{shown} of {fid['instructed_faults']} "
-            f"instructed (the denominator: every instructed fault) over {fid.get('fault_tasks')} tasks")  # fmt: skip
+    return (f"instructed faults produced {pct(fid['faults_produced'])}{_interval(fid.get('produced_interval'))} of "
+            f"{fid['instructed_faults']} instructed (the denominator: every instructed fault) over "
+            f"{fid.get('fault_tasks')} tasks")  # fmt: skip
 
 
 def _outcomes(fid: dict) -> str:
     real = fid.get("real_outcomes")
-    return f"; real: {real['success']} successes, {real['failure']} failures" if real else ""
+    return f" (real: {real['success']} successes, {real['failure']} failures)" if real else ""
 
 
 def _num(value: float | None) -> str:
@@ -626,11 +818,12 @@ def header(args, rows: list[dict], sampling: dict | None) -> str:
         world += f" (trained again with {args.wm_agent_repeats} real SFT-agent episodes per training task)"
     agent = f" (agent: {args.agent_init})" if args.agent_init != args.init else ""
     how = EpisodeSampling(**sampling).describe() if sampling else "sampling not recorded"
+    guide = "" if args.guide == "none" else f", each guided (--guide {args.guide}) and unguided"
     return (f"\nsim RL, --init {args.init}{agent}, family {args.family}: {args.tasks} generated tasks, "
             f"{rows[0]['clean']['episodes']} test episodes per row; {world}, {args.sft_steps} agent-SFT steps, "
             f"{args.rl_steps} agent-RL steps x {args.tasks_per_step} tasks x {args.group_size} episodes per RL row "
-            f"(controlled: --control {args.control}), each RL row from the same agent-SFT start with "
-            f"{seeds_said(args.seeds)}; agent-eval: {how}")  # fmt: skip
+            f"(controlled: --control {args.control}){guide}, each RL row from the same agent-SFT start with "
+            f"{seeds_said(args.seeds)}; agent-eval: {how}; {held_out_said(args)}")  # fmt: skip
 
 
 def family_arguments(args: argparse.Namespace, family: str) -> argparse.Namespace:
@@ -641,10 +834,12 @@ def family_arguments(args: argparse.Namespace, family: str) -> argparse.Namespac
 
 def print_summary(results: dict[str, dict]) -> None:
     """Every family's rows in one table, each with how many of its targets were met."""
-    print(f"\n{'family':<10} {COLUMNS}")
     for family, result in results.items():
-        for r in result["rows"]:
-            print(f"{family:<10} {r['row']:<42} {_cell(r['clean']):<42} {_cell(r['faults']):<42}")
+        rows = result["rows"]
+        width = _name_width(rows)
+        print(f"\n{'family':<10} {_columns(rows)}")
+        for r in rows:
+            print(f"{family:<10} {_cells(r, width)}")
         met = sum(t["met"] is True for t in result["targets"])
         print(f"{family:<10} {met} of {len(result['targets'])} targets met (its reading above)")
 
@@ -657,48 +852,61 @@ def main(argv: list[str] | None = None) -> None:
     if len(results) > 1:
         print_summary(results)
     total = time.perf_counter() - started
-    print(f"wall time, every family: {total:.0f} s")
+    over_stages = sum(stage["seconds"] for r in results.values() for stage in r["stages"].values())
+    print(f"wall time, every family: {total:.0f} s in this invocation, {over_stages:.0f} s over every stage")
     summary = Path(args.output) / "sim-rl.json"
-    summary.write_text(json.dumps({"families": results, "wall_s": total}, indent=2) + "\n")
+    summary.write_text(json.dumps({"families": results, "wall_s": total}, indent=2, default=str) + "\n")
     print(f"-> {summary}")
     record.write({"families": results, "wall_s": total})
 
 
-def train_family(args: argparse.Namespace, out: Path, seconds: dict) -> dict:
-    """Collect, the world model, agent SFT, the file-check rule chosen on validation, the test sim-check and the
-    RL rows (every seed's): what one family's table measures."""
-    collect(args, out, seconds)
-    world = world_model(args, out, seconds)
-    sft = agent_sft(args, out, seconds)
+def train_family(args: argparse.Namespace, out: Path, stages: Stages) -> dict:
+    """Collect, the world model, agent SFT, the test sim-check and the RL rows (every arm's and seed's): what one
+    family's table measures."""
+    collect(args, out, stages)
+    world = world_model(args, out, stages)
+    sft = agent_sft(args, out, stages)
     if args.wm_agent_repeats:
-        world = world_model_with_agent(args, out, sft, seconds)
-    rule, chosen_on = choose_file_check(args, out, world, sft, seconds)
-    checked = sim_check(args, out, world, sft, seconds)
-    agents = {SFT: [sft], **rl_rows(args, out, sft, world, rule, seconds)}
-    return {"rule": rule, "chosen_on": chosen_on, "checked": checked, "agents": agents}
+        world = world_model_with_agent(args, out, sft, stages)
+    checked = sim_check(args, out, world, sft, stages)
+    agents = {SFT: [sft], **rl_rows(args, out, sft, world, stages)}
+    return {"checked": checked, "agents": agents}
+
+
+def measure_family(args: argparse.Namespace, out: Path, stages: Stages) -> dict:
+    """Every row in the real environment (test tasks clean and under faults, the held-out family clean), the
+    simulator's figures, the targets, guided minus unguided and the audits."""
+    trained = train_family(args, out, stages)
+    agents = trained["agents"]
+    clean, faulty = (evaluate(args, out, agents, stages, part) for part in ("clean", "faults"))
+    held_out = held_out_family(args, out, agents, stages)
+    rows = table(reports_by_row(clean, agents), reports_by_row(faulty, agents), args.seeds,
+                 held_out and reports_by_row(held_out, agents))  # fmt: skip
+    by_row, fid = {r["row"]: r for r in rows}, fidelity(trained["checked"])
+    return {"sampling": clean.get("sampling"), "rows": rows, "fidelity": fid,
+            "targets": targets(by_row, fid, rl_arms(args)[0]),
+            "guided_minus_unguided": guided_minus_unguided(args, by_row), "audits": audit_figures(args, out),
+            "held_out_family": HELD_OUT_FAMILIES[args.family] if held_out else None,
+            "sim_check": trained["checked"]}  # fmt: skip
 
 
 def run_family(args: argparse.Namespace, out: Path) -> dict:
-    """One family's table, fidelity figures and reading (printed); its result, also written to OUT/sim-rl.json."""
-    seconds, started = {}, time.perf_counter()
-    trained = train_family(args, out, seconds)
-    agents = trained["agents"]
-    clean, faulty = (evaluate(args, out, agents, faults, seconds) for faults in (False, True))
-    rows = table(reports_by_row(clean, agents), reports_by_row(faulty, agents), args.seeds)
-    fid = fidelity(trained["checked"], trained["rule"])
-    found = targets({r["row"]: r for r in rows}, fid)
-    print(header(args, rows, clean.get("sampling")))
-    print_table(rows, fid)
-    said = reading(found, args.seeds)
+    """One family's table, fidelity figures, audits and reading (printed); its result, also written to
+    OUT/sim-rl.json."""
+    stages, started = family_stages(args, out), time.perf_counter()
+    measured = measure_family(args, out, stages)
+    print(header(args, measured["rows"], measured["sampling"]))
+    print_table(measured["rows"], measured["fidelity"])
+    print_guides(args, measured["guided_minus_unguided"])
+    print_audits(args, measured["audits"])
+    said = reading(measured["targets"], args.seeds)
     print(f"\n{said}")
     total = time.perf_counter() - started
-    print(f"wall time: {total:.0f} s (" + ", ".join(f"{k} {v:.0f}" for k, v in seconds.items()) + ")")
-    preflight = out / f"{RL_FOLDERS[SIM_RL]}-seed-{args.seeds[0]}" / "world-model-check.json"
-    result = {"args": vars(args), "seeds": args.seeds, "sampling": clean.get("sampling"), "rows": rows,
-              "fidelity": fid, "targets": found, "reading": said, "sim_check": trained["checked"],
-              "file_check_chosen_on_validation": trained["chosen_on"],
+    print(stages.summary(total))
+    preflight = rl_folder(out, SIM_RL, rl_arms(args)[0], args.seeds[0]) / "world-model-check.json"
+    result = {"args": vars(args), "seeds": args.seeds, **measured, "reading": said,
               "preflight": json.loads(preflight.read_text()) if preflight.exists() else None,
-              "seconds": seconds, "wall_s": total}  # fmt: skip
+              "stages": stages.provenance(), "wall_s": total}  # fmt: skip
     (out / "sim-rl.json").write_text(json.dumps(result, indent=2, default=str) + "\n")
     print(f"-> {out / 'sim-rl.json'}")
     return result

@@ -1,20 +1,27 @@
-"""benchmarks/sim_rl.py's table, fidelity figures and reading against issue 22's targets, on synthetic agent-eval
-and sim-check results (the benchmark itself drives real Docker; `make sim-demo` runs it)."""
+"""benchmarks/sim_rl.py (issue 55): its stages resumable, its RL rows guided and unguided from the same start, its
+held-out-family row, the audits read from what agent-rl writes, and its reading against issue 55's targets decided
+by intervals; on synthetic agent-eval and sim-check results and fake commands (the benchmark itself drives real
+Docker; `make sim-demo` runs it)."""
 
 import argparse
 import json
+import shutil
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.builders import make_trajectory
+from trajforge.collectors.writer import RunWriter
 from trajforge.evaluation.intervals import wilson_interval
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import sim_rl  # noqa: E402 - the benchmarks folder is a script folder, not a package
+from stages import Stages  # noqa: E402
 
 NAMES = [sim_rl.SCRIPTED, sim_rl.SFT, sim_rl.REAL_RL, sim_rl.SIM_RL, sim_rl.CONTROLLED_RL]
 TASKS = 100
+BASELINES = ("copy previous (model-free)", "retrieval (model-free)")
 
 
 def report(name: str, solved: int | tuple[int, int], tasks: int = TASKS) -> dict:
@@ -27,23 +34,36 @@ def report(name: str, solved: int | tuple[int, int], tasks: int = TASKS) -> dict
     return {"agent": name, "model_free": name == sim_rl.SCRIPTED, "overall": overall, "outcomes": outcomes}
 
 
-def reports(solved: list) -> dict[str, list[dict]]:
-    """Row -> its reports, in NAMES' order: each entry a report's `solved`, or a list of them (one per seed)."""
+def reports(solved: list, names: list[str] = NAMES) -> dict[str, list[dict]]:
+    """Row -> its reports, in `names`' order: each entry a report's `solved`, or a list of them (one per seed)."""
     return {name: [report(name, s) for s in (row if isinstance(row, list) else [row])]
-            for name, row in zip(NAMES, solved, strict=True)}  # fmt: skip
+            for name, row in zip(names, solved, strict=True)}  # fmt: skip
 
 
-def rows(clean: list, faulty: list, seeds: list[int] | None = None) -> dict[str, dict]:
-    seeds = seeds or [0]
-    table = sim_rl.table(reports(clean), reports(faulty), seeds)
+def rows(clean: list, faulty: list, seeds: list[int] | None = None, held_out: list | None = None) -> dict[str, dict]:
+    table = sim_rl.table(reports(clean), reports(faulty), seeds or [0], held_out and reports(held_out))
     return {r["row"]: r for r in table}
 
 
-def checked(exact: float, factuality: float, agreement: float, produced: float) -> dict:
-    step = {"wm": {"turns": 50, "exact_match": exact, "judge_factuality": factuality},
-            "copy previous (model-free)": {"turns": 50, "exact_match": 0.4, "judge_factuality": 20.0},
-            "retrieval (model-free)": {"turns": 50, "exact_match": 0.5, "judge_factuality": 30.0}}  # fmt: skip
-    episodes = {"success": {"all": {"agreement": agreement}}, "wm2real": {"all": {"exact_match": 0.7}},
+def difference(low: float, high: float, n: int = 50) -> dict:
+    """A paired difference as sim-check records one (agents.agent_eval.paired_dict)."""
+    mean = (low + high) / 2
+    describe = f"{100 * mean:+.1f} points [{100 * low:+.1f}, {100 * high:+.1f}] (paired, {n} turns)"
+    return {"n": n, "difference": mean, "low": low, "high": high, "describe": describe}
+
+
+def checked(exact=0.85, exact_interval=(0.81, 0.89), agreement=0.9, agreement_interval=(0.86, 0.94),
+            outcomes=(6, 14), above=(0.05, 0.25), produced=0.95) -> dict:  # fmt: skip
+    """A sim-check JSON: the world model's exact match and agreement with their intervals (None: an older sim-check
+    that gave none), the agent's real outcomes (successes, failures), each paired difference over a baseline."""
+    paired = {b: {"exact_match": difference(*above), "judge_factuality": difference(*above)} for b in BASELINES}
+    step = {"wm": {"turns": 50, "exact_match": exact, "judge_factuality": 60.0, "paired": paired,
+                   "exact_match_interval": list(exact_interval) if exact_interval else None},
+            BASELINES[0]: {"turns": 50, "exact_match": 0.4, "judge_factuality": 20.0},
+            BASELINES[1]: {"turns": 50, "exact_match": 0.5, "judge_factuality": 30.0}}  # fmt: skip
+    success = {"agreement": agreement, "real_outcomes": {"success": outcomes[0], "failure": outcomes[1]},
+               "agreement_interval": list(agreement_interval) if agreement_interval else None}  # fmt: skip
+    episodes = {"success": {"all": success}, "wm2real": {"all": {"exact_match": 0.7}},
                 "controllability": {"all": {"produced_share": produced, "clean_share": 0.95}}}  # fmt: skip
     return {"world_model": "wm", "single_step": {"terminal/terminal-text": step, "all": step}, "episodes": episodes}
 
@@ -57,54 +77,143 @@ def by_target(found: list[dict]) -> dict[str, dict]:
     return {t["target"].split(":")[0].split(" >=")[0]: t for t in found}
 
 
+EXACT, AGREEMENT = "single-step exact match", "success agreement"
+GAIN, SHARE = "RL in the simulator (controlled) raises real success over agent SFT", "RL in the simulator gains"
+CONTROL = "under real faults, controlled simulation beats uncontrolled"
+BASELINES_TARGET = "the world model beats copy and retrieval on exact match and factuality"
+GOOD = {"clean": [100, 40, 70, 60, 70], "faulty": [90, 20, 40, 25, 50]}
+
+
+class Fake:
+    """Stands in for the `trajforge` commands: each writes the artifact its stage is judged finished by (a collect
+    run's manifest, a corpus's, a checkpoint folder, a report), recorded in `commands`; `stop_at`, a folder a command
+    writes to, stops the run there as a kill would, after the command saved its first checkpoint."""
+
+    def __init__(self, stop_at: Path | None = None):
+        self.stop_at, self.commands = stop_at, []
+
+    def __call__(self, *command: str) -> tuple[float, float]:
+        self.commands.append(command)
+        flag = lambda name: command[command.index(name) + 1]  # noqa: E731
+        if command[0] in ("collect", "build-corpus", "curate-sft"):
+            folder = Path(flag("--output")) / (flag("--run-id") if command[0] == "collect" else "")
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "_manifest.json").write_text("{}")
+        elif command[0] == "train":
+            if Path(flag("-o")) == self.stop_at:
+                (self.stop_at / "checkpoint-1").mkdir(parents=True)
+                raise KeyboardInterrupt
+            (Path(flag("-o")) / f"checkpoint-{flag('--max-steps')}").mkdir(parents=True, exist_ok=True)
+        elif command[0] == "sim-check":
+            Path(flag("--report")).write_text(json.dumps(checked()))
+        elif command[0] == "agent-eval":
+            agents = ["scripted", *(command[i + 1] for i, c in enumerate(command) if c == "--agent")]
+            evaluated = {"agents": [report(a, 5, tasks=10) for a in agents], "sampling": {"temperature": 0.0,
+                         "samples_per_task": 1, "seed": 0}}  # fmt: skip
+            Path(flag("--report")).write_text(json.dumps(evaluated))
+        return 1.0, 100.0
+
+    def stages(self, *commands) -> list[str]:
+        return [c for c in self.commands if c[0] in commands]
+
+
 def test_a_run_that_meets_every_target_says_so():
-    table = rows(clean=[100, 40, 70, 60, 70], faulty=[90, 20, 40, 25, 50])
-    found = sim_rl.targets(table, sim_rl.fidelity(checked(0.85, 60.0, 0.9, 0.95)))
-    assert all(t["met"] is True for t in found)
-    gain = by_target(found)["RL in the simulator raises real success over agent SFT by"]
-    assert gain["figure"] == pytest.approx(30) and gain["paired"]["low"] >= 0.10  # the whole interval above +10
-    share = by_target(found)["RL in the simulator gains"]
+    found = sim_rl.targets(rows(**GOOD), sim_rl.fidelity(checked()))
+    assert len(found) == 6 and all(t["met"] is True for t in found)
+    gain = by_target(found)[GAIN]
+    assert gain["figure"] == pytest.approx(30) and gain["paired"]["low"] > 0
+    share = by_target(found)[SHARE]
     assert share["figure"] == pytest.approx(1.0) and share["margin"]["low"] > 0  # 30 - 0.8 x 30 points, above 0
     said = sim_rl.reading(found, [0])
-    assert said.startswith(f"{len(found)} of {len(found)} targets met; the RL rows trained with one seed (0)")
-    assert "by >= 10 points: met: +30.0 points [" in said
-    assert "(paired, 100 tasks) on the same test tasks; the whole 95% interval is at or above +10 points" in said
-    assert "exact match 85% beats the best baseline's 50%; factuality 60.0 beats the best baseline's 30.0" in said
+    assert said.startswith("6 of 6 targets met; the RL rows trained with one seed (0)")
+    assert "single-step exact match >= 80%: met: 85% [81%, 89%]; the whole 95% interval is at or above 80%" in said
+    assert "success agreement >= 85% with both real successes and real failures among the episodes: met: 90% [86%" in (
+        said
+    )
+    assert "over agent SFT: met: +30.0 points [" in said
+    assert "(paired, 100 tasks) on the same test tasks; the whole 95% interval lies above 0" in said
+    assert "exact match minus retrieval (model-free) +15.0 points [+5.0, +25.0] (paired, 50 turns)" in said
 
 
-def test_missed_targets_are_said_plainly_with_their_paired_figures():
-    table = rows(clean=[100, 40, 70, 60, 42], faulty=[90, 20, 40, 30, 32])
-    found = sim_rl.targets(table, sim_rl.fidelity(checked(0.5, 25.0, 0.6, 0.3)))
-    met = {t["target"]: t["met"] for t in found}
-    assert not any(met.values()) and None not in met.values()  # each NOT met, none left undecided
+def test_missed_targets_are_said_plainly_with_their_intervals():
+    """Every target NOT met, each by its interval: wholly below the threshold, or wholly at or below 0."""
+    table = rows(clean=[100, 40, 70, 30, 30], faulty=[90, 20, 40, 40, 20])
+    fid = sim_rl.fidelity(checked(exact=0.5, exact_interval=(0.45, 0.55), agreement=0.6, agreement_interval=(0.5,
+                                  0.7), above=(-0.2, -0.05)))  # fmt: skip
+    found = sim_rl.targets(table, fid)
+    assert [t["met"] for t in found] == [False] * 6
     text = sim_rl.reading(found, [0])
-    assert text.startswith(f"0 of {len(found)} targets met; the RL rows trained with one seed (0): each RL figure is ")
-    assert text.count("NOT met") == len(found)
-    assert "by >= 10 points: NOT met: +2.0 points [" in text and "the whole 95% interval is below +10 points" in text
-    assert "7% of real RL's gain (the ratio of the means" in text and "lies below 0" in text
-    assert "(30%)" in text and "(50%)" in text
-    assert "exact match 50% does not beat the best baseline's 50%; factuality 25.0 does not beat" in text
+    assert text.startswith(f"0 of {len(found)} targets met") and text.count("NOT met") == len(found)
+    assert "exact match >= 80%: NOT met: 50% [45%, 55%]; the whole 95% interval is below 80%" in text
+    assert "over agent SFT: NOT met: -10.0 points [" in text and "the whole 95% interval lies at or below 0" in text
 
 
-def test_a_gain_of_12_points_whose_paired_interval_reaches_below_10_is_not_called_met():
-    """Today's reading called +12 points met (12 >= 10, the overlap of two unpaired intervals only a remark): here
-    the agents share few successes, so the paired interval reaches both sides of +10 and the reading cannot tell."""
-    table = rows(clean=[100, 40, 40, 52, (52, 30)], faulty=[90, 20, 20, 20, 31])
-    found = by_target(sim_rl.targets(table, sim_rl.fidelity(checked(0.85, 60.0, 0.9, 0.95))))
-    gain = found["RL in the simulator raises real success over agent SFT by"]
-    assert gain["figure"] == pytest.approx(12) and gain["met"] is None
-    assert gain["paired"]["low"] < 0.10 <= gain["paired"]["high"]
+def test_each_target_cannot_tell_where_its_interval_reaches_both_sides():
+    """Exact match 82% and agreement 88% are above their targets, but their intervals reach below them; the world
+    model's paired difference over a baseline holds zero; RL in the simulator's +12 points over agent SFT, its
+    successes sharing few tasks with agent SFT's, holds zero too."""
+    table = rows(clean=[100, 40, 70, (52, 30), (52, 30)], faulty=[90, 20, 20, (31, 60), 31])
+    fid = sim_rl.fidelity(checked(exact=0.82, exact_interval=(0.76, 0.87), agreement=0.88, agreement_interval=(0.8,
+                                  0.93), above=(-0.02, 0.1)))  # fmt: skip
+    found = by_target(sim_rl.targets(table, fid))
+    undecided = [EXACT, AGREEMENT, BASELINES_TARGET, GAIN, CONTROL]
+    assert {key: t["met"] for key, t in found.items() if key != SHARE} == dict.fromkeys(undecided)
+    gain = found[GAIN]["paired"]
+    assert found[GAIN]["figure"] == pytest.approx(12) and gain["low"] < 0 < gain["high"]
     text = sim_rl.reading(list(found.values()), [0])
-    assert "by >= 10 points: cannot tell from this run: +12.0 points [" in text
-    assert "the 95% interval reaches both sides of +10 points" in text
+    undecided = "exact match >= 80%: cannot tell from this run: 82% [76%, 87%]; the 95% interval reaches both sides"
+    assert f"{undecided} of 80%" in text
+    baselines = "factuality: cannot tell from this run (exact match minus copy previous (model-free) +4.0 points [-2.0"
+    assert baselines in text and "(an interval reaches both sides of 0)" in text
+    assert "over agent SFT: cannot tell from this run: +12.0 points [" in text
+
+
+def test_the_baselines_target_is_not_met_when_one_paired_difference_lies_at_or_below_zero():
+    result = checked()
+    result["single_step"]["all"]["wm"]["paired"][BASELINES[1]]["judge_factuality"] = difference(-0.1, 0.0)
+    result["single_step"]["all"]["wm"]["paired"][BASELINES[0]]["exact_match"] = difference(-0.05, 0.1)
+    found = by_target(sim_rl.targets(rows(**GOOD), sim_rl.fidelity(result)))
+    assert found[BASELINES_TARGET]["met"] is False
+
+
+def test_an_older_sim_check_without_intervals_leaves_its_targets_undecided_and_says_why():
+    """A sim-check JSON from before the intervals: exact match 90% and agreement 95% are not called met on their
+    point figures, nor is the world model above a baseline it has no paired factuality for."""
+    result = checked(exact=0.9, exact_interval=None, agreement=0.95, agreement_interval=None)
+    for paired in result["single_step"]["all"]["wm"]["paired"].values():
+        del paired["judge_factuality"]
+    found = by_target(sim_rl.targets(rows(**GOOD), sim_rl.fidelity(result)))
+    assert [found[k]["met"] for k in (EXACT, AGREEMENT)] == [None, None]
+    baselines = found[BASELINES_TARGET]
+    assert baselines["met"] is None and baselines["undecided_because"] == "sim-check gave no interval"
+    text = sim_rl.reading(list(found.values()), [0])
+    assert "single-step exact match >= 80%: cannot tell from this run (90%) (sim-check gave no interval)" in text
+    del result["episodes"]
+    del result["single_step"]["all"]["wm"]["paired"]
+    found = by_target(sim_rl.targets(rows(**GOOD), sim_rl.fidelity(result)))
+    assert found[AGREEMENT]["met"] is None and found[GAIN]["met"] is True
+
+
+def test_agreement_over_real_episodes_that_all_failed_decides_nothing_and_the_reading_says_why(capsys):
+    fid = sim_rl.fidelity(checked(agreement=1.0, agreement_interval=(0.88, 1.0), outcomes=(0, 14)))
+    assert fid["real_outcomes"] == {"success": 0, "failure": 14}
+    found = sim_rl.targets(rows(**GOOD), fid)
+    agreement = by_target(found)[AGREEMENT]
+    assert agreement["met"] is None and agreement["figure"] == 1.0
+    said = sim_rl.reading(found, [0])
+    assert "among the episodes: cannot tell from this run: 100% [88%, 100%] (the agent's real episodes all failed" in (
+        said
+    )
+    sim_rl.print_table(list(rows(**GOOD).values()), fid)
+    assert "success agreement 100% [88%, 100%] (real: 0 successes, 14 failures)" in capsys.readouterr().out
 
 
 def test_the_share_of_real_rls_gain_cannot_be_told_while_real_rls_gain_holds_zero():
-    """Real RL +4 points over agent SFT, its paired interval holding zero: today's reading took the share (+25 over
-    +4: met); there is no gain to take a share of, and the reading says so with both differences."""
+    """Real RL +4 points over agent SFT, its paired interval holding zero: there is no gain to take a share of, and
+    the reading says so with both differences."""
     table = rows(clean=[100, 40, (44, 10), 60, 65], faulty=[90, 20, 40, 25, 50])
-    found = by_target(sim_rl.targets(table, sim_rl.fidelity(checked(0.85, 60.0, 0.9, 0.95))))
-    share = found["RL in the simulator gains"]
+    found = by_target(sim_rl.targets(table, sim_rl.fidelity(checked())))
+    share = found[SHARE]
     assert share["real_gain"]["low"] <= 0 < share["real_gain"]["difference"] and share["met"] is None
     assert share["figure"] is None and share["sim_gain"]["difference"] == pytest.approx(0.25)
     text = sim_rl.reading(list(found.values()), [0])
@@ -112,8 +221,7 @@ def test_the_share_of_real_rls_gain_cannot_be_told_while_real_rls_gain_holds_zer
     assert undecided in text
     assert "holds zero: there is no gain to take a share of; RL in the simulator's: +25.0 points [" in text
     worse = rows(clean=[100, 40, 20, 60, 65], faulty=[90, 20, 40, 25, 50])  # real RL lost 20 points
-    fid = sim_rl.fidelity(checked(0.85, 60.0, 0.9, 0.95))
-    lost = by_target(sim_rl.targets(worse, fid))["RL in the simulator gains"]
+    lost = by_target(sim_rl.targets(worse, sim_rl.fidelity(checked())))[SHARE]
     assert lost["met"] is None and "lies below zero: there is no gain to take a share of" in lost["undecided_because"]
 
 
@@ -129,10 +237,10 @@ def test_three_seeds_give_each_rl_row_its_mean_and_spread_and_pool_the_paired_di
     versus = real["vs_sft"]["clean"]
     assert versus["n"] == 300 and versus["tasks"] == 100 and versus["difference"] == pytest.approx(0.3)
     assert "bootstrap over clusters" in versus["method"] and "(paired, 300 samples of 100 tasks" in versus["describe"]
-    found = sim_rl.targets(table, sim_rl.fidelity(checked(0.85, 60.0, 0.9, 0.95)))
+    found = sim_rl.targets(table, sim_rl.fidelity(checked()))
     said = sim_rl.reading(found, [0, 1, 2])
     assert "the RL rows trained with 3 seeds (0, 1, 2): each RL figure pools them" in said and "one seed" not in said
-    sim_rl.print_table(list(table.values()), sim_rl.fidelity(checked(0.85, 60.0, 0.9, 0.95)))
+    sim_rl.print_table(list(table.values()), sim_rl.fidelity(checked()))
     printed = capsys.readouterr().out
     real_line = next(line for line in printed.splitlines() if line.startswith(sim_rl.REAL_RL))
     assert " 70% mean, 3 seeds 60%-80% sd 10.0 210/300" in real_line
@@ -151,88 +259,42 @@ def test_controlled_and_uncontrolled_rows_pair_seed_with_seed():
         sim_rl.aligned(first, [{"a": [1]}] * 3)
 
 
-def test_the_table_keeps_both_conditions_and_prints_them(capsys):
-    table = rows(clean=[100, 40, 70, 60, 65], faulty=[90, 20, 40, 25, 50])
+def test_the_table_keeps_every_condition_and_prints_the_held_out_family_beside_the_test_tasks(capsys):
+    table = rows(**GOOD, held_out=[80, 10, 20, 10, 15])
     assert table[sim_rl.CONTROLLED_RL]["faults"]["successes"] == 50 and table[sim_rl.SCRIPTED]["model_free"]
     assert table[sim_rl.SFT]["clean"]["interval"] == list(wilson_interval(40, 100))
-    fid = sim_rl.fidelity(checked(0.85, 60.0, 0.9, 0.95))
+    assert table[sim_rl.REAL_RL]["vs_sft"]["held_out_family"]["difference"] == pytest.approx(0.1)
+    fid = sim_rl.fidelity(checked())
     sim_rl.print_table(list(table.values()), fid)
     printed = capsys.readouterr().out
-    assert f"{sim_rl.CONTROLLED_RL}" in printed and " 65% [" in printed and " 50% [" in printed
-    assert "exact 85%" in printed and "retrieval (model-free): exact 50%" in printed
-    assert f"  {sim_rl.CONTROLLED_RL:<40} clean +25.0 points [" in printed and "(paired, 100 tasks)" in printed
+    assert "held-out family, clean" in printed.splitlines()[1]
+    controlled = next(line for line in printed.splitlines() if line.startswith(sim_rl.CONTROLLED_RL))
+    assert " 70% [" in controlled and " 50% [" in controlled and " 15% [" in controlled
+    assert "exact 85% [81%, 89%]" in printed and "retrieval (model-free): exact 50%" in printed
+    assert (f"  {sim_rl.CONTROLLED_RL:<40} clean +30.0 points [" in printed
+            and "; held-out family +5.0 points [" in printed)  # fmt: skip
 
 
-def test_controllability_reports_its_interval_tasks_and_denominator_and_decides_by_the_interval(capsys):
-    result = checked(0.85, 60.0, 0.9, 0.93)
+def test_controllability_is_printed_with_its_interval_tasks_and_denominator(capsys):
+    result = checked(produced=0.93)
     result["episodes"]["controllability"]["all"] |= {"produced_interval": [0.85, 0.97], "instructed_faults": 97,
                                                      "tasks": 24}  # fmt: skip
-    fid = sim_rl.fidelity(result)
-    table = rows([100, 40, 70, 60, 70], [90, 20, 40, 25, 50])
-    control = by_target(sim_rl.targets(table, fid))["controllability"]
-    assert control["met"] is None  # 93%, but [85%, 97%] reaches below 90%
-    said = sim_rl.reading(sim_rl.targets(table, fid), [0])
-    assert "cannot tell from this run (93% [85%, 97%] of 97 instructed faults over 24 tasks; the denominator is " in (
-        said
-    )
-    sim_rl.print_table(list(table.values()), fid)
+    sim_rl.print_table(list(rows(**GOOD).values()), sim_rl.fidelity(result))
     assert "instructed faults produced 93% [85%, 97%] of 97 instructed (the denominator: every instructed fault) " in (
         capsys.readouterr().out
     )
 
 
-def test_a_simulator_without_episode_figures_leaves_those_targets_undecided():
-    result = checked(0.85, 60.0, 0.9, 0.95)
-    del result["episodes"]
-    found = by_target(sim_rl.targets(rows([100, 40, 70, 60, 65], [90, 20, 40, 25, 50]), sim_rl.fidelity(result)))
-    assert found["success agreement"]["met"] is None and found["controllability"]["met"] is None
-
-
-def test_controlled_episodes_that_reached_no_fault_leave_controllability_undecided_and_say_so():
-    result = checked(0.85, 60.0, 0.9, 0.95)
-    result["episodes"]["controllability"]["all"] = {"instructed_faults": 0, "produced_share": None}
-    found = sim_rl.targets(rows([100, 40, 70, 60, 65], [90, 20, 40, 25, 50]), sim_rl.fidelity(result))
-    assert by_target(found)["controllability"]["met"] is None
-    assert "cannot tell from this run (sim-check's controlled episodes reached no instructed fault)" in (
-        sim_rl.reading(found, [0])
-    )
-
-
-def outcomes(real_successes: int, real_failures: int) -> dict:
-    return {"success": real_successes, "failure": real_failures}
-
-
-def test_agreement_over_real_episodes_that_all_failed_decides_nothing_and_the_reading_says_why(capsys):
-    result = checked(0.85, 60.0, 1.0, 0.95)
-    result["episodes"]["success"]["all"]["real_outcomes"] = outcomes(0, 14)
-    fid = sim_rl.fidelity(result)
-    assert fid["real_outcomes"] == {"success": 0, "failure": 14}
-    found = sim_rl.targets(rows([100, 40, 70, 60, 65], [90, 20, 40, 25, 50]), fid)
-    agreement = by_target(found)["success agreement"]
-    assert agreement["met"] is None and agreement["figure"] == 1.0
-    said = sim_rl.reading(found, [0])
-    assert "success agreement >= 85%: cannot tell from this run (100%) (the agent's real episodes all failed" in said
-    sim_rl.print_table(list(rows([100, 40, 70, 60, 65], [90, 20, 40, 25, 50]).values()), fid)
-    assert "real: 0 successes, 14 failures" in capsys.readouterr().out
-
-
-def test_agreement_over_both_outcomes_is_judged_under_the_rule_the_rows_use():
-    result = checked(0.85, 60.0, 0.6, 0.95)
-    result["episodes"]["success"]["all"]["real_outcomes"] = outcomes(0, 14)
-    result["episodes"]["success"]["all"]["by_exit_code"] = {"agreement": 0.9, "real_outcomes": outcomes(2, 18)}
-    fid = sim_rl.fidelity(result, "exit-code")
-    assert fid["real_outcomes"] == {"success": 2, "failure": 18}
-    agreement = by_target(sim_rl.targets(rows([100, 40, 70, 60, 65], [90, 20, 40, 25, 50]), fid))
-    assert agreement["success agreement"]["met"] is True
-
-
-def test_the_suite_it_writes_is_the_family_asked_for(tmp_path):
+def test_the_suites_it_writes_are_the_family_asked_for_and_its_held_out_family(tmp_path):
     from trajforge.collectors.tasks import load_suite
 
-    terminal = load_suite(str(sim_rl.write_suite(tmp_path / "t.yaml", "terminal", 12, 0)))
+    terminal_suite = load_suite(str(sim_rl.write_suite(tmp_path / "t.yaml", "terminal", 12, 0)))
     kvstore = load_suite(str(sim_rl.write_suite(tmp_path / "k.yaml", "kvstore", 12, 0)))
-    assert len(terminal.tasks) == 12 and terminal.environment.kind == "terminal"
+    held_out = load_suite(str(sim_rl.write_suite(tmp_path / "h.yaml", "terminal", 12, 0, "terminal-files")))
+    assert len(terminal_suite.tasks) == 12 and terminal_suite.environment.kind == "terminal"
     assert len(kvstore.tasks) == 12 and kvstore.environment.kind == "mcp"
+    assert held_out.environment.kind == "terminal" and {t.family for t in held_out.tasks} == {"terminal-files"}
+    assert {t.family for t in terminal_suite.tasks} == {"terminal-text"}
 
 
 def test_the_tiny_models_width_and_depth_reach_every_training_run_and_only_the_tiny_ones():
@@ -251,6 +313,8 @@ def test_make_sim_demo_runs_the_terminal_family_then_the_mcp_family_each_at_its_
     assert args.context_length is None and args.family is None  # one family's settings do not leak into the next
     given = sim_rl.arguments(["--family", "kvstore", "--family", "kvstore", "--context-length", "768"])
     assert given.families == ["kvstore"] and sim_rl.family_arguments(given, "kvstore").context_length == 768
+    with pytest.raises(SystemExit):
+        sim_rl.arguments(["--file-check", "auto"])  # the world model is never shown a check's expected value
 
 
 def test_every_family_runs_into_its_own_folder_and_one_summary_table_holds_them_all(tmp_path, monkeypatch, capsys):
@@ -258,8 +322,10 @@ def test_every_family_runs_into_its_own_folder_and_one_summary_table_holds_them_
         clean, faulty = ([100, 40, 70, 60, 70], [90, 20, 40, 25, 50]) if args.family == "terminal" else (
             [100, 10, 10, 10, 10], [90, 0, 0, 0, 0])  # fmt: skip
         table = rows(clean, faulty)
-        found = sim_rl.targets(table, sim_rl.fidelity(checked(0.85, 60.0, 0.9, 0.95)))
-        return {"out": str(out), "context": args.context_length, "rows": list(table.values()), "targets": found}
+        found = sim_rl.targets(table, sim_rl.fidelity(checked()))
+        stages = {"collect scripted": {"seconds": 30.0}, "agent SFT": {"seconds": 60.0}}
+        return {"out": str(out), "context": args.context_length, "rows": list(table.values()), "targets": found,
+                "stages": stages}  # fmt: skip
 
     monkeypatch.setattr(sim_rl, "run_family", run_family)
     sim_rl.main(["--output", str(tmp_path), "--results", str(tmp_path / "results"), "--seeds", "0", "1", "2"])
@@ -268,30 +334,29 @@ def test_every_family_runs_into_its_own_folder_and_one_summary_table_holds_them_
     assert "- seeds: seeds [0, 1, 2], task_seed 0" in record.read_text()
     assert [f["out"] for f in summary.values()] == [str(tmp_path / "terminal"), str(tmp_path / "kvstore")]
     assert [f["context"] for f in summary.values()] == [512, 1024]
-    printed = capsys.readouterr().out.splitlines()
-    terminal_rows = [line for line in printed if line.startswith("terminal ")]
-    kvstore_rows = [line for line in printed if line.startswith("kvstore ")]
+    printed = capsys.readouterr().out
+    lines = printed.splitlines()
+    terminal_rows = [line for line in lines if line.startswith("terminal ")]
+    kvstore_rows = [line for line in lines if line.startswith("kvstore ")]
     assert len(terminal_rows) == len(kvstore_rows) == len(NAMES) + 1
     assert sim_rl.CONTROLLED_RL in terminal_rows[-2] and " 70% [" in terminal_rows[-2]
-    assert "7 of 7 targets met" in terminal_rows[-1] and "targets met" in kvstore_rows[-1]
+    assert "6 of 6 targets met" in terminal_rows[-1] and "targets met" in kvstore_rows[-1]
     assert " 10% [" in kvstore_rows[1] and " 10% [" not in terminal_rows[1]
+    assert "s in this invocation, 180 s over every stage" in printed  # both families' stages
 
 
-def test_the_sft_agents_episodes_are_collected_on_training_tasks_only_and_train_a_second_world_model(
-    tmp_path, monkeypatch
-):
+def test_the_sft_agents_episodes_are_collected_on_training_tasks_only_and_train_a_second_world_model(tmp_path):
     from trajforge.agents.agent_eval import held_out_suites
     from trajforge.collectors.tasks import load_suite
     from trajforge.schemas.splits import SplitConfig
 
     args = terminal(["--output", str(tmp_path), "--tasks", "60", "--wm-agent-repeats", "2"])
     suite = sim_rl.write_suite(tmp_path / "suite.yaml", "terminal", 60, 0)
-    commands, worlds = [], []
-    monkeypatch.setattr(sim_rl, "trajforge_allowing_errors", lambda *a: commands.append(a) or 1.0)
-    monkeypatch.setattr(sim_rl, "world_model", lambda a, out, s, suffix="": worlds.append(suffix) or out / suffix)
-    world = sim_rl.world_model_with_agent(args, tmp_path, tmp_path / "agent-sft" / "checkpoint-9", {})
+    fake = Fake()
+    world = sim_rl.world_model_with_agent(args, tmp_path, tmp_path / "agent-sft" / "checkpoint-9", Stages(
+        tmp_path, {}, run=fake))  # fmt: skip
 
-    (command,) = commands
+    (command, build, cpt) = fake.commands
     collected = {command[i + 1] for i, flag in enumerate(command) if flag == "--task"}
     held_out = {t.id for part in ("test", "validation")
                 for t in held_out_suites([load_suite(str(suite))], SplitConfig(), part)[0].tasks}  # fmt: skip
@@ -299,112 +364,114 @@ def test_the_sft_agents_episodes_are_collected_on_training_tasks_only_and_train_
     assert command[command.index("--agent") + 1] == str(tmp_path / "agent-sft" / "checkpoint-9")
     assert command[command.index("--repeats") + 1] == "2" and command[command.index("--run-id") + 1] == "agent"
     assert command[command.index("--temperature") + 1] == "1.0"  # agent-rl's default sampling temperature
-    assert worlds == ["-agent"] and world == tmp_path / "-agent"
+    assert build[build.index("--output") + 1] == str(tmp_path / "corpus-agent")
+    assert world == tmp_path / "world-agent" / "checkpoint-60"
     said = sim_rl.header(args, [{"clean": {"episodes": 6}}], None)
     assert "trained again with 2 real SFT-agent episodes per training task" in said
     assert "trained again" not in sim_rl.header(terminal([]), [{"clean": {"episodes": 6}}], None)
 
 
-def test_sim_check_runs_the_episodes_of_the_agent_every_rl_row_starts_from(tmp_path, monkeypatch):
-    commands = []
-    monkeypatch.setattr(sim_rl, "trajforge_allowing_errors", lambda *a: commands.append(a) or 1.0)
-    (tmp_path / "sim-check.json").write_text('{"world_model": "wm", "single_step": {}}')
+def test_sim_check_runs_the_episodes_of_the_agent_every_rl_row_starts_from_and_never_shows_a_checks_value(tmp_path):
+    fake = Fake()
     sft = tmp_path / "agent-sft" / "checkpoint-9"
-    result = sim_rl.sim_check(terminal([]), tmp_path, tmp_path / "world", sft, {})
-    (command,) = commands
+    result = sim_rl.sim_check(terminal([]), tmp_path, tmp_path / "world", sft, Stages(tmp_path, {}, run=fake))
+    (command,) = fake.commands
     assert command[0] == "sim-check" and command[command.index("--agent") + 1] == str(sft)
     assert command[command.index("--world-model") + 1] == str(tmp_path / "world") and result["world_model"] == "wm"
-    assert command[command.index("--part") + 1] == "test"
+    assert command[command.index("--part") + 1] == "test" and "--simulate-file-check" not in command
 
 
-def test_an_agent_of_another_model_trains_from_it_with_its_own_learning_rate(tmp_path, monkeypatch):
-    commands = []
-    monkeypatch.setattr(sim_rl, "trajforge", lambda *a: commands.append(a) or 1.0)
+def test_an_agent_of_another_model_trains_from_it_with_its_own_learning_rate(tmp_path):
     argv = ["--output", str(tmp_path), "--lr", "2e-3", "--hidden-size", "256", "--agent-init", "smollm2"]
     args = terminal([*argv, "--agent-lr", "1e-4"])
-    sim_rl.agent_sft(args, tmp_path, {})
-    (command,) = commands
+    fake = Fake()
+    sim_rl.agent_sft(args, tmp_path, Stages(tmp_path / "a", {}, run=fake))
+    (command,) = fake.commands
     assert command[command.index("--init") + 1] == "smollm2" and "--tokenizer" not in command
     assert command[command.index("--lr") + 1] == "0.0001" and "--hidden-size" not in command
     assert "(agent: smollm2)" in sim_rl.header(args, [{"clean": {"episodes": 6}}], None)
 
-    commands.clear()
-    sim_rl.agent_sft(terminal(argv[:-2]), tmp_path, {})
-    (command,) = commands  # the default: the tiny agent in the world model's tokenizer, with the world model's shape
+    fake = Fake()
+    sim_rl.agent_sft(terminal(argv[:-2]), tmp_path, Stages(tmp_path / "b", {}, run=fake))
+    (command,) = fake.commands  # the default: the tiny agent in the world model's tokenizer and shape
     assert command[command.index("--tokenizer") + 1] == str(tmp_path / "world" / "tokenizer")
     assert command[command.index("--lr") + 1] == "0.002" and command[command.index("--hidden-size") + 1] == "256"
     with pytest.raises(SystemExit):
         sim_rl.arguments(["--init", "smollm2", "--agent-init", "tiny"])
 
 
-def test_auto_decides_file_comparisons_by_the_rule_that_agrees_better_and_reports_its_agreement():
-    result = checked(0.85, 60.0, 0.527, 0.95)
-    assert sim_rl.file_check_rule("auto", result) == "content"  # no exit-code figure recorded: the default
-    result["episodes"]["success"]["all"]["by_exit_code"] = {"agreement": 0.74}
-    assert sim_rl.file_check_rule("auto", result) == "exit-code"
-    assert sim_rl.file_check_rule("content", result) == "content"  # as the user said
-    assert sim_rl.fidelity(result, "exit-code")["success_agreement"] == 0.74
-    assert sim_rl.fidelity(result)["success_agreement"] == 0.527
-    result["episodes"]["success"]["all"]["by_exit_code"] = {"agreement": 0.527}
-    assert sim_rl.file_check_rule("auto", result) == "content"  # a tie keeps the content rule
+def flag_of(command: tuple, name: str) -> str | None:
+    return command[command.index(name) + 1] if name in command else None
 
 
-def test_auto_chooses_the_file_check_rule_on_the_validation_tasks_never_on_the_test_tasks(tmp_path, monkeypatch):
-    """The validation sim-check's episodes favour the exit-code rule, the test sim-check's the content rule: the rule
-    is the validation one, and the test part's sim-check is not run to choose it."""
-    validation, test = checked(0.85, 60.0, 0.60, 0.95), checked(0.85, 60.0, 0.90, 0.95)
-    validation["episodes"]["success"]["all"]["by_exit_code"] = {"agreement": 0.80}
-    test["episodes"]["success"]["all"]["by_exit_code"] = {"agreement": 0.50}
-    parts = []
-
-    def sim_check(args, out, world, sft, seconds, part="test"):
-        parts.append(part)
-        return {"validation": validation, "test": test}[part]
-
-    monkeypatch.setattr(sim_rl, "sim_check", sim_check)
-    rule, chosen_on = sim_rl.choose_file_check(terminal(["--file-check", "auto"]), tmp_path, tmp_path, tmp_path, {})
-    assert (rule, chosen_on, parts) == ("exit-code", validation, ["validation"])
-    assert sim_rl.choose_file_check(terminal(["--file-check", "content"]), tmp_path, tmp_path, tmp_path, {}) == (
-        "content", None)  # fmt: skip
-    assert parts == ["validation"]  # a rule the user gave needs no choosing
-
-
-def test_the_validation_sim_check_reports_apart_from_the_test_one(tmp_path, monkeypatch):
-    commands = []
-    monkeypatch.setattr(sim_rl, "trajforge_allowing_errors", lambda *a: commands.append(a) or 1.0)
-    (tmp_path / "sim-check-validation.json").write_text('{"world_model": "wm", "single_step": {}}')
-    sim_rl.sim_check(terminal([]), tmp_path, tmp_path / "world", tmp_path / "sft", {}, part="validation")
-    (command,) = commands
-    assert command[command.index("--part") + 1] == "validation"
-    assert command[command.index("--report") + 1] == str(tmp_path / "sim-check-validation.json")
-
-
-def test_every_rl_row_is_trained_once_per_seed_from_the_same_sft_start(tmp_path, monkeypatch):
-    commands = []
-    monkeypatch.setattr(sim_rl, "trajforge", lambda *a: commands.append(a) or 1.0)
+def test_every_rl_row_is_trained_once_per_seed_from_the_same_sft_start_saving_half_way(tmp_path):
+    fake = Fake()
     sft = tmp_path / "agent-sft" / "checkpoint-9"
-    args = terminal(["--seeds", "0", "1", "2", "--rl-steps", "5"])
-    rows = sim_rl.rl_rows(args, tmp_path, sft, tmp_path / "world", "content", {})
-    assert len(commands) == 9 and all(c[c.index("--init") + 1] == str(sft) for c in commands)
-    assert [c[c.index("--seed") + 1] for c in commands] == ["0"] * 3 + ["1"] * 3 + ["2"] * 3
+    args = terminal(["--seeds", "0", "1", "2", "--rl-steps", "5", "--audit-every", "2"])
+    rows = sim_rl.rl_rows(args, tmp_path, sft, tmp_path / "world", Stages(tmp_path, {}, run=fake))
+    commands = fake.commands
+    assert len(commands) == 9 and all(flag_of(c, "--init") == str(sft) for c in commands)
+    assert [flag_of(c, "--seed") for c in commands] == ["0"] * 3 + ["1"] * 3 + ["2"] * 3
+    assert {flag_of(c, "--save-every") for c in commands} == {"2"} and {flag_of(c, "--guide") for c in commands} == {
+        "none"}  # fmt: skip
     assert rows[sim_rl.CONTROLLED_RL] == [tmp_path / f"rl-controlled-seed-{s}" / "checkpoint-5" for s in (0, 1, 2)]
-    assert len({c[c.index("-o") + 1] for c in commands}) == 9  # every run into its own folder
+    assert len({flag_of(c, "-o") for c in commands}) == 9  # every run into its own folder
     checks = [c for c in commands if "--sim-check-corpus" in c]  # the simulator's figures read the SFT start: once
-    assert len(checks) == 1 and checks[0][checks[0].index("-o") + 1] == str(tmp_path / "rl-sim-seed-0")
+    assert len(checks) == 1 and flag_of(checks[0], "-o") == str(tmp_path / "rl-sim-seed-0")
+    audited = {flag_of(c, "-o").rsplit("/", 1)[1] for c in commands if flag_of(c, "--audit-every") == "2"}
+    assert audited == {f"rl-{row}-seed-{s}" for row in ("sim", "controlled") for s in (0, 1, 2)}  # real RL: none
+    assert not any("--simulate-file-check" in c for c in commands)
+    unaudited = Fake()
+    sim_rl.rl_rows(terminal(["--audit-every", "0"]), tmp_path / "x", sft, tmp_path, Stages(tmp_path / "x", {},
+                   run=unaudited))  # fmt: skip
+    assert len(unaudited.commands) == 3 and not any("--audit-every" in c for c in unaudited.commands)
 
 
-def test_agent_eval_is_greedy_unless_several_samples_are_asked_for_and_the_header_says_how_it_sampled(
-    tmp_path, monkeypatch
-):
-    commands = []
-    monkeypatch.setattr(sim_rl, "trajforge_allowing_errors", lambda *a: commands.append(a) or 1.0)
-    (tmp_path / "eval-clean.json").write_text('{"agents": []}')
+def test_with_a_guide_every_rl_row_runs_guided_and_unguided_from_the_same_start_seeds_and_episodes(tmp_path):
+    fake = Fake()
+    sft = tmp_path / "agent-sft" / "checkpoint-9"
+    args = terminal(["--seeds", "0", "1", "--guide", "scripted"])
+    rows = sim_rl.rl_rows(args, tmp_path, sft, tmp_path / "world", Stages(tmp_path, {}, run=fake))
+    assert list(rows) == [f"{row}, {arm}" for row in sim_rl.RL_ROWS for arm in ("guide scripted", "no guide")]
+    assert len(fake.commands) == 12 and len({flag_of(c, "-o") for c in fake.commands}) == 12
+    by_run = {}
+    for c in fake.commands:
+        apart = ("--guide", "-o", "--sim-check-corpus")  # the simulator's figures before RL: read once, by the first
+        rest = [x for i, x in enumerate(c) if x not in apart and c[i - 1] not in apart]
+        by_run.setdefault(tuple(rest), []).append(flag_of(c, "--guide"))
+    assert sorted(by_run.values()) == [["scripted", "none"]] * 6  # each run twice, differing only in its guide
+    assert rows["RL in the real environment, no guide"] == [tmp_path / f"rl-real-none-seed-{s}" / "checkpoint-3"
+                                                            for s in (0, 1)]  # fmt: skip
+    assert sum("--sim-check-corpus" in c for c in fake.commands) == 1
+
+
+def test_guided_minus_unguided_is_paired_per_row_and_the_targets_read_the_guided_rows(capsys):
+    guided, unguided = (f"{sim_rl.CONTROLLED_RL}, guide scripted", f"{sim_rl.CONTROLLED_RL}, no guide")
+    names = [sim_rl.SCRIPTED, sim_rl.SFT, *(sim_rl.arm(r, g) for r in sim_rl.RL_ROWS for g in ("scripted", "none"))]
+    solved = {"clean": [100, 40, 70, 50, 60, 45, 70, 40], "faulty": [90, 20, 40, 30, 25, 25, 50, 20]}
+    table = sim_rl.table(*(reports(solved[p], names) for p in ("clean", "faulty")), [0])
+    by_row = {r["row"]: r for r in table}
+    assert by_row[guided]["seeds"] == [0]
+    differences = sim_rl.guided_minus_unguided(terminal(["--guide", "scripted"]), by_row)
+    assert differences[sim_rl.CONTROLLED_RL]["clean"]["difference"] == pytest.approx(0.3)
+    assert differences[sim_rl.REAL_RL]["faults"]["difference"] == pytest.approx(0.1)
+    assert sim_rl.guided_minus_unguided(terminal([]), by_row) is None
+    found = by_target(sim_rl.targets(by_row, sim_rl.fidelity(checked()), "scripted"))
+    assert found[GAIN]["figure"] == pytest.approx(30) and found[CONTROL]["figure"] == pytest.approx(25)
+    sim_rl.print_guides(terminal(["--guide", "scripted"]), differences)
+    printed = capsys.readouterr().out
+    assert "guided minus unguided (--guide scripted; the same start, seeds and episodes" in printed
+    assert f"  {sim_rl.CONTROLLED_RL:<{len(sim_rl.SIM_RL)}} clean +30.0 points [" in printed and unguided not in printed
+
+
+def test_agent_eval_is_greedy_unless_several_samples_are_asked_for_and_the_header_says_how_it_sampled(tmp_path):
+    fake = Fake()
     agents = {sim_rl.SFT: [tmp_path / "sft"], sim_rl.REAL_RL: [tmp_path / "r0", tmp_path / "r1"]}
-    sim_rl.evaluate(terminal([]), tmp_path, agents, False, {})
-    sim_rl.evaluate(terminal(["--eval-repeats", "4"]), tmp_path, agents, False, {})
-    greedy, sampled = commands
+    sim_rl.evaluate(terminal([]), tmp_path, agents, Stages(tmp_path / "a", {}, run=fake))
+    sim_rl.evaluate(terminal(["--eval-repeats", "4"]), tmp_path, agents, Stages(tmp_path / "b", {}, run=fake))
+    greedy, sampled = fake.commands
     assert "--temperature" not in greedy and "--repeats" not in greedy  # agent-eval's default: greedy, one sample
-    assert sampled[sampled.index("--repeats") + 1] == "4" and sampled[sampled.index("--temperature") + 1] == "0.7"
+    assert flag_of(sampled, "--repeats") == "4" and flag_of(sampled, "--temperature") == "0.7"
     assert [greedy[i + 1] for i, flag in enumerate(greedy) if flag == "--agent"] == [
         str(tmp_path / name) for name in ("sft", "r0", "r1")]  # fmt: skip
     with pytest.raises(SystemExit):
@@ -415,10 +482,128 @@ def test_agent_eval_is_greedy_unless_several_samples_are_asked_for_and_the_heade
     assert "each RL row from the same agent-SFT start with one seed (0): each RL figure is from one seed" in said
 
 
+def test_the_held_out_family_row_reads_every_row_on_terminal_files_tasks_clean_and_kvstore_says_it_has_none(tmp_path):
+    fake = Fake()
+    agents = {sim_rl.SFT: [tmp_path / "sft"], sim_rl.REAL_RL: [tmp_path / "r0"]}
+    args = terminal(["--held-out-family-tasks", "30", "--task-seed", "3"])
+    found = sim_rl.held_out_family(args, tmp_path, agents, Stages(tmp_path, {}, run=fake))
+    (command,) = fake.commands
+    suite = Path(flag_of(command, "--suite"))
+    assert suite == tmp_path / "suite-held-out-family.yaml"
+    written = suite.read_text()
+    assert "family: terminal-files, count: 30, seed: 3" in written and "terminal-text" not in written
+    assert flag_of(command, "--held-out-family") == "terminal-files" and flag_of(command, "--part") == "test"
+    assert "--faults" not in command and flag_of(command, "--policy") == "scripted"
+    assert len(found["agents"]) == 3 and flag_of(command, "--report") == str(tmp_path / "eval-held-out-family.json")
+    assert "held-out family terminal-files (30 tasks, no stage trains on it), clean" in sim_rl.header(
+        args, [{"clean": {"episodes": 6}}], None)  # fmt: skip
+    kvstore = sim_rl.family_arguments(sim_rl.arguments([]), "kvstore")
+    assert sim_rl.held_out_family(kvstore, tmp_path, agents, Stages(tmp_path, {}, run=fake)) is None
+    assert "no held-out family for this environment" in sim_rl.header(kvstore, [{"clean": {"episodes": 6}}], None)
+    none = terminal(["--held-out-family-tasks", "0"])
+    assert sim_rl.held_out_family(none, tmp_path, agents, Stages(tmp_path, {}, run=fake)) is None
+    assert len(fake.commands) == 1
+
+
 def test_each_rows_reports_are_found_in_the_order_agent_eval_was_given_them():
     agents = {sim_rl.SFT: ["s"], sim_rl.REAL_RL: ["r0", "r1"], sim_rl.SIM_RL: ["u0", "u1"]}
-    report = {"agents": [{"agent": name} for name in ("scripted", "s", "r0", "r1", "u0", "u1")]}
-    found = sim_rl.reports_by_row(report, agents)
+    report_ = {"agents": [{"agent": name} for name in ("scripted", "s", "r0", "r1", "u0", "u1")]}
+    found = sim_rl.reports_by_row(report_, agents)
     assert {row: [r["agent"] for r in reports] for row, reports in found.items()} == {
         sim_rl.SCRIPTED: ["scripted"], sim_rl.SFT: ["s"], sim_rl.REAL_RL: ["r0", "r1"],
         sim_rl.SIM_RL: ["u0", "u1"]}  # fmt: skip
+
+
+def test_a_family_stopped_in_an_rl_row_reruns_only_what_was_unfinished_and_reuses_every_finished_stage(
+    tmp_path, monkeypatch, capsys
+):
+    """The first invocation is killed in the controlled RL row's run (after its half-way checkpoint); the second,
+    with the same flags, runs that row again (train resumes it from its checkpoint) and the stages after it, and
+    reuses every other stage's artifacts, seconds and peak memory."""
+    argv = ["--output", str(tmp_path), "--family", "terminal", "--guide", "scripted", "--held-out-family-tasks", "12"]
+    args, out = terminal(argv), tmp_path / "terminal"
+    killed = Fake(stop_at=out / "rl-controlled-none-seed-0")
+    monkeypatch.setattr(sim_rl, "run_command", killed)
+    with pytest.raises(KeyboardInterrupt):
+        sim_rl.run_family(args, out)
+    finished = set(json.loads((out / "stages.json").read_text())["stages"])
+    assert len(finished) == 12  # 3 collects, corpus, cpt, agent SFT, sim-check and 5 of the 6 RL runs
+
+    resumed = Fake()
+    monkeypatch.setattr(sim_rl, "run_command", resumed)
+    result = sim_rl.run_family(args, out)
+    rerun = [c[:2] if c[0] == "train" else c[:1] for c in resumed.commands]
+    assert rerun == [("train", "agent-rl"), ("agent-eval",), ("agent-eval",), ("agent-eval",)]
+    assert flag_of(resumed.commands[0], "-o") == str(out / "rl-controlled-none-seed-0")
+    assert flag_of(resumed.commands[0], "--guide") == "none"
+    assert flag_of(resumed.commands[3], "--held-out-family") == "terminal-files"
+    provenance = result["stages"]
+    assert {name for name, stage in provenance.items() if stage["reused"]} == finished
+    assert all(stage["peak_mib"] == 100.0 for stage in provenance.values())
+    printed = capsys.readouterr().out
+    assert "reused from an earlier invocation of this run: collect scripted, collect explorer" in printed
+    assert "peak resident memory: collect scripted 0.1 GiB" in printed
+    assert "s over every stage (collect scripted 1, collect explorer 1" in printed
+    assert [r["row"] for r in result["rows"]][2:] == [sim_rl.arm(r, g) for r in sim_rl.RL_ROWS
+                                                      for g in ("scripted", "none")]  # fmt: skip
+    assert "held_out_family" in result["rows"][0] and result["held_out_family"] == "terminal-files"
+    assert set(result["guided_minus_unguided"]) == set(sim_rl.RL_ROWS)
+
+    again = Fake()
+    monkeypatch.setattr(sim_rl, "run_command", again)
+    with pytest.raises(SystemExit, match="--rl-steps 3 -> 4"):
+        sim_rl.run_family(terminal([*argv, "--rl-steps", "4"]), out)
+    sim_rl.run_family(sim_rl.family_arguments(sim_rl.arguments([*argv, "--family", "kvstore"]), "terminal"), out)
+    assert again.commands == []  # which other families run beside it changes none of its stages
+
+
+def write_run(folder: Path, episodes: dict[str, tuple[str, list[str]]], source: str) -> None:
+    """A raw run folder as collect and agent-rl write it: episode key -> (outcome, its shell actions)."""
+    writer = RunWriter(folder)
+    for key, (status, actions) in episodes.items():
+        turns = [{"index": i, "action": {"kind": "shell", "content": a}, "observation": {"content": ""}}
+                 for i, a in enumerate(actions)]  # fmt: skip
+        writer.add(make_trajectory(source={"kind": source, "by": "agent-rl", "origin": key}, turns=turns,
+                                   outcome={"status": status}))  # fmt: skip
+    writer.flush()
+
+
+def test_the_audits_are_read_from_the_run_folder_agent_rl_writes(tmp_path, capsys):
+    """Step 2 of a simulated run was audited (its metrics line has `audit`), twice over a resume: the world model
+    paid two episodes the real environment failed and failed one it passed; one replay is of an earlier run of the
+    step (its actions differ) and one simulated episode ended with no decided outcome."""
+    run = tmp_path / "rl-sim-seed-0"
+    run.mkdir()
+    audit = {"episodes": 6, "agreement": 0.5, "sim_successes_real": 0.33, "real_success": 0.33,
+             "run": str(run / "audit" / "step-00002")}  # fmt: skip
+    lines = [{"step": 1, "success": 0.5}, {"step": 2, "audit": audit}, {"step": 2, "audit": audit}]
+    (run / "metrics.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    task = "sim-rl-terminal/t{}#step2.{}"
+    simulated = {task.format(1, 0): ("success", ["ls", "cat a"]), task.format(1, 1): ("success", ["ls"]),
+                 task.format(2, 0): ("success", ["echo x > a"]), task.format(2, 1): ("failure", ["echo y > a"]),
+                 task.format(3, 0): ("failure", ["true"]), task.format(3, 1): ("unknown", ["rm a"]),
+                 task.format(4, 0): ("success", ["cp a b"])}  # fmt: skip
+    real = {"t1": [("failure", ["ls", "cat a"]), ("failure", ["ls"])], "t2": [("success", ["echo x > a"]),
+            ("success", ["echo y > a"])], "t3": [("failure", ["true"]), ("failure", ["rm a"])],
+            "t4": [("success", ["cp b a"])]}  # fmt: skip
+    write_run(run / "episodes" / "step-00002", simulated, "simulated")
+    write_run(run / "episodes" / "step-00001", {task.format(1, 0).replace("step2", "step1"): ("success", ["ls"])},
+              "simulated")  # fmt: skip
+    replays = {f"sim-rl-terminal/{t}.replay-step2.{i}#0": e for t, pair in real.items() for i, e in enumerate(pair)}
+    write_run(run / "audit" / "step-00002", replays, "collected")
+    counts = sim_rl.audit_counts(run)
+    assert counts == {"steps": 1, "audited": 5, "paid_not_real": 2, "real_not_paid": 1, "undecided": 1, "stale": 1}
+    assert sim_rl.audit_counts(tmp_path / "rl-controlled-seed-0")["steps"] == 0  # a run that wrote nothing
+
+    args = terminal(["--audit-every", "2", "--seeds", "0", "1"])
+    shutil.copytree(run, tmp_path / "rl-sim-seed-1")  # seed 1's audits found the same
+    found = sim_rl.audit_figures(args, tmp_path)
+    assert found[sim_rl.SIM_RL]["pooled"]["paid_not_real"] == 4 and found[sim_rl.SIM_RL]["pooled"]["audited"] == 10
+    assert found[sim_rl.CONTROLLED_RL]["pooled"]["steps"] == 0
+    sim_rl.print_audits(args, found)
+    printed = capsys.readouterr().out
+    assert (f"  {sim_rl.SIM_RL}: paid 4 of 10 audited episodes the real environment did not (40%), did not pay 2 it "
+            "did, over 2 audited steps (2 undecided, 2 stale left out)") in printed  # fmt: skip
+    assert "    seed 1: paid 2 of 5 audited episodes" in printed
+    assert f"  {sim_rl.CONTROLLED_RL}: no audited step recorded" in printed
+    assert sim_rl.audit_figures(terminal(["--audit-every", "0"]), tmp_path) is None
