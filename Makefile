@@ -44,9 +44,10 @@ agent-demo: setup sandbox-image
 
 # Sim RL, and what it buys (benchmarks/sim_rl.py), for the generated terminal family and then the MCP kvstore
 # family: each collected (scripted, explorer, --faults unreliable), a world model, agent SFT, then the same agent-RL
-# episodes in the real environment, in the world model and in the world model under sampled controls; every row
-# measured for real on held-out tasks, clean and under real faults; the simulator's sim-check figures and a reading
-# against the targets; one table of both families at the end. Tiny models.
+# episodes in the real environment, in the world model and in the world model under sampled controls (the simulated
+# ones audited for real); every row measured for real on test tasks, clean and under real faults, and on a held-out
+# family (terminal-files); the simulator's sim-check figures and a reading against issue 55's targets; one table of
+# both families at the end. Tiny models; run again, it continues where it stopped.
 sim-demo: setup sandbox-image
 	$(BIN)/python benchmarks/sim_rl.py --output $(DATA)/sim-demo
 
