@@ -122,9 +122,22 @@ def shape(args: argparse.Namespace, sized: bool = True) -> list[str]:
     return flags
 
 
-def steps_flags(steps: int) -> list[str]:
-    """A run of `steps` steps, evaluated and saved at its end."""
-    return ["--max-steps", str(steps), "--eval-every", str(steps), "--save-every", str(steps)]
+def steps_flags(steps: int, checkpoints: int = 1) -> list[str]:
+    """A run of `steps` steps, evaluated on the validation part and saved `checkpoints` times, evenly spaced, the
+    last at its end."""
+    every = str(max(1, steps // max(1, checkpoints)))
+    return ["--max-steps", str(steps), "--eval-every", every, "--save-every", every]
+
+
+def lowest_validation_loss(run: Path) -> tuple[Path, dict[int, float]]:
+    """The run's saved checkpoint at the lowest validation loss (its in-training eval on the validation part; the
+    earlier step on a tie) and every evaluated step's loss: a choice the test part never makes."""
+    losses = {m["step"]: m["eval_loss"] for m in metrics(run) if "eval_loss" in m}  # a resumed step: its last line
+    saved = {step: loss for step, loss in losses.items() if (run / f"checkpoint-{step}").is_dir()}
+    if not saved:
+        raise ValueError(f"{run} has no saved checkpoint with a validation loss")
+    best = min(saved, key=lambda step: (saved[step], step))
+    return run / f"checkpoint-{best}", losses
 
 
 def mean_throughput(run: Path) -> float | None:

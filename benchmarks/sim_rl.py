@@ -19,7 +19,8 @@ terminal family, then the MCP kvstore family), each into OUTPUT/<family>/:
    scripted policy, the explorer, and the scripted policy under `--faults unreliable` (whose trajectories say
    what was injected where); the task split (by the task's instruction and files: 10% test, 10% validation)
    decides which tasks no stage reads;
-2. build-corpus over them and the world model: `train cpt` (then `train sft` when `--wm-sft-steps`);
+2. build-corpus over them and the world model: `train cpt` (then `train sft` when `--wm-sft-steps`), each saved
+   `--wm-checkpoints` times within its steps and the checkpoint at the lowest VALIDATION loss kept;
 3. agent SFT on the successful scripted trajectories of training tasks; with `--wm-agent-repeats N`, N real
    episodes per TRAINING task of that agent (sampled at the RL temperature) join the corpus and the world model is
    trained again on it with the same steps: the near-misses a learning agent makes, which scripted and explorer
@@ -75,6 +76,7 @@ from learning_signal import (
     agent_rl_flags,
     agent_training_arguments,
     aligned,
+    lowest_validation_loss,
     measured_trajforge,
     metrics,
     shape,
@@ -137,6 +139,8 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--task-seed", type=int, default=0)
     parser.add_argument("--cpt-steps", type=int, default=60, help="world-model CPT steps")
     parser.add_argument("--wm-sft-steps", type=int, default=0, help="world-model SFT steps after CPT (0: none)")
+    parser.add_argument("--wm-checkpoints", type=int, default=1, help="checkpoints of each world-model run, "
+                        "evenly spaced: the one at the lowest validation loss is the world model")  # fmt: skip
     parser.add_argument("--sft-steps", type=int, default=100, help="agent-SFT steps")
     parser.add_argument("--rl-steps", type=int, default=3, help="agent-RL steps, the same for every RL row")
     parser.add_argument("--control", default="unreliable", help="the controlled row's control preset or YAML")
@@ -206,23 +210,35 @@ def collect(args, out: Path, stages: Stages) -> Path:
 
 def world_model(args, out: Path, stages: Stages, suffix: str = "") -> Path:
     """The corpus of every collected episode (OUTPUT/raw/*), and the world model trained on it: CPT, then SFT when
-    asked; `suffix` names a second one's folders and stages (corpus-agent, world-agent)."""
+    asked, each saved `--wm-checkpoints` times and the checkpoint at its lowest validation loss kept (chosen on the
+    validation part); `suffix` names a second one's folders and stages (corpus-agent, world-agent)."""
     corpus, world = out / f"corpus{suffix}", out / f"world{suffix}"
     flags = ["--input", str(out / "raw"), "--output", str(corpus), "--min-turns", "0", "--no-near-dedup"]
     stages.run(f"build-corpus{suffix}", corpus / MANIFEST, "build-corpus", *flags)
     init = [] if args.init == "tiny" else ["--init", args.init]
     cpt = ["cpt", "--data", str(corpus), "-o", str(world), *init, *shape(args)]
-    checkpoint = world / f"checkpoint-{args.cpt_steps}"
-    stages.run(f"world model cpt{suffix}", checkpoint, "train", *cpt, *steps_flags(args.cpt_steps))
+    stages.run(f"world model cpt{suffix}", world / f"checkpoint-{args.cpt_steps}", "train", *cpt,
+               *steps_flags(args.cpt_steps, args.wm_checkpoints))  # fmt: skip
+    checkpoint = chosen_on_validation(args, world, args.cpt_steps, f"world model CPT{suffix}")
     if not args.wm_sft_steps:
         return checkpoint
     sft_data, sft_world = out / f"wm-sft{suffix}", out / f"world-sft{suffix}"
     stages.run(f"curate-sft{suffix}", sft_data / MANIFEST, "curate-sft", "--input", str(corpus),
                "--output", str(sft_data))  # fmt: skip
     sft = ["sft", "--data", str(sft_data), "-o", str(sft_world), "--init", str(checkpoint), *shape(args, sized=False)]
-    final = sft_world / f"checkpoint-{args.wm_sft_steps}"
-    stages.run(f"world model sft{suffix}", final, "train", *sft, *steps_flags(args.wm_sft_steps))
-    return final
+    stages.run(f"world model sft{suffix}", sft_world / f"checkpoint-{args.wm_sft_steps}", "train", *sft,
+               *steps_flags(args.wm_sft_steps, args.wm_checkpoints))  # fmt: skip
+    return chosen_on_validation(args, sft_world, args.wm_sft_steps, f"world model SFT{suffix}")
+
+
+def chosen_on_validation(args, run: Path, steps: int, what: str) -> Path:
+    """The run's last checkpoint, or with --wm-checkpoints above 1 its checkpoint at the lowest validation loss."""
+    if args.wm_checkpoints <= 1:
+        return run / f"checkpoint-{steps}"
+    checkpoint, losses = lowest_validation_loss(run)
+    said = ", ".join(f"step {step} {loss:.3f}" for step, loss in sorted(losses.items()))
+    print(f"{what}: {checkpoint.name}, the lowest validation loss ({said})")
+    return checkpoint
 
 
 def training_tasks(suite: Path) -> list[str]:

@@ -1,6 +1,7 @@
 """benchmarks/learning_signal.py's agent-RL flags: what every benchmark RL row passes to `trajforge train`."""
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -45,3 +46,17 @@ def test_the_guide_and_temperature_reach_agent_rl():
 def test_without_a_temperature_train_decides_it():
     config = as_config(learning_signal.agent_rl_flags(parsed()))
     assert config.guide == "none" and config.gspo.temperature == type(config)().gspo.temperature
+
+
+def test_the_world_model_is_the_saved_checkpoint_at_the_lowest_validation_loss(tmp_path):
+    """Issue 55: a world model trained until its validation figures stop improving, chosen on validation."""
+    lines = [{"step": 1, "loss": 3.0}, {"step": 2, "eval_loss": 2.0}, {"step": 4, "eval_loss": 1.5},
+             {"step": 6, "eval_loss": 1.5}, {"step": 8, "eval_loss": 1.7}, {"step": 3, "eval_loss": 0.1}]  # fmt: skip
+    (tmp_path / "metrics.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    for step in (2, 4, 6, 8):
+        (tmp_path / f"checkpoint-{step}").mkdir()
+    chosen, losses = learning_signal.lowest_validation_loss(tmp_path)
+    assert chosen.name == "checkpoint-4"  # step 3 was never saved; 4 and 6 tie: the earlier
+    assert losses[8] == 1.7 and len(losses) == 5
+    assert learning_signal.steps_flags(100, 4) == ["--max-steps", "100", "--eval-every", "25", "--save-every", "25"]
+    assert learning_signal.steps_flags(100) == ["--max-steps", "100", "--eval-every", "100", "--save-every", "100"]

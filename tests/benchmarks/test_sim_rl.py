@@ -607,3 +607,24 @@ def test_the_audits_are_read_from_the_run_folder_agent_rl_writes(tmp_path, capsy
     assert "    seed 1: paid 2 of 5 audited episodes" in printed
     assert f"  {sim_rl.CONTROLLED_RL}: no audited step recorded" in printed
     assert sim_rl.audit_figures(terminal(["--audit-every", "0"]), tmp_path) is None
+
+
+def test_the_world_model_is_its_checkpoint_at_the_lowest_validation_loss_saved_wm_checkpoints_times(tmp_path, capsys):
+    """Issue 55 item 1: trained within a budget of steps, the world model is chosen on the validation part."""
+
+    def fake(*command):
+        done = Fake()(*command)
+        if command[0] == "train":  # four evaluations on validation, the best at step 30
+            run = Path(command[command.index("-o") + 1])
+            for step, loss in ((15, 2.0), (30, 1.2), (45, 1.3), (60, 1.4)):
+                (run / f"checkpoint-{step}").mkdir(parents=True, exist_ok=True)
+                with (run / "metrics.jsonl").open("a") as lines:
+                    lines.write(json.dumps({"step": step, "eval_loss": loss}) + "\n")
+        return done
+
+    args = terminal(["--output", str(tmp_path), "--wm-checkpoints", "4"])
+    world = sim_rl.world_model(args, tmp_path, Stages(tmp_path, {}, run=fake))
+    assert world == tmp_path / "world" / "checkpoint-30"
+    assert "world model CPT: checkpoint-30, the lowest validation loss" in capsys.readouterr().out
+    assert sim_rl.world_model(terminal(["--output", str(tmp_path / "one")]), tmp_path / "one", Stages(
+        tmp_path / "one", {}, run=Fake())) == tmp_path / "one" / "world" / "checkpoint-60"  # fmt: skip
