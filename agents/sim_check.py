@@ -116,8 +116,6 @@ def run_prefix(config: SimCheckConfig, world: CheckedWorldModel) -> str:
     if config.agent.model is not None:  # a model's episodes depend on how it samples (a policy's do not)
         key["temperature"] = config.run.temperature
     simulation = config.simulation or Simulation(world.ref)
-    if simulation.file_check != "content":  # the runs of the default rule keep their names
-        key["file_check"] = simulation.file_check
     if simulation.max_tokens != MAX_TOKENS:
         key["max_tokens"] = simulation.max_tokens
     return f"sim-check-{config_hash(key)[:8]}"

@@ -54,7 +54,6 @@ def sim_check_command(
     judge_timeout: flags.JudgeTimeout = JUDGE_DEFAULTS.timeout,
     report: flags.Report = Path("sim-check.json"),
     predictions: flags.Predictions = None,
-    simulate_file_check: flags.SimulateFileCheck = None,
     simulate_max_tokens: flags.SimulateMaxTokens = None,
     suite: flags.Suites = list(RUN.suites),  # noqa: B006
     task: flags.Tasks = [],  # noqa: B006
@@ -107,7 +106,7 @@ def sim_check_command(
 
 
 EPISODE_FLAGS = ("suite", "task", "output", "run_id", "repeats", "concurrency", "retries", "max_turns",
-                 "command_timeout", "image", "explorer_steps", "control", "simulate_file_check", "simulate_max_tokens",
+                 "command_timeout", "image", "explorer_steps", "control", "simulate_max_tokens",
                  "agent", "agent_key_env", "policy", "temperature")  # fmt: skip
 
 
@@ -129,8 +128,7 @@ def _config(o: dict) -> SimCheckConfig:
         raise ValueError("give the world model to check: --world-model (a checkpoint folder, smollm2 or URL=MODEL)")
     agent = model_agent(o["agent"], o["agent_key_env"]) if o["agent"] else policy_agent(o["policy"])
     control = None if o["control"] in (None, "none") else o["control"]
-    world = simulation(o["world_model"], o["world_model_key_env"], file_check=o["simulate_file_check"],
-                       max_tokens=o["simulate_max_tokens"], control=control)  # fmt: skip
+    world = simulation(o["world_model"], o["world_model_key_env"], max_tokens=o["simulate_max_tokens"], control=control)
     split = SplitConfig(o["held_out"], DEFAULTS.split.sft_rl_share, o["split_seed"], tuple(o["held_out_family"]))
     run = CollectConfig(suites=tuple(o["suite"]), tasks=tuple(o["task"]), **{name: o[name] for name in RUN_FIELDS})
     return SimCheckConfig(corpus=o["corpus"], limit=o["limit"], plain=o["plain"], run=run, agent=agent, split=split,
@@ -247,19 +245,14 @@ def episode_table(result: dict, episodes: dict) -> Table:
     table = Table(title=title, box=box.SIMPLE_HEAD, caption="success: agreement over the episodes the simulator "
                   "decided; WM2Real: per turn of the replayed actions; control: instructed faults produced, and "
                   "uninstructed turns left clean (latency is not scored: no text shows it)")  # fmt: skip
-    other_rule = any("by_exit_code" in success for success in episodes["success"].values())
-    for column in ("group", "success agree %", *(["by exit code %"] if other_rule else []), "decided",
+    for column in ("group", "success agree %", "decided",
                    "WM2Real exact %", "WM2Real error flag %", "sim successes real %", "faults produced % [95%]",
                    "clean turns %"):  # fmt: skip
         table.add_column(column, justify="left" if column == "group" else "right")
-    if other_rule:
-        table.caption += ("; by exit code: the agreement had the file comparisons decided by content been decided "
-                          "by their predicted exit codes (--simulate-file-check exit-code)")  # fmt: skip
     control = episodes.get("controllability", {})
     for group, success in episodes["success"].items():
         wm2real, ctl = episodes["wm2real"].get(group, {}), control.get(group, {})
-        by_exit_code = [_percent(success.get("by_exit_code", {}).get("agreement"))] if other_rule else []
-        table.add_row(group, _percent(success["agreement"]), *by_exit_code,
+        table.add_row(group, _percent(success["agreement"]),
                       f"{success['decided']}/{success['episodes']}",
                       _percent(wm2real.get("exact_match")), _percent(wm2real.get("error_flag_agreement")),
                       _percent(wm2real.get("real_share_of_simulated_successes")),

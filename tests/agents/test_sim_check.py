@@ -213,8 +213,8 @@ def test_a_changed_simulation_rule_gets_its_own_episode_runs_and_the_defaults_ke
         return run_prefix(dataclasses.replace(default, simulation=Simulation(world.ref, **settings)), world)
 
     assert prefix() == run_prefix(default, world) == prefix(max_tokens=512)
-    names = {prefix(), prefix(max_tokens=64), prefix(file_check="exit-code")}
-    assert len(names) == 3 and all(re.fullmatch(r"sim-check-[0-9a-f]{8}", name) for name in names)
+    names = {prefix(), prefix(max_tokens=64)}
+    assert len(names) == 2 and all(re.fullmatch(r"sim-check-[0-9a-f]{8}", name) for name in names)
 
     agent = dataclasses.replace(default, agent=model_agent("runs/agent"))
     sampled = dataclasses.replace(agent, run=dataclasses.replace(default.run, temperature=0.7))
