@@ -17,6 +17,7 @@ from trajforge.collectors.config import CollectConfig
 from trajforge.collectors.simulation import Simulation
 from trajforge.collectors.tasks import Suite
 from trajforge.evaluation.fidelity import replay_figures, success_confusion
+from trajforge.evaluation.paired import clustered_share_interval
 from trajforge.sandboxes.base import Task
 from trajforge.sandboxes.controllability import controllability
 from trajforge.schemas.records import Trajectory
@@ -127,11 +128,17 @@ def _per_group(suites: list[Suite], records: dict[str, Trajectory], figure: Call
 
 
 def success_figures(suites, real, sim, plan: EpisodePlan) -> dict:
-    """Per group, the confusion of real and simulated success (the simulated one as `simulated_success` reads it)."""
+    """Per group, the confusion of real and simulated success (the simulated one as `simulated_success` reads it),
+    and the agreement's 95% interval over the decided episodes, the repeats of one task one cluster
+    (`agreement_interval`; None where none was decided)."""
 
     def figure(keys: list[str]) -> dict:
         keys = [k for k in keys if k in sim]
-        return success_confusion([(outcome_success(real[k]), plan.simulated_success(sim[k])) for k in keys])
+        pairs = [(outcome_success(real[k]), plan.simulated_success(sim[k])) for k in keys]
+        decided = [(k.rpartition("#")[0], float(r == s)) for k, (r, s) in zip(keys, pairs, strict=True)
+                   if r is not None and s is not None]  # fmt: skip
+        interval = clustered_share_interval([a for _, a in decided], [t for t, _ in decided])[1:] if decided else None
+        return success_confusion(pairs) | {"agreement_interval": list(interval) if interval else None}
 
     return {group: figure(keys) for group, keys in _keys(suites, real, plan.split).items()}
 

@@ -14,8 +14,7 @@ from collections import Counter
 from collections.abc import Hashable, Iterable
 from typing import NamedTuple
 
-from trajforge.evaluation.intervals import wilson_interval
-from trajforge.evaluation.paired import clustered_mean_interval
+from trajforge.evaluation.paired import clustered_share_interval
 from trajforge.sandboxes.control import ControlSpec, recorded_control
 from trajforge.sandboxes.fault_kinds import FAULT_KINDS, detected, fits, observable
 from trajforge.schemas.records import Action, Trajectory
@@ -79,16 +78,10 @@ def turn_controllability(turns: Iterable[ControlledTurn]) -> dict:
 
 
 def _share(units: list[tuple[Hashable, float]]) -> tuple[float | None, list[float] | None]:
-    """The mean of 0/1 outcomes and its 95% interval, resampling tasks (None, None for no unit). Where every task
-    has the same share (all produced, say) the bootstrap has nothing to resample and would give a point: Wilson's
-    interval with the tasks as the trials instead."""
+    """The mean of 0/1 outcomes and its 95% interval, resampling tasks (None, None for no unit)."""
     if not units:
         return None, None
-    tasks = [task for task, _ in units]
-    mean, low, high = clustered_mean_interval([v for _, v in units], tasks)
-    if low == high:
-        count = len(set(tasks))
-        low, high = wilson_interval(round(mean * count), count)
+    mean, low, high = clustered_share_interval([v for _, v in units], [task for task, _ in units])
     return mean, [low, high]
 
 

@@ -36,3 +36,26 @@ def test_success_agreement_reads_the_file_content_rule_only_even_where_an_exit_c
         figures = success_figures([SUITE], {KEY: real}, {KEY: sim}, PLAN)["all"]
         assert figures["agreement"] == agreed and figures["decided"] == 1
         assert "by_exit_code" not in figures  # the exit-code rule (its expected value shown to the model) is gone
+
+
+def test_success_agreement_has_its_interval_over_tasks_a_tasks_repeats_one_cluster():
+    """Two tasks of four repeats each: the simulator agrees with every real episode of one and none of the other.
+    50% agreement; resampling the two tasks gives 0, 50% or 100%, so its interval is [0, 1], wider than eight
+    independent episodes would give. Where every episode agrees, it is Wilson's interval over the tasks, not a point."""
+    from dataclasses import replace
+
+    from trajforge.evaluation.paired import clustered_share_interval
+
+    other = replace(COUNT_LINES, id="other")
+    suite = Suite(name="s", domain="terminal", path=None, tasks=(COUNT_LINES, other))
+    right, wrong = simulated("5"), simulated("4")
+    keys = [f"s/{task}#{r}" for task in ("count-lines", "other") for r in range(4)]
+    real = dict.fromkeys(keys, right)
+    sim = {k: right if k.startswith("s/count-lines") else wrong for k in keys}
+    figures = success_figures([suite], real, sim, PLAN)["all"]
+    assert figures["agreement"] == 0.5 and figures["agreement_interval"] == [0.0, 1.0]
+    _, low, high = clustered_share_interval([1.0] * 4 + [0.0] * 4, list(range(8)))  # each episode a draw
+    assert 0.0 < low < 0.5 < high < 1.0
+    agreeing = success_figures([suite], real, real, PLAN)["all"]
+    low, high = agreeing["agreement_interval"]
+    assert agreeing["agreement"] == 1.0 and high == 1.0 and 0.3 < low < 0.4  # Wilson's for 2 of 2 tasks
