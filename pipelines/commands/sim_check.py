@@ -260,11 +260,12 @@ def episode_table(result: dict, episodes: dict) -> Table:
     title += f"; {_agent_sampling(result)}"
     table = Table(title=title, box=box.SIMPLE_HEAD, caption="success: agreement over the episodes the simulator "
                   "decided, its interval over tasks (a task's repeats one cluster); WM2Real: per turn of the replayed "
-                  "actions; control: instructed faults produced, and uninstructed turns left clean (latency is not "
-                  "scored: no text shows it)")  # fmt: skip
+                  "actions; control: instructed faults produced (one told for an action never answered counts, not "
+                  "produced), uninstructed turns left clean (latency is not scored: no text shows it), and faults "
+                  "the plan put past an episode's last action (told to no one: not counted)")  # fmt: skip
     for column in ("group", "success agree % [95%]", "decided",
                    "WM2Real exact %", "WM2Real error flag %", "sim successes real %", "faults produced % [95%]",
-                   "clean turns %"):  # fmt: skip
+                   "clean turns %", "faults not reached"):  # fmt: skip
         table.add_column(column, justify="left" if column == "group" else "right")
     control = episodes.get("controllability", {})
     for group, success in episodes["success"].items():
@@ -273,7 +274,8 @@ def episode_table(result: dict, episodes: dict) -> Table:
                       f"{success['decided']}/{success['episodes']}",
                       _percent(wm2real.get("exact_match")), _percent(wm2real.get("error_flag_agreement")),
                       _percent(wm2real.get("real_share_of_simulated_successes")),
-                      describe_produced(ctl), _percent(ctl.get("clean_share")))  # fmt: skip
+                      describe_produced(ctl), _percent(ctl.get("clean_share")),
+                      str(sum(ctl["not_reached"].values())) if "not_reached" in ctl else "-")  # fmt: skip
     return table
 
 

@@ -94,6 +94,7 @@ def test_the_three_fidelity_figures_and_controllability_with_real_replays(tmp_pa
     controlled = episodes["controllability"]["all"]
     assert controlled["instructed_faults"] == 1 and controlled["produced_share"] == 1.0
     assert controlled["uninstructed_turns"] == 1 and controlled["clean_share"] == 1.0
+    assert controlled["unanswered"] == {} and controlled["not_reached"] == {}  # the plan's 2 actions: both taken
 
 
 @pytest.mark.slow
