@@ -53,7 +53,7 @@ def agent_rl_config(**flags) -> AgentRLConfig:
         raise ValueError("--world-model-key-env: only a --world-model endpoint (URL=MODEL) has a key")
     given["simulation"] = simulation(
         given.pop("world_model", None), given.pop("world_model_key_env", WORLD_MODEL_KEY_ENV),
-        **{name: given.pop(f"simulate_{name}", None) for name in ("prompt", "file_check", "max_tokens")},
+        **{name: given.pop(f"simulate_{name}", None) for name in ("prompt", "max_tokens")},
         control=given.pop("control", None),
     )  # fmt: skip
     if "suite" in given:

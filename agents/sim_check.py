@@ -21,7 +21,6 @@ from trajforge.agents.agent_eval import (
     EpisodeSampling,
     EvaluatedAgent,
     family_label,
-    paired_dict,
     refuse_greedy_copies,
 )
 from trajforge.agents.sim_episodes import EpisodePlan, outcome_success, run_episodes
@@ -33,7 +32,7 @@ from trajforge.evaluation.extraction import extract_prediction
 from trajforge.evaluation.factory import JudgeSpec
 from trajforge.evaluation.fidelity import one_sided, step_figures, turn_agreement
 from trajforge.evaluation.models import ChatModel, Sampling
-from trajforge.evaluation.paired import paired_difference
+from trajforge.evaluation.paired import clustered_share_interval, paired_difference
 from trajforge.evaluation.turns import corpus_turn
 from trajforge.sandboxes.control import load_control, recorded_control
 from trajforge.sandboxes.controllability import ControlledTurn, turn_controllability
@@ -116,8 +115,6 @@ def run_prefix(config: SimCheckConfig, world: CheckedWorldModel) -> str:
     if config.agent.model is not None:  # a model's episodes depend on how it samples (a policy's do not)
         key["temperature"] = config.run.temperature
     simulation = config.simulation or Simulation(world.ref)
-    if simulation.file_check != "content":  # the runs of the default rule keep their names
-        key["file_check"] = simulation.file_check
     if simulation.max_tokens != MAX_TOKENS:
         key["max_tokens"] = simulation.max_tokens
     return f"sim-check-{config_hash(key)[:8]}"
@@ -193,45 +190,69 @@ def single_step(
     judge = config.judge.build()
     models: list[ChatModel] = [model, *baseline_models(config.corpus, _Warnings(warn))]
     figures: dict = defaultdict(dict)
-    agreement: dict[str, tuple[list[int], list[int]]] = {}
+    per_turn: dict[str, dict[str, list]] = {}
+    episodes = [id(row) for _, _, row in turns]  # the turns of one episode: one cluster of every interval
     for chat in models:
         answers = [
             chat.answer([{"role": r, "content": c} for r, c in turn.messages], config.sampling.for_item(turn.id))
             for turn, _, _ in progress(turns, f"single step: {chat.name}", len(turns))
         ]
-        agreement[chat.name] = turn_agreement([t for t, _, _ in turns], answers)
-        for group in sorted({g for _, g, _ in turns}) + ["all"]:
-            chosen = [(t, a, row) for (t, g, row), a in zip(turns, answers, strict=True) if group in (g, "all")]
-            step = step_figures(chat.name, [t for t, _, _ in chosen], [a for _, a, _ in chosen], judge,
-                                details if group == "all" else None)  # fmt: skip
-            figures[group][chat.name] = step | _instructed_turns(chosen)
+        per_turn[chat.name] = model_step_figures(chat.name, turns, answers, episodes, judge, figures, details)
     figures = dict(figures)
-    paired = paired_with_baselines(model.name, agreement, [g for _, g, _ in turns], [id(row) for _, _, row in turns])
+    paired = paired_with_baselines(model.name, per_turn, [g for _, g, _ in turns], episodes)
     for group, against in paired.items():
         figures[group][model.name]["paired"] = against
     return figures
 
 
-def paired_with_baselines(world: str, agreement: dict, groups: list[str], episodes: list) -> dict:
-    """{group: {baseline: {figure: paired difference}}}: the world model's exact match and error-flag agreement
-    minus each baseline's, on the same turns (`agreement`: model -> the two per-turn 1/0 lists), the turns of one
-    episode one cluster (they share its files and history)."""
+def model_step_figures(name: str, turns: list, answers: list, episodes: list, judge, figures: dict,
+                   details: list[dict] | None) -> dict[str, list]:  # fmt: skip
+    """One model's figures per group (and over all) into `figures[group][name]`, its exact match with its interval
+    over turns, an episode's turns one cluster; returns its per-turn values of PAIRED_FIGURES (a factuality of
+    None where the judge gave no score)."""
+    exact, flags = turn_agreement([t for t, _, _ in turns], answers)
+    scores: list[dict] = []
+    for group in sorted({g for _, g, _ in turns}) + ["all"]:
+        chosen = [i for i, (_, g, _) in enumerate(turns) if group in (g, "all")]
+        picked = [(turns[i][0], answers[i], turns[i][2]) for i in chosen]
+        step = step_figures(name, [t for t, _, _ in picked], [a for _, a, _ in picked], judge,
+                            details if group == "all" else None, scores if group == "all" else None)  # fmt: skip
+        _, low, high = clustered_share_interval([exact[i] for i in chosen], [episodes[i] for i in chosen])
+        figures[group][name] = step | {"exact_match_interval": [low, high]} | _instructed_turns(picked)
+    factuality = [s.get("factuality") for s in scores]
+    return {"exact_match": exact, "error_flag_agreement": flags, "judge_factuality": factuality}
+
+
+def paired_with_baselines(world: str, per_turn: dict, groups: list[str], episodes: list) -> dict:
+    """{group: {baseline: {figure: paired difference}}}: the world model's exact match, error-flag agreement and
+    judge factuality minus each baseline's, on the same turns (`per_turn`: model -> figure -> its per-turn values:
+    1/0, and factuality 0-100 or None where the judge gave no score: paired over the turns both have), the turns
+    of one episode one cluster (they share its files and history). None where no turn pairs."""
     paired: dict = {}
     for group in sorted(set(groups)) + ["all"]:
         chosen = [i for i, g in enumerate(groups) if group in (g, "all")]
-        clusters = [episodes[i] for i in chosen]
-        for name, theirs in agreement.items():
+        for name, theirs in per_turn.items():
             if name == world:
                 continue
             figures = {}
-            for figure, ours, other in zip(PAIRED_FIGURES, agreement[world], theirs, strict=True):
-                difference = paired_difference([other[i] for i in chosen], [ours[i] for i in chosen], clusters)
-                figures[figure] = paired_dict(difference, of="turns")
+            for figure, (unit, scale) in PAIRED_FIGURES.items():
+                ours, other = per_turn[world][figure], theirs[figure]
+                both = [i for i in chosen if ours[i] is not None and other[i] is not None]
+                if not both:
+                    figures[figure] = None
+                    continue
+                d = paired_difference([other[i] for i in both], [ours[i] for i in both], [episodes[i] for i in both])
+                figures[figure] = dataclasses.asdict(d) | {"unit": unit, "describe": d.describe(scale, of="turns")}
             paired.setdefault(group, {})[name] = figures
     return paired
 
 
-PAIRED_FIGURES = ("exact_match", "error_flag_agreement")
+# figure -> (the unit of its paired difference as recorded, the scale its `describe` prints it at, in points)
+PAIRED_FIGURES = {
+    "exact_match": ("share of turns (0-1)", 100.0),
+    "error_flag_agreement": ("share of turns (0-1)", 100.0),
+    "judge_factuality": ("factuality, 0-100 as judge_factuality", 1.0),
+}
 
 
 def _instructed_turns(chosen: list) -> dict:
@@ -258,29 +279,41 @@ class Thresholds:
 
 
 def below_thresholds(result: dict, thresholds: Thresholds = Thresholds()) -> list[str]:
-    """One line per figure of `check_simulator`'s result (over all groups) below its threshold, and per baseline
-    the world model does not beat on facts; [] when it clears them all."""
-    warnings = []
+    """One line per figure of `check_simulator`'s result (over all groups) that does not clear its threshold (below
+    it, or its 95% interval reaching below it), and per baseline the world model is not above, on the same turns,
+    in exact match or factuality (the paired difference's interval holds zero); [] when it clears them all."""
     step = result["single_step"].get("all", {})
     world = step.get(result["world_model"], {})
-    exact = world.get("exact_match")
-    if exact is not None and exact < thresholds.exact_match:
-        warnings.append(f"single-step exact match {exact:.1%} is below {thresholds.exact_match:.0%}")
-    for name, figures in step.items():
-        ours, theirs = world.get("judge_factuality"), figures.get("judge_factuality")
-        if name != result["world_model"] and ours is not None and theirs is not None and ours <= theirs:
-            warnings.append(f"factuality {ours:.1f} does not beat the baseline {name} ({theirs:.1f})")
+    exact = _short_of("single-step exact match", world.get("exact_match"), world.get("exact_match_interval"),
+                      thresholds.exact_match)  # fmt: skip
+    warnings = [exact] if exact else []
     for name, paired in world.get("paired", {}).items():  # on the same turns: above the baseline beyond noise?
-        if (exact := paired["exact_match"]) is not None and exact["low"] <= 0:
-            warnings.append(f"exact match is not above the baseline {name}: {exact['describe']}")
+        for figure, words in (("exact_match", "exact match"), ("judge_factuality", "factuality")):
+            if (difference := paired.get(figure)) is not None and difference["low"] <= 0:
+                warnings.append(f"{words} is not above the baseline {name}: {difference['describe']}")
     episodes = result.get("episodes", {})
     success = episodes.get("success", {}).get("all", {})
     agreement = success.get("agreement")
-    if agreement is not None and agreement < thresholds.success_agreement:
-        warnings.append(f"success agreement {agreement:.1%} is below {thresholds.success_agreement:.0%}")
+    if short := _short_of("success agreement", agreement, success.get("agreement_interval"),
+                          thresholds.success_agreement):  # fmt: skip
+        warnings.append(short)
     elif agreement is not None and (why := one_sided(success.get("real_outcomes"))):
         warnings.append(f"success agreement {agreement:.1%} decides nothing: {why}")
-    produced = episodes.get("controllability", {}).get("all", {}).get("produced_share")
-    if produced is not None and produced < thresholds.faults_produced:
-        warnings.append(f"instructed faults produced {produced:.1%}, below {thresholds.faults_produced:.0%}")
+    control = episodes.get("controllability", {}).get("all", {})
+    if short := _short_of("instructed faults produced", control.get("produced_share"),
+                          control.get("produced_interval"), thresholds.faults_produced):  # fmt: skip
+        warnings.append(short)
     return warnings
+
+
+def _short_of(figure: str, value: float | None, interval: list | None, threshold: float) -> str | None:
+    """Why a share does not clear `threshold`, in words, or None when it does (or is not measured): it is below it,
+    or its 95% interval (when recorded) reaches below it, so it is not shown to reach it."""
+    if value is None:
+        return None
+    shown = f"{figure} {value:.1%}" + (f" [{interval[0]:.1%}, {interval[1]:.1%}]" if interval else "")
+    if value < threshold:
+        return f"{shown} is below {threshold:.0%}"
+    if interval and interval[0] < threshold:
+        return f"{shown} is not shown to reach {threshold:.0%}: its 95% interval reaches below it"
+    return None

@@ -7,7 +7,6 @@ A simulated episode's success is read by `simulated_success` (its outcome: the t
 where the simulator decides one; undecided otherwise): pluggable, as SimCheckConfig.simulated_success."""
 
 import dataclasses
-import json
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from trajforge.collectors.config import CollectConfig
 from trajforge.collectors.simulation import Simulation
 from trajforge.collectors.tasks import Suite
 from trajforge.evaluation.fidelity import replay_figures, success_confusion
+from trajforge.evaluation.paired import clustered_share_interval
 from trajforge.sandboxes.base import Task
 from trajforge.sandboxes.controllability import controllability
 from trajforge.schemas.records import Trajectory
@@ -30,21 +30,6 @@ def outcome_success(trajectory: Trajectory) -> bool | None:
     """Success as the episode's outcome says it: True, False, or None when nothing decided it."""
     status = trajectory.outcome.status
     return True if status == "success" else False if status in ("failure", "agent_error", "timeout") else None
-
-
-def exit_code_success(trajectory: Trajectory) -> bool | None:
-    """Success had a file comparison the world model decided by the file's content been decided by the check's
-    predicted exit code, which such an episode records beside (`check_exit_code`); else its outcome's success."""
-    recorded = _recorded_exit_code(trajectory)
-    return outcome_success(trajectory) if recorded is _NONE else recorded == 0
-
-
-_NONE = object()  # no check_exit_code recorded (a recorded one may itself be None: no exit code predicted)
-
-
-def _recorded_exit_code(trajectory: Trajectory):
-    verifier = json.loads(trajectory.outcome.verifier) if trajectory.outcome.verifier else None
-    return verifier.get("check_exit_code", _NONE) if isinstance(verifier, dict) else _NONE
 
 
 @dataclass(frozen=True)
@@ -143,16 +128,17 @@ def _per_group(suites: list[Suite], records: dict[str, Trajectory], figure: Call
 
 
 def success_figures(suites, real, sim, plan: EpisodePlan) -> dict:
-    """Per group, the confusion of real and simulated success; where some file comparisons were decided by the
-    file's content, also `by_exit_code`: the same episodes had their checks' predicted exit codes decided them."""
+    """Per group, the confusion of real and simulated success (the simulated one as `simulated_success` reads it),
+    and the agreement's 95% interval over the decided episodes, the repeats of one task one cluster
+    (`agreement_interval`; None where none was decided)."""
 
     def figure(keys: list[str]) -> dict:
         keys = [k for k in keys if k in sim]
-        confusion = success_confusion([(outcome_success(real[k]), plan.simulated_success(sim[k])) for k in keys])
-        if any(_recorded_exit_code(sim[k]) is not _NONE for k in keys):
-            by_exit_code = [(outcome_success(real[k]), exit_code_success(sim[k])) for k in keys]
-            confusion["by_exit_code"] = success_confusion(by_exit_code)
-        return confusion
+        pairs = [(outcome_success(real[k]), plan.simulated_success(sim[k])) for k in keys]
+        decided = [(k.rpartition("#")[0], float(r == s)) for k, (r, s) in zip(keys, pairs, strict=True)
+                   if r is not None and s is not None]  # fmt: skip
+        interval = clustered_share_interval([a for _, a in decided], [t for t, _ in decided])[1:] if decided else None
+        return success_confusion(pairs) | {"agreement_interval": list(interval) if interval else None}
 
     return {group: figure(keys) for group, keys in _keys(suites, real, plan.split).items()}
 

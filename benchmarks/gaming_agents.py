@@ -98,7 +98,7 @@ def run_agent(args: argparse.Namespace, suites: list[Suite], agent: str) -> dict
 
 def simulated_paid(args: argparse.Namespace, played: list[Suite], agent: str, index: int) -> dict:
     """The agent's paid share in the `index`-th world model."""
-    world = simulation(args.world_model[index], file_check=args.file_check, prompt=args.prompt)
+    world = simulation(args.world_model[index], prompt=args.prompt)
     config = dataclasses.replace(base_config(args), simulation=world, run_id=f"gaming-{agent}-wm{index}")
     return paid(collect(config, print, print, suites=simulated_suites(played, world)).run_dir)
 
@@ -130,7 +130,6 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--suite", action="append", required=True, help="a suite whose held-out tasks are played")
     parser.add_argument("--world-model", action="append", required=True, help="a checkpoint or URL=MODEL")
     parser.add_argument("--agent", choices=sorted(GAMING_AGENTS), action="append", help="default: every one")
-    parser.add_argument("--file-check", choices=("content", "exit-code"), default="content")
     parser.add_argument(
         "--prompt",
         choices=("auto", "plain", "template"),

@@ -1,7 +1,7 @@
-"""A simulation as one value: which world model answers every action, how it is asked, how a task's check is decided
-in it, how many tokens one observation may take, the judge of completion for tasks without a check, and the
-distribution of control specs its episodes sample. `collect`, `train agent-rl`, `sim-check` and the text
-environment take it whole; `--world-model` and the flags beside it (pipelines/commands/flags.py) fill it.
+"""A simulation as one value: which world model answers every action, how it is asked, how many tokens one observation
+may take, the judge of completion for tasks without a check, and the distribution of control specs its episodes
+sample. `collect`, `train agent-rl`, `sim-check` and the text environment take it whole; `--world-model` and the
+flags beside it (pipelines/commands/flags.py) fill it.
 
 Light to import: a config holds it before anything runs."""
 
@@ -9,7 +9,6 @@ from dataclasses import dataclass, replace
 from typing import Literal, get_args
 
 from trajforge.endpoints.model_ref import ModelRef, ModelRefError, parse_model
-from trajforge.schemas.check_turn import FILE_CHECKS, FileCheck
 
 Prompt = Literal["auto", "plain", "template"]
 PROMPTS: tuple[str, ...] = get_args(Prompt)
@@ -17,8 +16,7 @@ WORLD_MODEL_KEY_ENV = "TRAJFORGE_WORLD_MODEL_API_KEY"  # the default variable ho
 JUDGE_KEY_ENV = "TRAJFORGE_SIMULATE_JUDGE_API_KEY"
 MAX_TOKENS = 512
 # the command-line flag of each setting, for messages (pipelines/commands/flags.py declares them)
-SETTING_FLAGS = {"prompt": "--simulate-prompt", "file_check": "--simulate-file-check",
-                 "max_tokens": "--simulate-max-tokens", "control": "--control",
+SETTING_FLAGS = {"prompt": "--simulate-prompt", "max_tokens": "--simulate-max-tokens", "control": "--control",
                  "instruction": "--simulation-instruction"}  # fmt: skip
 
 
@@ -28,7 +26,6 @@ class Simulation:
     # how the world model was trained to be asked: plain (the system prompt as CPT renders it), template (a
     # world-model template asking for <predicted_observation>: SFT, RL), auto (plain for a CPT checkpoint)
     prompt: Prompt = "auto"
-    file_check: FileCheck = "content"  # a check comparing one file with a value: by predicted content or exit code
     max_tokens: int = MAX_TOKENS  # the most tokens the world model writes for one observation
     completion_judge: ModelRef | None = None  # an endpoint judging completion of tasks without a check of their own
     control: str | None = None  # a control preset or YAML distribution: each episode samples a spec from it
@@ -37,8 +34,6 @@ class Simulation:
     def __post_init__(self):
         if self.prompt not in PROMPTS:
             raise ValueError(f"--simulate-prompt {self.prompt!r}: choose {', '.join(PROMPTS)}")
-        if self.file_check not in FILE_CHECKS:
-            raise ValueError(f"--simulate-file-check {self.file_check!r}: choose {' or '.join(FILE_CHECKS)}")
         if self.max_tokens < 1:
             raise ValueError(f"--simulate-max-tokens {self.max_tokens}: give at least 1")
         if self.completion_judge is not None and self.completion_judge.endpoint is None:
@@ -50,8 +45,7 @@ class Simulation:
         runs made before a setting existed keep their ids."""
         defaults = Simulation(self.world_model)
         recorded = {"simulate": self.world_model.text}
-        for name, key in (("prompt", "simulate_prompt"), ("file_check", "simulate_file_check"),
-                          ("max_tokens", "simulate_max_tokens")):  # fmt: skip
+        for name, key in (("prompt", "simulate_prompt"), ("max_tokens", "simulate_max_tokens")):
             if getattr(self, name) != getattr(defaults, name):
                 recorded[key] = getattr(self, name)
         if self.completion_judge is not None:

@@ -16,7 +16,7 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from trajforge.evaluation.benchmark import score
+from trajforge.evaluation.benchmark import SCORE_KEYS, score
 from trajforge.evaluation.extraction import extract_prediction
 from trajforge.evaluation.facts import normalized
 from trajforge.evaluation.judge import Judge
@@ -86,12 +86,14 @@ def step_figures(
     answers: Sequence[str | None],
     judge: Judge,
     details: list[dict] | None = None,
+    scores: list[dict] | None = None,
 ) -> dict:
     """Exact match and error-flag agreement over the turns (an unanswered turn, None, counts as a miss: the
     simulator would have had nothing to show), exact match per action label (most turns first) and per answer
     source (SOURCES' order), and the judge's pooled scores (over every turn, as eval scores them). An empty
     answer is a prediction, not a missing one: `sort a > b` prints nothing, and a world model that says so is right.
-    `details` gets one entry per turn (as eval's --predictions), with whether it matched exactly."""
+    `details` gets one entry per turn (as eval's --predictions), with whether it matched exactly; `scores` gets each
+    turn's judge scores, 0-100 as the pooled ones (eval's per-turn scores; {} where the judge failed)."""
     matched, flags = turn_agreement(turns, answers)
     exact, agree = sum(matched), sum(flags)
     by_action: dict[str, Counter] = {}
@@ -102,6 +104,8 @@ def step_figures(
             c["exact"] += same
     first = len(details) if details is not None else 0
     report = score(model, list(turns), list(answers), judge, details)
+    if scores is not None:
+        scores.extend({k: v for k, v in report.per_turn[t.id].items() if k in SCORE_KEYS} for t in turns)
     if details is not None:
         for entry, same in zip(details[first:], matched, strict=True):
             entry["exact"] = bool(same)

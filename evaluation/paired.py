@@ -86,6 +86,19 @@ def clustered_mean_interval(
     return sum(values) / len(values), low, high
 
 
+def clustered_share_interval(
+    outcomes: Sequence[float], clusters: Sequence[Hashable], confidence: float = 0.95, seed: int = 0
+) -> tuple[float, float, float]:
+    """(share, low, high) of 0/1 `outcomes`, units of one cluster one draw (`clustered_mean_interval`). Where every
+    cluster has the same share (all agree, say) the bootstrap has nothing to resample and gives a point: Wilson's
+    interval with the clusters as the trials instead."""
+    mean, low, high = clustered_mean_interval(outcomes, clusters, confidence, seed)
+    if low == high:
+        count = len(set(clusters))
+        low, high = wilson_interval(round(mean * count), count, confidence)
+    return mean, low, high
+
+
 def _newcombe_paired(a: Sequence[float], b: Sequence[float], confidence: float) -> tuple[float, float]:
     n = len(a)
     both = sum(1 for x, y in zip(a, b, strict=True) if x and y)

@@ -10,17 +10,16 @@ the episode's parts (task, action space, the task's real starting state, simulat
 turn the action as the user's message and the observation as the assistant's, then the new action. The agent sees
 only the prediction the one extractor reads out of the answer (evaluation/extraction.py).
 
-The task's own check runs in the world model too (`check`), decided from what the agent did, as the real
-environment would: when none of the agent's actions could change the state (sandboxes/state_changes.py: it only
-looked, printed, or answered at once), the check is decided on the real starting state (a file comparison by the
-grounded starting file, without asking the world model; any other check asked right after the starting state).
-A shell check that compares one file with a value (`test "$(cat F)" = V`) is decided by the file's content the
-world model predicts for `cat F` after the episode, which trajforge compares with V as the check does (`file_check`
-"content"): nothing the world model is asked shows it V. "exit-code" asks the check's command instead (V in it) and
-decides by its predicted exit code, kept for comparison only. Any other shell check is one more simulated command
-whose predicted exit code decides, a tool check one more simulated tool call whose predicted result is tested, a page
-check is tested on the predicted page; a task with no check may be judged by an endpoint judge of completion
-(sandboxes/completion_judge.py). `check_details` says how it was decided."""
+The task's own check runs in the world model too (`check`), decided from what the agent did, as the real environment
+would: when none of the agent's actions could change the state (sandboxes/state_changes.py: it only looked, printed,
+or answered at once), the check is decided on the real starting state (a file comparison by the grounded starting
+file, without asking the world model; any other check asked right after the starting state). A shell check that
+compares one file with a value (`test "$(cat F)" = V`) is decided by the file's content the world model predicts for
+`cat F` after the episode, which trajforge compares with V as the check does: nothing the world model is asked shows
+it V. Any other shell check is one more simulated command whose predicted exit code decides, a tool check one more
+simulated tool call whose predicted result is tested, a page check is tested on the predicted page; a task with no
+check may be judged by an endpoint judge of completion (sandboxes/completion_judge.py). `check_details` says how it
+was decided."""
 
 import json
 import re
@@ -33,7 +32,7 @@ from trajforge.sandboxes.base import InfraError, PageCheck, Sandbox, ShellCheck,
 from trajforge.sandboxes.completion_judge import CompletionJudge
 from trajforge.sandboxes.starting_state import StartingState
 from trajforge.sandboxes.state_changes import could_change_state
-from trajforge.schemas.check_turn import FileCheck, compared_file, exit_code_command, file_command
+from trajforge.schemas.check_turn import compared_file, exit_code_command, file_command
 from trajforge.schemas.records import Action, Observation
 from trajforge.schemas.turn_text import action_text
 
@@ -86,9 +85,8 @@ class SimulatedEnvironment(Sandbox):
         instruction: str = "",
         action_space: list[dict] | None = None,
         judge: CompletionJudge | None = None,
-        file_check: FileCheck = "content",
     ):
-        self.world_model, self.judge, self.file_check = world_model, judge, file_check
+        self.world_model, self.judge = world_model, judge
         self.name = f"simulated:{world_model.name}"
         self.instruction = instruction
         self.offered = action_space or []  # the action space of the kind it stands for, unless a recording says
@@ -152,7 +150,7 @@ class SimulatedEnvironment(Sandbox):
         """The task's check on the episode's end state. No action of the agent could change the state (it only
         looked, printed, or answered at once): the check is decided on the real starting state, by the grounded
         starting file for a file comparison, else asked right after the starting state (the episode's turns left out).
-        Nothing asked shows the world model a file comparison's expected value (under the content rule)."""
+        Nothing asked shows the world model a file comparison's expected value."""
         check = task.check
         unchanged = not any(could_change_state(t["action"]) for t in self._row["turns"])
         row = {**self._row, "turns": []} if unchanged else self._row
@@ -188,7 +186,7 @@ class SimulatedEnvironment(Sandbox):
                 "expected": expected,
             }
             return start.rstrip("\n") == expected
-        if compared is not None and self.file_check == "content":
+        if compared is not None:
             return self._file_equals(*compared, row, unchanged)
         predicted = self._predict(Action(kind="shell", content=exit_code_command(command)), row)
         match = EXIT_LINE.search(predicted)

@@ -11,13 +11,9 @@ import json
 import re
 import shlex
 from collections.abc import Mapping
-from typing import Literal, get_args
 
 from trajforge.schemas.records import Action
 
-# how a world model decides a file comparison: by the file it predicts (content) or by the check's predicted exit code
-FileCheck = Literal["content", "exit-code"]
-FILE_CHECKS: tuple[str, ...] = get_args(FileCheck)
 KEY = "check_turn"
 FILE_KEY = "file_turn"
 FILE_EQUALS = re.compile(r'test "\$\(cat ([^\s"$`()\\]+)\)" = (.+)', re.DOTALL)

@@ -14,7 +14,6 @@ from pydantic import model_validator
 
 from trajforge.collectors.environments.base import KINDS, KindSpec, Settings
 from trajforge.sandboxes.base import PageCheck, Sandbox, ShellCheck, ToolCheck
-from trajforge.schemas.check_turn import FileCheck
 from trajforge.schemas.records import Action
 from trajforge.schemas.registry import Registry
 
@@ -43,9 +42,6 @@ class SimulatedSpec(KindSpec):
     judge_url: str | None = None
     judge_model: str | None = None
     judge_key_env: str | None = None
-    # how a check comparing one file with a value is decided: the file's predicted content, or the check's
-    # predicted exit code (sandboxes/simulated.py)
-    file_check: FileCheck = "content"
     # A world model has no state to set up: what a suite holds for its real kind is accepted, and its setup is
     # recorded once from the real environment; its check runs in the world model.
     setup_types = (str, Action)
@@ -73,7 +69,6 @@ class SimulatedSpec(KindSpec):
             **world_model,
             instruction=simulation.instruction,
             prompt=simulation.prompt,
-            file_check=simulation.file_check,
             max_tokens=simulation.max_tokens,
             action_space=real.simulated_action_space(),
             stands_for=real.kind,
@@ -102,4 +97,4 @@ class SimulatedSpec(KindSpec):
         judge = None
         if self.judge_url and self.judge_model:
             judge = CompletionJudge(Endpoint(self.judge_url, self.judge_model, self.judge_key_env))
-        return SimulatedEnvironment(self.world_model(), self.instruction, self.action_space, judge, self.file_check)
+        return SimulatedEnvironment(self.world_model(), self.instruction, self.action_space, judge)

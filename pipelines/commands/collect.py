@@ -61,7 +61,6 @@ def collect_command(
     world_model: flags.WorldModel = None,
     world_model_key_env: flags.WorldModelKeyEnv = WORLD_MODEL_KEY_ENV,
     simulate_prompt: flags.SimulatePrompt = None,
-    simulate_file_check: flags.SimulateFileCheck = None,
     simulate_max_tokens: flags.SimulateMaxTokens = None,
     simulate_judge: SimulateJudge = None,
     simulate_judge_key_env: SimulateJudgeKeyEnv = JUDGE_KEY_ENV,
@@ -114,7 +113,7 @@ def _config(o: dict) -> CollectConfig:
     policy = o.pop("policy")
     if agent is not None and policy not in (None, *MODEL_POLICIES):
         raise ValueError(f"--policy {policy} is model-free: it takes no --agent")
-    settings = {name: o.pop(f"simulate_{name}") for name in ("prompt", "file_check", "max_tokens")}
+    settings = {name: o.pop(f"simulate_{name}") for name in ("prompt", "max_tokens")}
     world = simulation(o.pop("world_model"), o.pop("world_model_key_env"), o.pop("simulate_judge"),
                        o.pop("simulate_judge_key_env"), control=o.pop("control"),
                        instruction=o.pop("simulation_instruction"), **settings)  # fmt: skip

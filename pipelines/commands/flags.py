@@ -15,7 +15,6 @@ from trajforge.endpoints.model_ref import FORMS
 from trajforge.evaluation.factory import JUDGES
 from trajforge.sandboxes.control import CONTROL_PRESETS
 from trajforge.schemas import splits
-from trajforge.schemas.check_turn import FILE_CHECKS
 
 
 def key_env_help(whose: str) -> str:
@@ -53,16 +52,6 @@ SimulatePrompt = Annotated[
         help=f"How the world model was trained to be asked ({', '.join(PROMPTS)}). plain: the system prompt as CPT "
         "renders it (a CPT checkpoint); template: a world-model template asking for <predicted_observation> (SFT, "
         "RL); auto (default): plain for a CPT checkpoint, template otherwise (an endpoint does not say)."
-    ),
-]
-SimulateFileCheck = Annotated[
-    str | None,
-    typer.Option(
-        help=f"How a task check comparing one file with a value (test \"$(cat F)\" = V) is decided in the world "
-        f"model ({' or '.join(FILE_CHECKS)}; default content). content: by the file it predicts for cat F after the "
-        "episode, compared with V outside the model; exit-code: by the check's predicted exit code (the world model "
-        "is shown V: for comparison only). An episode whose actions could change nothing is decided on the real "
-        "starting state."
     ),
 ]
 SimulateMaxTokens = Annotated[

@@ -54,7 +54,6 @@ def sim_check_command(
     judge_timeout: flags.JudgeTimeout = JUDGE_DEFAULTS.timeout,
     report: flags.Report = Path("sim-check.json"),
     predictions: flags.Predictions = None,
-    simulate_file_check: flags.SimulateFileCheck = None,
     simulate_max_tokens: flags.SimulateMaxTokens = None,
     suite: flags.Suites = list(RUN.suites),  # noqa: B006
     task: flags.Tasks = [],  # noqa: B006
@@ -107,7 +106,7 @@ def sim_check_command(
 
 
 EPISODE_FLAGS = ("suite", "task", "output", "run_id", "repeats", "concurrency", "retries", "max_turns",
-                 "command_timeout", "image", "explorer_steps", "control", "simulate_file_check", "simulate_max_tokens",
+                 "command_timeout", "image", "explorer_steps", "control", "simulate_max_tokens",
                  "agent", "agent_key_env", "policy", "temperature")  # fmt: skip
 
 
@@ -129,8 +128,7 @@ def _config(o: dict) -> SimCheckConfig:
         raise ValueError("give the world model to check: --world-model (a checkpoint folder, smollm2 or URL=MODEL)")
     agent = model_agent(o["agent"], o["agent_key_env"]) if o["agent"] else policy_agent(o["policy"])
     control = None if o["control"] in (None, "none") else o["control"]
-    world = simulation(o["world_model"], o["world_model_key_env"], file_check=o["simulate_file_check"],
-                       max_tokens=o["simulate_max_tokens"], control=control)  # fmt: skip
+    world = simulation(o["world_model"], o["world_model_key_env"], max_tokens=o["simulate_max_tokens"], control=control)
     split = SplitConfig(o["held_out"], DEFAULTS.split.sft_rl_share, o["split_seed"], tuple(o["held_out_family"]))
     run = CollectConfig(suites=tuple(o["suite"]), tasks=tuple(o["task"]), **{name: o[name] for name in RUN_FIELDS})
     return SimCheckConfig(corpus=o["corpus"], limit=o["limit"], plain=o["plain"], run=run, agent=agent, split=split,
@@ -147,6 +145,13 @@ def _percent(value) -> str:
     return f"{100 * value:.1f}" if value is not None else "-"
 
 
+def _with_interval(share, interval) -> str:
+    """A share in percent with its 95% interval, e.g. "85.0 [78.2, 90.1]" (the interval left out where none)."""
+    if share is None or not interval:
+        return _percent(share)
+    return f"{_percent(share)} [{_percent(interval[0])}, {_percent(interval[1])}]"
+
+
 def _score(value) -> str:
     return f"{value:.1f}" if value is not None else "-"
 
@@ -159,13 +164,14 @@ def show(result: dict) -> None:
     table = Table(title=title, box=box.SIMPLE_HEAD,
                   caption="faults produced / clean: on held-out turns of fault-injected episodes, whose instruction "
                   "says what was injected where")  # fmt: skip
-    for column in ("group", "model", "turns", "exact %", "error flag %", "judge overall", "factuality",
+    for column in ("group", "model", "turns", "exact % [95%]", "error flag %", "judge overall", "factuality",
                    "faults produced % [95%]", "clean %"):  # fmt: skip
         table.add_column(column, justify="left" if column in ("group", "model") else "right")
     for group, models in result["single_step"].items():
         for i, (name, f) in enumerate(models.items()):
             control = f.get("controllability", {})
-            table.add_row(group if i == 0 else "", name, str(f["turns"]), _percent(f["exact_match"]),
+            table.add_row(group if i == 0 else "", name, str(f["turns"]),
+                          _with_interval(f["exact_match"], f.get("exact_match_interval")),
                           _percent(f["error_flag_agreement"]), _score(f["judge_overall"]),
                           _score(f["judge_factuality"]), describe_produced(control),
                           _percent(control.get("clean_share")))  # fmt: skip
@@ -185,22 +191,30 @@ def show(result: dict) -> None:
 
 def paired_table(result: dict) -> Table:
     """Per group, the world model minus each baseline on the same turns, with the paired 95% interval (the turns
-    of one episode one cluster): the comparison, where the tables above only stand the rows side by side."""
+    of one episode one cluster): the comparison, where the tables above only stand the rows side by side. Exact
+    match and error flag in percentage points; factuality in points of its 0-100 score (the factuality column
+    above), over the turns the judge scored for both."""
     table = Table(title=f"sim-check: {result['world_model']} minus each baseline, paired on the same turns "
-                  "(percentage points, 95% interval, an episode's turns one cluster)", box=box.SIMPLE_HEAD)  # fmt: skip
-    for column in ("group", "baseline", "turns", "exact match", "error flag"):
+                  "(95% interval, an episode's turns one cluster)", box=box.SIMPLE_HEAD,
+                  caption="exact match, error flag: percentage points; factuality: points of the 0-100 "
+                  "factuality score, over the turns the judge scored for both")  # fmt: skip
+    for column in ("group", "baseline", "turns", "exact match", "error flag", "factuality"):
         table.add_column(column, justify="left" if column in ("group", "baseline") else "right")
     for group, models in result["single_step"].items():
         against = models[result["world_model"]].get("paired", {})
         for i, (name, figures) in enumerate(against.items()):
             exact, flag = figures["exact_match"], figures["error_flag_agreement"]
-            table.add_row(group if i == 0 else "", name, str(exact["n"]), _points(exact), _points(flag))
+            table.add_row(group if i == 0 else "", name, str(exact["n"]), _points(exact), _points(flag),
+                          _points(figures.get("judge_factuality"), scale=1.0))  # fmt: skip
         table.add_section()
     return table
 
 
-def _points(paired: dict) -> str:
-    return f"{100 * paired['difference']:+.1f} [{100 * paired['low']:+.1f}, {100 * paired['high']:+.1f}]"
+def _points(paired: dict | None, scale: float = 100.0) -> str:
+    """A paired difference and its interval, times `scale` (100: a share as percentage points)."""
+    if paired is None:
+        return "-"
+    return f"{scale * paired['difference']:+.1f} [{scale * paired['low']:+.1f}, {scale * paired['high']:+.1f}]"
 
 
 def action_table(single_step: dict) -> Table:
@@ -245,25 +259,23 @@ def episode_table(result: dict, episodes: dict) -> Table:
     title = f"sim-check: {result['world_model']} vs the real environment, agent {result['agent']}"
     title += f"; {_agent_sampling(result)}"
     table = Table(title=title, box=box.SIMPLE_HEAD, caption="success: agreement over the episodes the simulator "
-                  "decided; WM2Real: per turn of the replayed actions; control: instructed faults produced, and "
-                  "uninstructed turns left clean (latency is not scored: no text shows it)")  # fmt: skip
-    other_rule = any("by_exit_code" in success for success in episodes["success"].values())
-    for column in ("group", "success agree %", *(["by exit code %"] if other_rule else []), "decided",
+                  "decided, its interval over tasks (a task's repeats one cluster); WM2Real: per turn of the replayed "
+                  "actions; control: instructed faults produced (one told for an action never answered counts, not "
+                  "produced), uninstructed turns left clean (latency is not scored: no text shows it), and faults "
+                  "the plan put past an episode's last action (told to no one: not counted)")  # fmt: skip
+    for column in ("group", "success agree % [95%]", "decided",
                    "WM2Real exact %", "WM2Real error flag %", "sim successes real %", "faults produced % [95%]",
-                   "clean turns %"):  # fmt: skip
+                   "clean turns %", "faults not reached"):  # fmt: skip
         table.add_column(column, justify="left" if column == "group" else "right")
-    if other_rule:
-        table.caption += ("; by exit code: the agreement had the file comparisons decided by content been decided "
-                          "by their predicted exit codes (--simulate-file-check exit-code)")  # fmt: skip
     control = episodes.get("controllability", {})
     for group, success in episodes["success"].items():
         wm2real, ctl = episodes["wm2real"].get(group, {}), control.get(group, {})
-        by_exit_code = [_percent(success.get("by_exit_code", {}).get("agreement"))] if other_rule else []
-        table.add_row(group, _percent(success["agreement"]), *by_exit_code,
+        table.add_row(group, _with_interval(success["agreement"], success.get("agreement_interval")),
                       f"{success['decided']}/{success['episodes']}",
                       _percent(wm2real.get("exact_match")), _percent(wm2real.get("error_flag_agreement")),
                       _percent(wm2real.get("real_share_of_simulated_successes")),
-                      describe_produced(ctl), _percent(ctl.get("clean_share")))  # fmt: skip
+                      describe_produced(ctl), _percent(ctl.get("clean_share")),
+                      str(sum(ctl["not_reached"].values())) if "not_reached" in ctl else "-")  # fmt: skip
     return table
 
 

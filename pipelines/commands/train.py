@@ -315,7 +315,6 @@ def agent_rl_command(
     world_model: flags.WorldModel = None,
     world_model_key_env: flags.WorldModelKeyEnv = WORLD_MODEL_KEY_ENV,
     simulate_prompt: flags.SimulatePrompt = None,
-    simulate_file_check: flags.SimulateFileCheck = None,
     simulate_max_tokens: flags.SimulateMaxTokens = None,
     control: flags.Control = None,
     audit_every: AuditEvery = AGENT_RL.audit_every,

@@ -85,9 +85,8 @@ def test_the_config_takes_the_train_commands_flags():
         agent_rl_config(batch_size=4)  # never dropped in silence
     split = agent_rl_config(split_held_out=0.3, split_seed=4, held_out_family=["terminal-text"]).split
     assert split == SplitConfig(held_out=0.3, seed=4, held_out_families=("terminal-text",))
-    simulated = agent_rl_config(world_model="wm", simulate_prompt="plain", simulate_file_check="exit-code")
-    simulated = simulated.run.simulation
-    assert simulated == simulation_of("wm", prompt="plain", file_check="exit-code")  # collect --world-model's value
+    simulated = agent_rl_config(world_model="wm", simulate_prompt="plain").run.simulation
+    assert simulated == simulation_of("wm", prompt="plain")  # collect --world-model's value
     assert agent_rl_config(world_model="wm", simulate_max_tokens=64).run.simulation.max_tokens == 64
     assert agent_rl_config().run.simulation is None
     assert agent_rl_config(temperature=0.5, output="o").gspo.temperature == 0.5  # the policy's, not a collect run's
@@ -174,22 +173,29 @@ def test_a_step_in_a_world_model_rewards_each_episode_by_the_check_run_there(
 def test_an_audit_replays_the_steps_simulated_episodes_in_real_docker_and_scores_their_rewards(
     tmp_path, tiny_agent, scripted_actor, monkeypatch, sandbox_image
 ):
-    """A world model that calls every check passed (`exit code: 0`, decided by exit code): the agent writes 1, so
-    for real t1 succeeds and t0 fails; the audit replays the four episodes in Docker and finds half the rewards true."""
+    """A world model that believes every task done (it shows answer.txt holding the value the task's instruction
+    asks for): the agent writes 1, so for real t1 succeeds and t0 fails; the audit replays the four episodes in
+    Docker and finds half the rewards true."""
+    import re
     from types import SimpleNamespace
 
     from tests.chat_server import chat_server
 
     actor = scripted_actor(["```bash\necho 1 > answer.txt\n```", "Done."])
     monkeypatch.setattr(rl, "Actor", SimpleNamespace(load=lambda folder, **settings: actor))
-    passed = json.dumps({"choices": [{"message": {"role": "assistant", "content": "exit code: 0"}}]}).encode()
+
+    def believing(request: dict) -> tuple[int, bytes]:
+        asked = " ".join(m["content"] for m in request["body"]["messages"])
+        value = re.search(r"Write (\d+) to answer.txt", asked).group(1)
+        return 200, json.dumps({"choices": [{"message": {"role": "assistant", "content": value}}]}).encode()
+
     warnings = []
-    with chat_server(lambda request: (200, passed)) as (url, _):
+    with chat_server(believing) as (url, _):
         config = agent_rl_of(
             suites=(_suite(tmp_path, 2),), output=str(tmp_path / "run"), init=str(tiny_agent),
             gspo=gspo(group_size=2, max_new_tokens=16), tasks_per_step=2, max_turns=2, max_steps=2, save_every=2,
             audit_every=2, split=SplitConfig(held_out=0.0, validation=0.0), image=sandbox_image,
-            simulation=simulation_of(f"{url}=wm", prompt="plain", file_check="exit-code"),
+            simulation=simulation_of(f"{url}=wm", prompt="plain"),
         )  # fmt: skip
         rl.run_agent_rl(config, log=lambda text: None, warn=warnings.append)
     first, second = [json.loads(x) for x in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
@@ -203,8 +209,8 @@ def test_an_audit_replays_the_steps_simulated_episodes_in_real_docker_and_scores
     assert any("reward was the real outcome in 50%" in w for w in warnings)
     with pytest.raises(ValueError, match="--audit-every measures a world model: give --world-model"):
         rl.AgentRL(agent_rl_of(init=str(tiny_agent), audit_every=1))
-    with pytest.raises(ValueError, match="--simulate-file-check 'exit': choose content or exit-code"):
-        agent_rl_config(init=str(tiny_agent), world_model="wm", simulate_file_check="exit")
+    with pytest.raises(ValueError, match="train agent-rl has no use for --simulate-file-check"):
+        agent_rl_config(init=str(tiny_agent), world_model="wm", simulate_file_check="content")  # the rule is gone
 
 
 def test_a_world_model_that_never_answers_stops_the_run_at_its_first_step(

@@ -11,7 +11,8 @@ from trajforge.pipelines.commands.cli_reference import REGENERATE, by_name, flag
 ROOT = Path(__file__).resolve().parents[2]
 GROUP = typer.main.get_command(app)
 RETIRED = {"--checkpoint", "-c", "--endpoint", "--simulate", "--llm-url", "--llm-model", "--llm-key-env",
-           "--endpoint-key-env", "--agent-checkpoint", "--agent-endpoint", "--json", "--stage"}  # fmt: skip
+           "--endpoint-key-env", "--agent-checkpoint", "--agent-endpoint", "--json", "--stage",
+           "--simulate-file-check"}  # fmt: skip
 def test_the_walk_reads_every_command_and_its_options():
     found = flags(GROUP)
     assert {f.command for f in found} >= {"collect", "eval", "export", "sandbox-image", "judge-check"}

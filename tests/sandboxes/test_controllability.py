@@ -92,3 +92,48 @@ def test_every_fault_produced_still_has_an_interval_over_its_tasks():
     low, high = figures["produced_interval"]
     assert figures["produced_share"] == 1.0 and high == 1.0 and 0.4 < low < 0.6  # Wilson over 4 tasks
     assert describe_produced(figures) == f"100.0 [{low * 100:.1f}, 100.0] n=4"
+
+
+def controlled_episode(*answers: str):
+    """count-lines (two actions) simulated under a plan of intermittent errors at actions 2, 3 and 4, the world
+    model answering in turn with `answers`."""
+    from tests.builders import ScriptedWorldModel
+    from tests.sandboxes.test_simulated import COUNT_LINES
+    from trajforge.collectors.episode import run_episode
+    from trajforge.collectors.policies.scripted import ScriptedPolicy
+    from trajforge.sandboxes.control import ControlDistribution, ControlledSimulation
+    from trajforge.sandboxes.simulated import SimulatedEnvironment
+
+    plan = ControlDistribution(horizon=4, faults={"intermittent_error": {"rate": 1.0, "turns": (2, 4)}})
+    env = ControlledSimulation(SimulatedEnvironment(ScriptedWorldModel(*answers)), plan)
+    return run_episode(env, ScriptedPolicy(), COUNT_LINES, "s/count-lines#0", "run", seed=0)
+
+
+def test_a_fault_told_for_an_action_never_answered_is_a_miss_and_one_planned_past_the_episode_is_reported_apart():
+    """Issue 54, item 7: the denominator is what the world model was told. It is told the faults of each action as
+    that action is asked (sandboxes/control.py), so a fault planned for action 3 or 4 of a two-action episode was
+    told to no one: reported as not reached, never a miss. A world model told that action 2 fails, which gives no
+    observation for it (the episode ends there as infra_error), is not let off: that fault counts, not produced.
+    (Before: it dropped out of the denominator with the turn that never came.)"""
+    from tests.builders import tagged
+
+    answered = controlled_episode(tagged("2 notes.txt"), tagged(f"echo: {ERROR.split(': ', 1)[1]}"), tagged("5"))
+    assert len(answered.turns) == 2 and answered.outcome.status in ("success", "failure")
+    figures = controllability([answered])
+    assert figures["instructed_faults"] == 1 and figures["produced_share"] == 1.0  # action 2's error, produced
+    assert figures["not_reached"] == {"intermittent_error": 2} and figures["unanswered"] == {}
+
+    silent = controlled_episode(tagged("2 notes.txt"), "")  # an untagged, empty answer holds no observation
+    assert silent.outcome.status == "infra_error" and len(silent.turns) == 1
+    assert "action 2 fails with a temporary error" in silent.simulation_instruction  # it was told
+    figures = controllability([silent])
+    assert figures["instructed_faults"] == 1 and figures["produced_share"] == 0.0
+    assert figures["unanswered"] == {"intermittent_error": 1} and figures["missed_too_short"] == {}
+    assert figures["not_reached"] == {"intermittent_error": 2}  # actions 3 and 4: never asked, never told
+    assert figures["uninstructed_turns"] == 1 and figures["clean_share"] == 1.0  # action 1 only: 2 never answered
+    both = controllability([answered, silent])
+    assert (
+        both["instructed_faults"] == 2
+        and both["produced_share"] == 0.5
+        and both["per_kind"] == {"intermittent_error": {"instructed": 2, "produced": 1}}
+    )

@@ -129,16 +129,6 @@ def test_a_file_comparison_is_decided_by_the_files_predicted_content_compared_ou
     assert run_episode(env, ScriptedPolicy(), empty, "k", "run", seed=0).outcome.status == "success"
 
 
-def test_under_the_exit_code_rule_a_file_comparison_is_decided_by_its_predicted_exit_code_and_no_file_is_read():
-    for check_answer, status in (("exit code: 0", "success"), ("exit code: 1", "failure")):
-        world_model = ScriptedWorldModel(tagged("5 notes.txt"), tagged(""), tagged(check_answer), tagged("5"))
-        env = SimulatedEnvironment(world_model, file_check="exit-code")
-        trajectory = run_episode(env, ScriptedPolicy(), COUNT_LINES, "k", "run", seed=0)
-        verifier = json.loads(trajectory.outcome.verifier)
-        assert trajectory.outcome.status == status and "predicted exit code" in verifier["decided_by"]
-        assert len(world_model.asked) == 3  # the episode's two commands, then the check: no cat of the file
-
-
 def one_action_task(domain: str, action: Action, check) -> Task:
     return Task(id=f"{domain}-task", instruction="Do it.", domain=domain, actions=(action,), check=check)
 
@@ -248,9 +238,9 @@ class BelievingWorldModel(ScriptedWorldModel):
         return tagged(action.removeprefix("echo ").strip('"') if action.startswith("echo ") else "")
 
 
-def simulated_outcome(task: Task, file_check: str = "content") -> tuple[str, BelievingWorldModel]:
+def simulated_outcome(task: Task) -> tuple[str, BelievingWorldModel]:
     world_model = BelievingWorldModel()
-    env = SimulatedEnvironment(world_model, file_check=file_check)
+    env = SimulatedEnvironment(world_model)
     return run_episode(env, ScriptedPolicy(), task, "k", "run", seed=0).outcome.status, world_model
 
 
@@ -267,10 +257,9 @@ def test_agents_that_game_the_check_are_not_paid_by_a_world_model_that_believes_
 
 def test_an_episode_that_could_change_nothing_is_decided_on_the_real_starting_state_without_asking():
     for agent in ("answers Done. at once", "prints the exit code it wants", "names the checked file"):
-        for file_check in ("content", "exit-code"):
-            task = replace(SUM, actions=tuple(Action(kind="shell", content=c) for c in GAMING_AGENTS[agent]))
-            status, world_model = simulated_outcome(task, file_check)
-            assert status == "failure" and len(world_model.asked) == len(task.actions), (agent, file_check)
+        task = replace(SUM, actions=tuple(Action(kind="shell", content=c) for c in GAMING_AGENTS[agent]))
+        status, world_model = simulated_outcome(task)
+        assert status == "failure" and len(world_model.asked) == len(task.actions), agent
     # A starting state that already passes passes, as the real check would on it.
     solved = StartingState.of_files({"numbers.txt": "1200\n3617\n", "out/sum.txt": f"{EXPECTED}\n"})
     status, world_model = simulated_outcome(replace(SUM, config={"starting_state": solved.as_dict()}))

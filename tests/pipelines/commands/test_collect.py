@@ -76,26 +76,23 @@ def test_a_world_model_that_never_answers_with_an_observation_ends_the_run_with_
     assert manifest["counts"]["outcome.infra_error"] == 2 and manifest["counts"]["written"] == 2
 
 
-def test_the_file_check_rule_decides_a_simulated_file_comparison_and_is_recorded(tmp_path):
+def test_a_simulated_file_comparison_is_decided_by_the_predicted_file_and_no_rule_shows_the_value(tmp_path):
     """count-lines checks `test "$(cat answer.txt)" = 5`: a world model that answers every action with `exit code: 0`
-    passes it when its exit code decides, and fails it when the file it predicts for `cat answer.txt` does."""
+    fails it, since the file it predicts for `cat answer.txt` decides; the check's own command (which holds 5) is
+    never asked, and the flag that asked it (--simulate-file-check exit-code) is gone."""
     reply = json.dumps({"choices": [{"message": {"role": "assistant", "content": "exit code: 0"}}]}).encode()
-    verifiers, manifests = {}, {}
-    with chat_server(lambda request: (200, reply)) as (url, _):
-        for rule in ("content", "exit-code"):
-            args = ["collect", "--suite", "terminal", "--task", "count-lines", "-o", str(tmp_path), "--run-id", rule,
-                    "--world-model", f"{url}=wm", "--simulate-prompt", "plain",
-                    "--simulate-file-check", rule]  # fmt: skip
-            assert CliRunner().invoke(app, args).exit_code == 0
-            (record,) = [r.record for r in read_records([str(tmp_path / rule)])]
-            verifiers[rule] = (record.outcome.status, json.loads(record.outcome.verifier)["decided_by"])
-            manifests[rule] = json.loads((tmp_path / rule / "_manifest.json").read_text())["config"]
-        unknown = CliRunner().invoke(app, [*args[:-1], "exit"])
-    assert verifiers["content"][0] == "failure" and "predicted content of answer.txt" in verifiers["content"][1]
-    assert verifiers["exit-code"][0] == "success" and "predicted exit code" in verifiers["exit-code"][1]
-    assert manifests["exit-code"]["simulate_file_check"] == "exit-code"
-    assert "simulate_file_check" not in manifests["content"]  # the default's run ids stay what they were
-    assert unknown.exit_code == 2 and "content" in unknown.output and "exit-code" in unknown.output
+    with chat_server(lambda request: (200, reply)) as (url, requests):
+        args = ["collect", "--suite", "terminal", "--task", "count-lines", "-o", str(tmp_path), "--run-id", "r",
+                "--world-model", f"{url}=wm", "--simulate-prompt", "plain"]  # fmt: skip
+        assert CliRunner().invoke(app, args).exit_code == 0
+        gone = CliRunner().invoke(app, [*args, "--simulate-file-check", "exit-code"])
+    (record,) = [r.record for r in read_records([str(tmp_path / "r")])]
+    assert record.outcome.status == "failure"
+    assert "predicted content of answer.txt" in json.loads(record.outcome.verifier)["decided_by"]
+    assert requests[-1]["body"]["messages"][-1]["content"] == "cat answer.txt"
+    assert gone.exit_code == 2 and "No such option" in gone.output
+    manifest = json.loads((tmp_path / "r" / "_manifest.json").read_text())["config"]
+    assert "simulate_file_check" not in manifest
 
 
 def test_the_world_models_observation_length_is_capped_as_asked_and_recorded(tmp_path):
