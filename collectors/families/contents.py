@@ -23,3 +23,10 @@ def sentences_with(rng: random.Random, size: int) -> tuple[list[str], str]:
         words[rng.randrange(len(words))] = word
         lines[i] = " ".join(words)
     return lines, word
+
+
+def solution_shape(rng: random.Random, look: str, do: str, show: str) -> list[str]:
+    """A drawn solution shape: the command that does the task, optionally after a look at the input and before a
+    look at the result."""
+    shape = rng.choice(("do", "look-do", "do-show", "look-do-show"))
+    return [look] * shape.startswith("look") + [do] + [show] * shape.endswith("show")

@@ -16,7 +16,7 @@ from pydantic import Field, model_validator
 
 from trajforge.collectors.families import FAMILIES
 from trajforge.collectors.families.base import Draft, Family, FamilyParams
-from trajforge.collectors.families.contents import file_text, sentences_with, word_lines
+from trajforge.collectors.families.contents import file_text, sentences_with, solution_shape, word_lines
 from trajforge.collectors.families.words import DIRS, EXTENSIONS, OUT_NAMES, STEMS, WORDS
 from trajforge.sandboxes.base import ShellCheck
 from trajforge.schemas.records import Action
@@ -62,8 +62,7 @@ class TerminalFilesFamily(Family):
 
     def draft(self, rng: random.Random) -> Draft:
         job = OPERATIONS[rng.choice(self.params.operations)](rng, self.params.max_files)
-        shape = rng.choice(("do", "look-do", "do-show", "look-do-show"))
-        commands = [job.look] * shape.startswith("look") + [job.command] + [job.show] * shape.endswith("show")
+        commands = solution_shape(rng, job.look, job.command, job.show)
         return Draft(
             instruction=job.instruction,
             files=job.files,

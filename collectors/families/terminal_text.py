@@ -12,7 +12,7 @@ from pydantic import Field, model_validator
 
 from trajforge.collectors.families import FAMILIES
 from trajforge.collectors.families.base import Draft, Family, FamilyParams
-from trajforge.collectors.families.contents import file_text, sentences_with, word_lines
+from trajforge.collectors.families.contents import file_text, sentences_with, solution_shape, word_lines
 from trajforge.collectors.families.words import DIRS, EXTENSIONS, OUT_NAMES, STEMS, WORDS
 from trajforge.sandboxes.base import ShellCheck
 from trajforge.schemas.records import Action
@@ -63,10 +63,7 @@ class TerminalTextFamily(Family):
         out_dir = rng.choice(p.answer_dirs)
         out = rng.choice([n for n in OUT_NAMES if n not in job.files])
         out = out if out_dir == "." else f"{out_dir}/{out}"
-        shape = rng.choice(("do", "look-do", "do-show", "look-do-show"))
-        commands = (
-            [job.look] * shape.startswith("look") + [f"{job.command} > {out}"] + [f"cat {out}"] * shape.endswith("show")
-        )
+        commands = solution_shape(rng, job.look, f"{job.command} > {out}", f"cat {out}")
         return Draft(
             instruction=f"{job.ask} and write {_what(operation)} to {out}.",
             files=job.files,
