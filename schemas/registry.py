@@ -1,7 +1,8 @@
 """The one way a plug-in registers: a `Registry` maps a name to an entry (a class or a factory), filled by a
 decorator (`@REGISTRY.register()`) or `add`, read in registration order (the list --help prints), and looked up
 with an error that lists the known names. Where a package's plug-ins are its modules, the registry imports them
-all, once, the first time it is read, so adding a plug-in is one module. A plug-in from a layer above the
+all, once, the first time it is read, so adding a plug-in is one module; their entries are then read in name order,
+whichever module something imported first. A plug-in from a layer above the
 registry's (one that loads a model, in `trajforge.agents`) is declared beside the registry by its module's name
 (`provided_by`): reading that name imports the module then, so no import points up and none is needed for its side
 effect."""
@@ -129,6 +130,7 @@ class Registry(Generic[T]):
                     self._importing = True
                     try:
                         _import_modules(self._package)  # a module that fails is tried again at the next read
+                        self._entries = dict(sorted(self._entries.items()))
                         self._ready = True
                     finally:
                         self._importing = False

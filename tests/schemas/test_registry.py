@@ -77,6 +77,17 @@ def test_a_package_of_plug_ins_is_imported_once_when_first_read(plugs):
     assert PLUGS.names() == ["alpha", "beta"]  # imported once: no second scan
 
 
+def test_a_packages_plug_ins_are_read_in_name_order_whichever_was_imported_first(plugs):
+    (plugs / "alpha.py").write_text("from plugs import PLUGS\nPLUGS.add('alpha', 1)\n")
+    (plugs / "beta.py").write_text("from plugs import PLUGS\nPLUGS.add('beta', 2)\n")
+    import plugs.beta  # noqa: F401  (registers beta before the registry's first read imports alpha)
+    from plugs import PLUGS
+
+    assert PLUGS.names() == ["alpha", "beta"]
+    with pytest.raises(UnknownName, match=r"^unknown plug 'nope'; known: alpha, beta$"):
+        PLUGS.get("nope")
+
+
 def test_a_plug_in_module_that_fails_to_import_fails_every_read_until_it_imports(plugs):
     (plugs / "alpha.py").write_text("import no_such_module_here\n")
     from plugs import PLUGS
