@@ -41,7 +41,15 @@ import time
 from pathlib import Path
 
 # this folder is on sys.path when run as a script
-from learning_signal import agent_rl_flags, agent_training_arguments, aligned, metrics, shape, steps_flags
+from learning_signal import (
+    agent_rl_flags,
+    agent_training_arguments,
+    aligned,
+    metrics,
+    rl_steps_flags,
+    shape,
+    steps_flags,
+)
 from results_record import add_results_option, start_record
 from stages import Stages
 
@@ -233,10 +241,7 @@ def agent_rl(args, out: Path, rows: dict[str, Path], stages: Stages) -> tuple[st
                 str(rows[best]),
                 "-o",
                 str(run),
-                "--max-steps",
-                str(args.rl_steps),
-                "--save-every",
-                str(max(1, args.rl_steps // 2)),  # a stopped run resumes half way at worst
+                *rl_steps_flags(args.rl_steps),
                 *agent_rl_flags(args, guide, seed),
             )
     return best, runs, chosen_by
@@ -305,8 +310,7 @@ def pct(value: float | None) -> str:
 
 def print_table(rows: list[dict], tasks: str) -> None:
     print(
-        f"\n{'agent, test tasks: ' + tasks:<56} {'success':>7}  {'95% interval':>13}  {'turns':>5}  "
-        f"{'unparseable':>11}"
+        f"\n{'agent, test tasks: ' + tasks:<56} {'success':>7}  {'95% interval':>13}  {'turns':>5}  {'unparseable':>11}"
     )
     for r in rows:
         low, high = r["interval"]

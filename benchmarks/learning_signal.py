@@ -129,6 +129,12 @@ def steps_flags(steps: int, checkpoints: int = 1) -> list[str]:
     return ["--max-steps", str(steps), "--eval-every", every, "--save-every", every]
 
 
+def rl_steps_flags(steps: int) -> list[str]:
+    """An agent-RL run of `steps` steps saved every quarter of them: a stopped run, started again, loses a quarter
+    of its steps at worst (a SmolLM2 RL step takes minutes on a CPU)."""
+    return ["--max-steps", str(steps), "--save-every", str(max(1, steps // 4))]
+
+
 def lowest_validation_loss(run: Path) -> tuple[Path, dict[int, float]]:
     """The run's saved checkpoint at the lowest validation loss (its in-training eval on the validation part; the
     earlier step on a tie) and every evaluated step's loss: a choice the test part never makes."""

@@ -44,9 +44,9 @@ terminal family, then the MCP kvstore family), each into OUTPUT/<family>/:
 
 A stopped run, started again with the same flags and --output, continues where it was (benchmarks/stages.py, one
 OUTPUT/<family>/stages.json per family): every stage it finished is reused with its seconds, peak memory and
-commit, a training stage resumes from its latest checkpoint (agent RL saves half way), a folder of a run with other
-flags is refused. The end of each family lists the stages reused, the wall time over every stage and each stage's
-peak resident memory.
+commit, a training stage resumes from its latest checkpoint (agent RL saves every quarter of its steps), a folder
+of a run with other flags is refused. The end of each family lists the stages reused, the wall time over every
+stage and each stage's peak resident memory.
 
 Every comparison the reading makes is a paired difference over the same tasks with its 95% interval
 (agents.agent_eval.paired_outcomes; an RL row's seeds pooled, a task's samples one cluster): a target is met
@@ -79,6 +79,7 @@ from learning_signal import (
     lowest_validation_loss,
     measured_trajforge,
     metrics,
+    rl_steps_flags,
     shape,
     steps_flags,
 )
@@ -297,8 +298,8 @@ def rl_folder(out: Path, row: str, guide: str | None, seed: int) -> Path:
 
 def rl_rows(args, out: Path, sft: Path, world: Path, stages: Stages) -> dict[str, list[Path]]:
     """The three RL rows from the same agent with the same steps and episodes, each in every arm (rl_arms) and
-    trained once per `--seeds` seed (agent-rl --seed) into its own folder (rl_folder), saved half way so a stopped
-    run resumes; their final checkpoints by row name, in seed order."""
+    trained once per `--seeds` seed (agent-rl --seed) into its own folder (rl_folder), saved every quarter of its
+    steps so a stopped run resumes; their final checkpoints by row name, in seed order."""
     audit = ["--audit-every", str(args.audit_every)] if args.audit_every else []
     simulate = ["--world-model", str(world), *audit]
     flags = {REAL_RL: [], SIM_RL: simulate, CONTROLLED_RL: [*simulate, "--control", args.control]}
@@ -315,7 +316,7 @@ def rl_rows(args, out: Path, sft: Path, world: Path, stages: Stages) -> dict[str
                 stages.run(
                     f"{arm(row, guide)}, seed {seed}", checkpoint,
                     "train", "agent-rl", "--suite", str(out / "suite.yaml"), "--init", str(sft), "-o", str(folder),
-                    *extra, *check, "--max-steps", str(args.rl_steps), "--save-every", str(max(1, args.rl_steps // 2)),
+                    *extra, *check, *rl_steps_flags(args.rl_steps),
                     *agent_rl_flags(args, guide, seed),
                 )  # fmt: skip
                 rows[arm(row, guide)].append(checkpoint)

@@ -60,3 +60,5 @@ def test_the_world_model_is_the_saved_checkpoint_at_the_lowest_validation_loss(t
     assert losses[8] == 1.7 and len(losses) == 5
     assert learning_signal.steps_flags(100, 4) == ["--max-steps", "100", "--eval-every", "25", "--save-every", "25"]
     assert learning_signal.steps_flags(100) == ["--max-steps", "100", "--eval-every", "100", "--save-every", "100"]
+    assert learning_signal.rl_steps_flags(16) == ["--max-steps", "16", "--save-every", "4"]
+    assert learning_signal.rl_steps_flags(3) == ["--max-steps", "3", "--save-every", "1"]

@@ -404,17 +404,17 @@ def flag_of(command: tuple, name: str) -> str | None:
     return command[command.index(name) + 1] if name in command else None
 
 
-def test_every_rl_row_is_trained_once_per_seed_from_the_same_sft_start_saving_half_way(tmp_path):
+def test_every_rl_row_is_trained_once_per_seed_from_the_same_sft_start_saving_every_quarter(tmp_path):
     fake = Fake()
     sft = tmp_path / "agent-sft" / "checkpoint-9"
-    args = terminal(["--seeds", "0", "1", "2", "--rl-steps", "5", "--audit-every", "2"])
+    args = terminal(["--seeds", "0", "1", "2", "--rl-steps", "9", "--audit-every", "2"])
     rows = sim_rl.rl_rows(args, tmp_path, sft, tmp_path / "world", Stages(tmp_path, {}, run=fake))
     commands = fake.commands
     assert len(commands) == 9 and all(flag_of(c, "--init") == str(sft) for c in commands)
     assert [flag_of(c, "--seed") for c in commands] == ["0"] * 3 + ["1"] * 3 + ["2"] * 3
     assert {flag_of(c, "--save-every") for c in commands} == {"2"} and {flag_of(c, "--guide") for c in commands} == {
         "none"}  # fmt: skip
-    assert rows[sim_rl.CONTROLLED_RL] == [tmp_path / f"rl-controlled-seed-{s}" / "checkpoint-5" for s in (0, 1, 2)]
+    assert rows[sim_rl.CONTROLLED_RL] == [tmp_path / f"rl-controlled-seed-{s}" / "checkpoint-9" for s in (0, 1, 2)]
     assert len({flag_of(c, "-o") for c in commands}) == 9  # every run into its own folder
     checks = [c for c in commands if "--sim-check-corpus" in c]  # the simulator's figures read the SFT start: once
     assert len(checks) == 1 and flag_of(checks[0], "-o") == str(tmp_path / "rl-sim-seed-0")
