@@ -62,40 +62,35 @@ OUTPUT/<family>/sim-rl.json holds a family's rows, the fidelity figures, the aud
 is met, the reading and its stages (seconds, peak memory, commit, reused); OUTPUT/sim-rl.json every family's, and
 the last table shows every family's rows together. A world model trained on a few hundred episodes is small: the
 reading says plainly what it misses.
+
+This file runs the stages; the rows' names and folders are in sim_rl_rows.py, the table in sim_rl_table.py, the
+targets and the reading in sim_rl_targets.py, the audits in sim_rl_audits.py.
 """
 
 import argparse
 import json
-import statistics
 import time
-from collections import Counter
 from pathlib import Path
 
 # this folder is on sys.path when run as a script
 from learning_signal import (
     agent_rl_flags,
     agent_training_arguments,
-    aligned,
     lowest_validation_loss,
     measured_trajforge,
-    metrics,
     rl_steps_flags,
     shape,
     steps_flags,
 )
 from results_record import add_results_option, start_record
+from sim_rl_audits import audit_figures, print_audits
+from sim_rl_rows import CONTROLLED_RL, PARTS, REAL_RL, SCRIPTED, SFT, SIM_RL, arm, rl_arms, rl_folder
+from sim_rl_table import guided_minus_unguided, print_guides, print_summary, print_table, table
+from sim_rl_targets import fidelity, reading, seeds_said, targets
 from stages import Stages
 
-from trajforge.agents.agent_eval import EpisodeSampling, paired_dict, paired_outcomes
-from trajforge.evaluation.fidelity import one_sided
-from trajforge.evaluation.paired import clustered_mean_interval
+from trajforge.agents.agent_eval import EpisodeSampling
 
-SCRIPTED = "scripted (model-free reference)"
-SFT = "agent SFT"
-REAL_RL = "RL in the real environment"
-SIM_RL = "RL in the simulator, uncontrolled"
-CONTROLLED_RL = "RL in the simulator, controlled"
-RL_ROWS = (REAL_RL, SIM_RL, CONTROLLED_RL)
 FAMILIES = {  # --family: (generator, suite domain, its environment line)
     "terminal": ("terminal-text", "terminal", "environment: {kind: terminal, tools: [shell]}\n"),
     "kvstore": ("kvstore", "mcp", "environment: {kind: mcp, server: kvstore}\n"),
@@ -107,8 +102,6 @@ DEMO_FAMILIES = ("terminal", "kvstore")  # make sim-demo: the terminal family th
 # The family's context when --context-length is not given: a kvstore system prompt alone (tools, seed data) is
 # 614-1,570 tokens, so at 512 the agent's first prompt would not fit.
 CONTEXT_LENGTH = {"terminal": 512, "kvstore": 1024}
-SHARE_OF_REAL, EXACT, AGREEMENT = 0.8, 0.8, 0.85
-PARTS = {"clean": "clean", "faults": "--faults unreliable", "held_out_family": "held-out family"}  # a row's parts
 MANIFEST = "_manifest.json"  # written last: a collect run or corpus is complete once it exists
 
 
@@ -277,25 +270,6 @@ def agent_sft(args, out: Path, stages: Stages) -> Path:
     return checkpoint
 
 
-RL_FOLDERS = {REAL_RL: "rl-real", SIM_RL: "rl-sim", CONTROLLED_RL: "rl-controlled"}
-
-
-def rl_arms(args) -> list[str | None]:
-    """The guides every RL row runs with: None (agent-rl's --guide none; the row as named) without --guide; with
-    one, that guide and then unguided ("none") from the same start, seeds and episodes (agent-rl draws a step's
-    tasks and episode seeds from its seed and the step alone, never the guide: the arms pair)."""
-    return [None] if args.guide == "none" else [args.guide, "none"]
-
-
-def arm(row: str, guide: str | None) -> str:
-    """An RL row's name in one arm: as it is without --guide, else saying its guide."""
-    return row if guide is None else f"{row}, {'no guide' if guide == 'none' else f'guide {guide}'}"
-
-
-def rl_folder(out: Path, row: str, guide: str | None, seed: int) -> Path:
-    return out / f"{RL_FOLDERS[row]}{'' if guide is None else f'-{guide}'}-seed-{seed}"
-
-
 def rl_rows(args, out: Path, sft: Path, world: Path, stages: Stages) -> dict[str, list[Path]]:
     """The three RL rows from the same agent with the same steps and episodes, each in every arm (rl_arms) and
     trained once per `--seeds` seed (agent-rl --seed) into its own folder (rl_folder), saved every quarter of its
@@ -399,435 +373,6 @@ def sim_check(args, out: Path, world: Path, sft: Path, stages: Stages) -> dict:
     return json.loads(report.read_text())
 
 
-SIMULATED_ROWS = (SIM_RL, CONTROLLED_RL)
-
-
-def audit_counts(run: Path) -> dict:
-    """What the audits of one simulated agent-rl run (--audit-every) found, read from what it wrote: each audited
-    step's metrics line has `audit`; the step's simulated episodes are RUN/episodes/step-N and their real replays
-    RUN/audit/step-N (agents/reward_audit.py). Of the replays whose simulated reward and real outcome both decided
-    (`audited`): those the world model paid and the real environment did not (`paid_not_real`), and the reverse
-    (`real_not_paid`); `undecided` the others. A replay whose actions are not its episode's (a step run again after
-    a resume keeps the replays of its first run) is left out, counted in `stale`."""
-    from trajforge.agents.agent_eval import run_records
-    from trajforge.agents.sim_episodes import replayed_pairs
-
-    steps = sorted({m["step"] for m in metrics(run) if "audit" in m})
-    counts = Counter({"steps": len(steps), "audited": 0, "paid_not_real": 0, "real_not_paid": 0, "undecided": 0,
-                      "stale": 0})  # fmt: skip
-    for step in steps:
-        simulated = run_records(str(run / "episodes" / f"step-{step:05d}"))
-        replayed = run_records(str(run / "audit" / f"step-{step:05d}"))
-        for sim_turns, real_turns, paid, real in replayed_pairs(sorted(simulated), simulated, replayed):
-            if [t["action"] for t in real_turns] != [t["action"] for t in sim_turns[: len(real_turns)]]:
-                counts["stale"] += 1
-            elif paid is None or real is None:
-                counts["undecided"] += 1
-            else:
-                counts["audited"] += 1
-                counts["paid_not_real"] += bool(paid and not real)
-                counts["real_not_paid"] += bool(real and not paid)
-    return dict(counts)
-
-
-def audit_figures(args, out: Path) -> dict | None:
-    """Per simulated row (each arm): what its audits found per seed and pooled over the seeds; None without
-    --audit-every."""
-    if not args.audit_every:
-        return None
-    found = {}
-    for row in SIMULATED_ROWS:
-        for guide in rl_arms(args):
-            per_seed = {seed: audit_counts(rl_folder(out, row, guide, seed)) for seed in args.seeds}
-            pooled = sum((Counter(c) for c in per_seed.values()), Counter())
-            found[arm(row, guide)] = {"per_seed": per_seed, "pooled": {k: pooled[k] for k in per_seed[args.seeds[0]]}}
-    return found
-
-
-def audit_text(counts: dict) -> str:
-    """One run's (or a row's pooled) audits in words."""
-    if not counts["steps"]:
-        return "no audited step recorded"
-    audited = counts["audited"]
-    said = (f"paid {counts['paid_not_real']} of {audited} audited episodes the real environment did not "
-            f"({pct(counts['paid_not_real'] / audited if audited else None)}), did not pay {counts['real_not_paid']} "
-            f"it did, over {counts['steps']} audited steps")  # fmt: skip
-    left = [f"{counts[k]} {k}" for k in ("undecided", "stale") if counts[k]]
-    return said + (f" ({', '.join(left)} left out)" if left else "")
-
-
-def print_audits(args, audits: dict | None) -> None:
-    if audits is None:
-        print("\naudits: none (--audit-every 0)")
-        return
-    print(f"\naudits (agent-rl --audit-every {args.audit_every}: a step's simulated episodes replayed in the real "
-          "environment, real episodes never trained on), the world model:")  # fmt: skip
-    for row, found in audits.items():
-        print(f"  {row}: {audit_text(found['pooled'])}")
-        if len(found["per_seed"]) > 1:
-            for seed, counts in found["per_seed"].items():
-                print(f"    seed {seed}: {audit_text(counts)}")
-
-
-def _score(reports: list[dict]) -> dict:
-    """A row's success in one condition. One report (one checkpoint): its rate and 95% interval as agent-eval gave
-    them. Several (one per seed): the mean of the seeds' rates and their spread (min, max, sd). Either way the
-    per-task outcomes of each report, in seed order: what the paired differences read."""
-    rates = [r["overall"]["success_rate"] for r in reports]
-    score = {"episodes": sum(r["overall"]["scored"] for r in reports),
-             "successes": sum(r["overall"]["successes"] for r in reports),
-             "outcomes": [r.get("outcomes", {}) for r in reports]}  # fmt: skip
-    if len(reports) == 1:
-        low, high = reports[0]["overall"].get("interval") or (None, None)
-        return score | {"success_rate": rates[0], "interval": [low, high], "per_seed": None, "spread": None}
-    known = [rate for rate in rates if rate is not None]
-    spread = None if not known else {"min": min(known), "max": max(known),
-                                     "sd": statistics.stdev(known) if len(known) > 1 else 0.0}  # fmt: skip
-    mean = sum(known) / len(known) if known else None
-    return score | {"success_rate": mean, "interval": None, "per_seed": rates, "spread": spread}
-
-
-def _mean_of(reports: list[dict], key: str) -> float | None:
-    values = [r["overall"][key] for r in reports if r["overall"].get(key) is not None]
-    return sum(values) / len(values) if values else None
-
-
-def table(
-    clean: dict[str, list[dict]], faulty: dict[str, list[dict]], seeds: list[int], held_out: dict | None = None
-) -> list[dict]:
-    """One row per agent (`clean`/`faulty`/`held_out`: row -> its agent-eval reports, one per seed for an RL row):
-    its success on the test tasks, clean and under real faults, and on the held-out family's tasks when there are
-    some; each row's paired difference from agent SFT's in each."""
-    rows = []
-    for name, reports in clean.items():
-        row = {"row": name, "agents": [r["agent"] for r in reports], "model_free": reports[0]["model_free"],
-               "seeds": None if name in (SCRIPTED, SFT) else seeds, "clean": _score(reports),
-               "faults": _score(faulty[name]), "mean_turns": _mean_of(reports, "mean_turns"),
-               "unparseable_rate": _mean_of(reports, "unparseable_rate")}  # fmt: skip
-        if held_out is not None:
-            row["held_out_family"] = _score(held_out[name])
-        rows.append(row)
-    by_row = {r["row"]: r for r in rows}
-    for r in rows:
-        if r["row"] != SFT and SFT in by_row:
-            r["vs_sft"] = {part: paired(by_row, SFT, r["row"], part) for part in PARTS if part in r}
-    return rows
-
-
-def paired(rows: dict[str, dict], reference: str, other: str, part: str) -> dict | None:
-    """`other`'s success minus `reference`'s in `part` (clean, faults, held_out_family), paired by task over the same
-    tasks and pooled over seeds (a task's samples one cluster); None when they share no scored task."""
-    if reference not in rows or other not in rows or part not in rows[reference]:
-        return None
-    ours, theirs = aligned(rows[reference][part]["outcomes"], rows[other][part]["outcomes"])
-    difference = paired_outcomes(ours, theirs)
-    if difference is None:
-        return None
-    tasks = len(ours)
-    of = "tasks" if difference.n == tasks else f"samples of {tasks} tasks, a task's one cluster"
-    return paired_dict(difference, of) | {"tasks": tasks}
-
-
-def guided_minus_unguided(args, rows: dict[str, dict]) -> dict | None:
-    """With --guide, per RL row and part: the guided arm's success minus the unguided one's, paired over the same
-    tasks seed with seed (the same start and episodes); None without a guide."""
-    if args.guide == "none":
-        return None
-    parts = [part for part in PARTS if part in rows[SFT]]
-    return {row: {part: paired(rows, arm(row, "none"), arm(row, args.guide), part) for part in parts}
-            for row in RL_ROWS}  # fmt: skip
-
-
-def fidelity(result: dict) -> dict:
-    """sim-check's figures over all test turns and episodes, as the reading uses them, with their intervals where
-    sim-check gave them."""
-    step = result["single_step"].get("all", {})
-    world = step.get(result["world_model"], {})
-    baselines = {n: f for n, f in step.items() if n != result["world_model"]}
-    episodes = result.get("episodes", {})
-
-    def over_all(part: str, key: str):
-        return episodes.get(part, {}).get("all", {}).get(key)
-
-    return {
-        "world_model": result["world_model"],
-        "turns": world.get("turns"),
-        "exact_match": world.get("exact_match"),
-        "exact_match_interval": world.get("exact_match_interval"),
-        "factuality": world.get("judge_factuality"),
-        "baselines": {
-            n: {"exact_match": f.get("exact_match"), "factuality": f.get("judge_factuality")}
-            for n, f in baselines.items()
-        },  # fmt: skip
-        "paired": world.get("paired") or {},  # per baseline: the world model minus it on the same turns, per figure
-        "success_agreement": over_all("success", "agreement"),
-        "agreement_interval": over_all("success", "agreement_interval"),
-        "real_outcomes": over_all("success", "real_outcomes"),
-        "wm2real_exact_match": over_all("wm2real", "exact_match"),
-        "sim_successes_real": over_all("wm2real", "real_share_of_simulated_successes"),
-        "faults_produced": over_all("controllability", "produced_share"),
-        "produced_interval": over_all("controllability", "produced_interval"),  # over tasks, repeats one cluster
-        "instructed_faults": over_all("controllability", "instructed_faults"),  # the denominator: every one asked
-        "fault_tasks": over_all("controllability", "tasks"),
-        "clean_turns": over_all("controllability", "clean_share"),
-    }
-
-
-def decide(low: float | None, high: float | None, target: float, strict: bool = False) -> bool | None:
-    """met (True) when the whole 95% interval reaches `target` (lies above it, `strict`), NOT met (False) when it
-    lies wholly below it (at or below it, `strict`), and None (cannot tell) when it reaches both sides."""
-    if low is None or high is None:
-        return None
-    if strict:
-        return True if low > target else False if high <= target else None
-    return True if low >= target else False if high < target else None
-
-
-NO_INTERVAL = "sim-check gave no interval"
-
-
-def _interval_target(target: str, figure: float | None, interval: list | None, threshold: float) -> dict:
-    """A share (exact match, agreement) decided by its 95% interval against `threshold`."""
-    found = {"target": target, "figure": figure, "unit": "share", "interval": interval, "threshold": threshold}
-    if not interval:
-        return found | {"met": None, "undecided_because": NO_INTERVAL}
-    return found | {"met": decide(interval[0], interval[1], threshold)}
-
-
-def _agreement_target(fid: dict) -> dict:
-    """Success agreement with the agent's own episodes, by its interval; undecided when its real episodes all ended
-    one way (a world model predicting that outcome alone would agree on every one)."""
-    target = f"success agreement >= {AGREEMENT:.0%} with both real successes and real failures among the episodes"
-    found = _interval_target(target, fid["success_agreement"], fid["agreement_interval"], AGREEMENT)
-    why = one_sided(fid["real_outcomes"]) if fid["real_outcomes"] else "sim-check recorded no real outcome"
-    if found["met"] is not None and why:
-        return found | {"met": None, "undecided_because": why}
-    return found
-
-
-BASELINE_FIGURES = {"exact_match": "exact match", "judge_factuality": "factuality"}
-
-
-def _baselines_target(fid: dict) -> dict:
-    """The world model beats every baseline (copy, retrieval) on exact match and on factuality: met when each
-    paired difference on the same turns (sim-check's `paired`) lies above 0, NOT met when any lies at or below it."""
-    verdicts, said, missing = [], [], False
-    for baseline in fid["baselines"]:
-        for key, label in BASELINE_FIGURES.items():
-            difference = (fid["paired"].get(baseline) or {}).get(key)
-            missing |= difference is None
-            verdicts.append(None if difference is None else decide(difference["low"], difference["high"], 0.0, True))
-            said.append(f"{label} minus {baseline} {difference['describe'] if difference else '-'}")
-    met = False if False in verdicts else True if verdicts and all(verdicts) else None
-    found = {"target": "the world model beats copy and retrieval on exact match and factuality", "figure": None,
-             "unit": "", "met": met, "detail": "; ".join(said)}  # fmt: skip
-    if met is None:
-        why = NO_INTERVAL if missing else "an interval reaches both sides of 0"
-        found["undecided_because"] = why if verdicts else "sim-check ran no baseline"
-    return found
-
-
-def _gain_target(target: str, difference: dict | None) -> dict:
-    """A gain decided by its paired 95% interval: met when the whole interval lies above 0."""
-    found = {"target": target, "figure": None, "unit": "points", "paired": difference, "threshold": 0.0}
-    if difference is None:
-        return found | {"met": None, "undecided_because": "the two rows share no scored test task"}
-    met = decide(difference["low"], difference["high"], 0.0, strict=True)
-    return found | {"figure": 100 * difference["difference"], "met": met}
-
-
-def share_margin(rows: dict[str, dict], real_rl: str, sim_rl: str) -> dict | None:
-    """Per test task, the simulated gain minus SHARE_OF_REAL times the real one (both over agent SFT, clean), its
-    mean with a 95% interval over tasks (a task's samples one cluster): above 0 where sim RL reaches the share."""
-    sft, real, sim = aligned(*(rows[row]["clean"]["outcomes"] for row in (SFT, real_rl, sim_rl)))
-    values, clusters = [], []
-    for task in sft:
-        for s, r, c in zip(sft[task], real[task], sim[task], strict=True):
-            values.append((c - s) - SHARE_OF_REAL * (r - s))
-            clusters.append(task)
-    if not values:
-        return None
-    mean, low, high = clustered_mean_interval(values, clusters)
-    return {"mean": mean, "low": low, "high": high}
-
-
-def _share_target(rows: dict[str, dict], real_rl: str, sim_rl: str) -> dict:
-    """RL in the simulator's gain as a share of real RL's: both paired differences over agent SFT and the ratio of
-    their means; decided by the paired margin, and never while real RL's gain holds zero."""
-    real, sim = paired(rows, SFT, real_rl, "clean"), paired(rows, SFT, sim_rl, "clean")
-    target = f"RL in the simulator gains >= {SHARE_OF_REAL:.0%} of what RL in the real environment gains"
-    found = {"target": target, "figure": None, "unit": "share", "met": None, "real_gain": real, "sim_gain": sim}
-    if real is None or sim is None:
-        return found | {"undecided_because": "the rows share no scored test task"}
-    if real["low"] <= 0:
-        where = "holds zero" if real["high"] >= 0 else "lies below zero"
-        return found | {"undecided_because": f"RL in the real environment's gain over agent SFT, {real['describe']}, "
-                        f"{where}: there is no gain to take a share of"}  # fmt: skip
-    margin = share_margin(rows, real_rl, sim_rl)
-    met = None if margin is None else decide(margin["low"], margin["high"], 0.0)
-    return found | {"figure": sim["difference"] / real["difference"], "margin": margin, "met": met}
-
-
-def targets(rows: dict[str, dict], fid: dict, guide: str | None = None) -> list[dict]:
-    """Each of issue 55's targets: its figure and whether it is met (None: this run cannot tell), each decided by a
-    95% interval; a comparison of two rows is their paired difference over the same test tasks. `guide`: the arm
-    whose rows the targets read (rl_arms' first)."""
-    real, sim, controlled = (arm(row, guide) for row in RL_ROWS)
-    return [
-        _interval_target(f"single-step exact match >= {EXACT:.0%}", fid["exact_match"], fid["exact_match_interval"],
-                         EXACT),
-        _agreement_target(fid),
-        _baselines_target(fid),
-        _gain_target("RL in the simulator (controlled) raises real success over agent SFT",
-                     paired(rows, SFT, controlled, "clean")),
-        _share_target(rows, real, controlled),
-        _gain_target("under real faults, controlled simulation beats uncontrolled",
-                     paired(rows, sim, controlled, "faults")),
-    ]  # fmt: skip
-
-
-VERDICTS = {True: "met", False: "NOT met", None: "cannot tell from this run"}
-ABOVE = {True: "the whole 95% interval lies above", False: "the whole 95% interval lies at or below",
-         None: "the 95% interval reaches both sides of"}  # fmt: skip
-REACHES = {True: "the whole 95% interval is at or above", False: "the whole 95% interval is below",
-           None: "the 95% interval reaches both sides of"}  # fmt: skip
-
-
-def seeds_said(seeds: list[int]) -> str:
-    if len(seeds) == 1:
-        return f"one seed ({seeds[0]}): each RL figure is from one seed"
-    return f"{len(seeds)} seeds ({', '.join(map(str, seeds))}): each RL figure pools them"
-
-
-def reading(found: list[dict], seeds: list[int]) -> str:
-    """The targets in plain words: how many are met and from how many seeds, then each with its figure."""
-    met = sum(t["met"] is True for t in found)
-    lines = [f"{met} of {len(found)} targets met; the RL rows trained with {seeds_said(seeds)}."]
-    lines += [f"- {t['target']}: {VERDICTS[t['met']]}{_detail(t)}" for t in found]
-    return "\n".join(lines)
-
-
-def _detail(t: dict) -> str:
-    """What follows a target's verdict: its paired difference or interval against the threshold, or its figures,
-    and why it cannot tell."""
-    if t.get("paired") is not None:
-        return f": {t['paired']['describe']} on the same test tasks; {ABOVE[t['met']]} 0"
-    if "real_gain" in t:
-        return _share_detail(t)
-    said = ""
-    if t.get("interval"):
-        low, high = t["interval"]
-        said = f": {pct(t['figure'])} [{pct(low)}, {pct(high)}]"
-        if not t.get("undecided_because"):
-            said += f"; {REACHES[t['met']]} {pct(t['threshold'])}"
-    elif t.get("detail") or t.get("figure") is not None:
-        said = f" ({t.get('detail') or pct(t['figure'])})"
-    if t["met"] is None and t.get("undecided_because"):
-        said += f" ({t['undecided_because']})"
-    return said
-
-
-def _share_detail(t: dict) -> str:
-    sim, real = t["sim_gain"], t["real_gain"]
-    if t["figure"] is None:
-        return f" ({t['undecided_because']}" + (f"; RL in the simulator's: {sim['describe']})" if sim else ")")
-    margin = t["margin"] or {}
-    where = {True: "lies above 0", False: "lies below 0", None: "reaches both sides of 0"}[t["met"]]
-    return (f": {t['figure']:.0%} of real RL's gain (the ratio of the means; over agent SFT, RL in the simulator "
-            f"{sim['describe']}, RL in the real environment {real['describe']}); the paired margin, the simulated "
-            f"gain minus {SHARE_OF_REAL:.0%} of the real one, {_points_interval(margin)} {where}")  # fmt: skip
-
-
-def _points_interval(figures: dict) -> str:
-    if figures.get("mean") is None:
-        return "-"
-    return f"{100 * figures['mean']:+.1f} points [{100 * figures['low']:+.1f}, {100 * figures['high']:+.1f}]"
-
-
-def pct(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:.0f}%"
-
-
-def _cell(score: dict) -> str:
-    """One condition of a row: rate [95% interval] and counts; over several seeds the mean, min-max and sd."""
-    counts = f"{score['successes']}/{score['episodes']}"
-    spread = score.get("spread")
-    if spread:
-        seeds = f"{len(score['per_seed'])} seeds {pct(spread['min'])}-{pct(spread['max'])} sd {100 * spread['sd']:.1f}"
-        return f"{pct(score['success_rate']):>4} mean, {seeds} {counts}"
-    low, high = score["interval"] or (None, None)
-    interval = f"[{pct(low)}, {pct(high)}]" if low is not None else "[-]"
-    return f"{pct(score['success_rate']):>4} {interval:<11} {counts}"
-
-
-def _name_width(rows: list[dict]) -> int:
-    return max(42, *(len(r["row"]) + 2 for r in rows))
-
-
-def _columns(rows: list[dict], first: str = "agent (test tasks, real environment)") -> str:
-    heads = {"clean": "clean: success", "faults": "--faults unreliable", "held_out_family": "held-out family, clean"}
-    return f"{first:<{_name_width(rows)}} " + " ".join(f"{heads[p]:<42}" for p in PARTS if p in rows[0])
-
-
-def _cells(r: dict, width: int) -> str:
-    return f"{r['row']:<{width}} " + " ".join(f"{_cell(r[part]):<42}" for part in PARTS if part in r)
-
-
-def print_table(rows: list[dict], fid: dict) -> None:
-    width = _name_width(rows)
-    print(f"\n{_columns(rows)}")
-    for r in rows:
-        print(_cells(r, width))
-    print("\npaired against agent SFT on the same tasks (row minus agent SFT, 95% interval, seeds pooled):")
-    for r in rows:
-        if r.get("vs_sft"):
-            print(f"  {r['row']:<{width - 2}} " + _paired_parts(r["vs_sft"]))
-    bases = ", ".join(f"{n}: exact {pct(b['exact_match'])}, factuality {_num(b['factuality'])}"
-                      for n, b in fid["baselines"].items())  # fmt: skip
-    print(f"\nsimulator {fid['world_model']} (sim-check, test tasks): single step on {fid['turns']} turns: exact "
-          f"{pct(fid['exact_match'])}{_interval(fid['exact_match_interval'])}, factuality {_num(fid['factuality'])} "
-          f"({bases}); success agreement {pct(fid['success_agreement'])}{_interval(fid['agreement_interval'])}"
-          f"{_outcomes(fid)}; WM2Real exact {pct(fid['wm2real_exact_match'])}, simulated successes real "
-          f"{pct(fid['sim_successes_real'])}; {_produced(fid)}, clean turns {pct(fid['clean_turns'])}")  # fmt: skip
-
-
-def _paired_parts(differences: dict[str, dict | None]) -> str:
-    return "; ".join(f"{PARTS[part]} {_paired_text(d)}" for part, d in differences.items())
-
-
-def print_guides(args, differences: dict | None) -> None:
-    if differences is None:
-        return
-    print(f"\nguided minus unguided (--guide {args.guide}; the same start, seeds and episodes; paired, seeds pooled):")
-    width = max(len(row) for row in differences)
-    for row, parts in differences.items():
-        print(f"  {row:<{width}} {_paired_parts(parts)}")
-
-
-def _interval(interval: list | None) -> str:
-    return f" [{pct(interval[0])}, {pct(interval[1])}]" if interval else ""
-
-
-def _paired_text(difference: dict | None) -> str:
-    return difference["describe"] if difference else "- (no shared scored task)"
-
-
-def _produced(fid: dict) -> str:
-    """Instructed faults produced, its interval over tasks and its denominator, every fault instructed."""
-    return (f"instructed faults produced {pct(fid['faults_produced'])}{_interval(fid.get('produced_interval'))} of "
-            f"{fid['instructed_faults']} instructed (the denominator: every instructed fault) over "
-            f"{fid.get('fault_tasks')} tasks")  # fmt: skip
-
-
-def _outcomes(fid: dict) -> str:
-    real = fid.get("real_outcomes")
-    return f" (real: {real['success']} successes, {real['failure']} failures)" if real else ""
-
-
-def _num(value: float | None) -> str:
-    return "-" if value is None else f"{value:.1f}"
-
-
 def header(args, rows: list[dict], sampling: dict | None) -> str:
     """What the table below was measured on, how agent-eval sampled and from how many RL seeds."""
     world = f"{args.cpt_steps} world-model CPT steps" + (f" + {args.wm_sft_steps} SFT" if args.wm_sft_steps else "")
@@ -847,18 +392,6 @@ def family_arguments(args: argparse.Namespace, family: str) -> argparse.Namespac
     """`args` for one family's run: its name, and its context length unless --context-length gave one."""
     return argparse.Namespace(**{**vars(args), "family": family,
                                  "context_length": args.context_length or CONTEXT_LENGTH[family]})  # fmt: skip
-
-
-def print_summary(results: dict[str, dict]) -> None:
-    """Every family's rows in one table, each with how many of its targets were met."""
-    for family, result in results.items():
-        rows = result["rows"]
-        width = _name_width(rows)
-        print(f"\n{'family':<10} {_columns(rows)}")
-        for r in rows:
-            print(f"{family:<10} {_cells(r, width)}")
-        met = sum(t["met"] is True for t in result["targets"])
-        print(f"{family:<10} {met} of {len(result['targets'])} targets met (its reading above)")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -17,9 +17,14 @@ from trajforge.evaluation.intervals import wilson_interval
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import sim_rl  # noqa: E402 - the benchmarks folder is a script folder, not a package
+import sim_rl_audits  # noqa: E402
+import sim_rl_table  # noqa: E402
+from learning_signal import aligned  # noqa: E402
+from sim_rl_rows import CONTROLLED_RL, REAL_RL, RL_ROWS, SCRIPTED, SFT, SIM_RL, arm  # noqa: E402
+from sim_rl_targets import fidelity, reading, targets  # noqa: E402
 from stages import Stages  # noqa: E402
 
-NAMES = [sim_rl.SCRIPTED, sim_rl.SFT, sim_rl.REAL_RL, sim_rl.SIM_RL, sim_rl.CONTROLLED_RL]
+NAMES = [SCRIPTED, SFT, REAL_RL, SIM_RL, CONTROLLED_RL]
 TASKS = 100
 BASELINES = ("copy previous (model-free)", "retrieval (model-free)")
 
@@ -31,7 +36,7 @@ def report(name: str, solved: int | tuple[int, int], tasks: int = TASKS) -> dict
     outcomes = {f"task-{i:03d}": [int(first <= i < first + count)] for i in range(tasks)}
     overall = {"scored": tasks, "successes": count, "success_rate": count / tasks,
                "interval": list(wilson_interval(count, tasks)), "mean_turns": 2.0, "unparseable_rate": 0.0}  # fmt: skip
-    return {"agent": name, "model_free": name == sim_rl.SCRIPTED, "overall": overall, "outcomes": outcomes}
+    return {"agent": name, "model_free": name == SCRIPTED, "overall": overall, "outcomes": outcomes}
 
 
 def reports(solved: list, names: list[str] = NAMES) -> dict[str, list[dict]]:
@@ -41,7 +46,7 @@ def reports(solved: list, names: list[str] = NAMES) -> dict[str, list[dict]]:
 
 
 def rows(clean: list, faulty: list, seeds: list[int] | None = None, held_out: list | None = None) -> dict[str, dict]:
-    table = sim_rl.table(reports(clean), reports(faulty), seeds or [0], held_out and reports(held_out))
+    table = sim_rl_table.table(reports(clean), reports(faulty), seeds or [0], held_out and reports(held_out))
     return {r["row"]: r for r in table}
 
 
@@ -118,13 +123,13 @@ class Fake:
 
 
 def test_a_run_that_meets_every_target_says_so():
-    found = sim_rl.targets(rows(**GOOD), sim_rl.fidelity(checked()))
+    found = targets(rows(**GOOD), fidelity(checked()))
     assert len(found) == 6 and all(t["met"] is True for t in found)
     gain = by_target(found)[GAIN]
     assert gain["figure"] == pytest.approx(30) and gain["paired"]["low"] > 0
     share = by_target(found)[SHARE]
     assert share["figure"] == pytest.approx(1.0) and share["margin"]["low"] > 0  # 30 - 0.8 x 30 points, above 0
-    said = sim_rl.reading(found, [0])
+    said = reading(found, [0])
     assert said.startswith("6 of 6 targets met; the RL rows trained with one seed (0)")
     assert "single-step exact match >= 80%: met: 85% [81%, 89%]; the whole 95% interval is at or above 80%" in said
     assert "success agreement >= 85% with both real successes and real failures among the episodes: met: 90% [86%" in (
@@ -138,11 +143,11 @@ def test_a_run_that_meets_every_target_says_so():
 def test_missed_targets_are_said_plainly_with_their_intervals():
     """Every target NOT met, each by its interval: wholly below the threshold, or wholly at or below 0."""
     table = rows(clean=[100, 40, 70, 30, 30], faulty=[90, 20, 40, 40, 20])
-    fid = sim_rl.fidelity(checked(exact=0.5, exact_interval=(0.45, 0.55), agreement=0.6, agreement_interval=(0.5,
+    fid = fidelity(checked(exact=0.5, exact_interval=(0.45, 0.55), agreement=0.6, agreement_interval=(0.5,
                                   0.7), above=(-0.2, -0.05)))  # fmt: skip
-    found = sim_rl.targets(table, fid)
+    found = targets(table, fid)
     assert [t["met"] for t in found] == [False] * 6
-    text = sim_rl.reading(found, [0])
+    text = reading(found, [0])
     assert text.startswith(f"0 of {len(found)} targets met") and text.count("NOT met") == len(found)
     assert "exact match >= 80%: NOT met: 50% [45%, 55%]; the whole 95% interval is below 80%" in text
     assert "over agent SFT: NOT met: -10.0 points [" in text and "the whole 95% interval lies at or below 0" in text
@@ -153,14 +158,14 @@ def test_each_target_cannot_tell_where_its_interval_reaches_both_sides():
     model's paired difference over a baseline holds zero; RL in the simulator's +12 points over agent SFT, its
     successes sharing few tasks with agent SFT's, holds zero too."""
     table = rows(clean=[100, 40, 70, (52, 30), (52, 30)], faulty=[90, 20, 20, (31, 60), 31])
-    fid = sim_rl.fidelity(checked(exact=0.82, exact_interval=(0.76, 0.87), agreement=0.88, agreement_interval=(0.8,
+    fid = fidelity(checked(exact=0.82, exact_interval=(0.76, 0.87), agreement=0.88, agreement_interval=(0.8,
                                   0.93), above=(-0.02, 0.1)))  # fmt: skip
-    found = by_target(sim_rl.targets(table, fid))
+    found = by_target(targets(table, fid))
     undecided = [EXACT, AGREEMENT, BASELINES_TARGET, GAIN, CONTROL]
     assert {key: t["met"] for key, t in found.items() if key != SHARE} == dict.fromkeys(undecided)
     gain = found[GAIN]["paired"]
     assert found[GAIN]["figure"] == pytest.approx(12) and gain["low"] < 0 < gain["high"]
-    text = sim_rl.reading(list(found.values()), [0])
+    text = reading(list(found.values()), [0])
     undecided = "exact match >= 80%: cannot tell from this run: 82% [76%, 87%]; the 95% interval reaches both sides"
     assert f"{undecided} of 80%" in text
     baselines = "factuality: cannot tell from this run (exact match minus copy previous (model-free) +4.0 points [-2.0"
@@ -172,7 +177,7 @@ def test_the_baselines_target_is_not_met_when_one_paired_difference_lies_at_or_b
     result = checked()
     result["single_step"]["all"]["wm"]["paired"][BASELINES[1]]["judge_factuality"] = difference(-0.1, 0.0)
     result["single_step"]["all"]["wm"]["paired"][BASELINES[0]]["exact_match"] = difference(-0.05, 0.1)
-    found = by_target(sim_rl.targets(rows(**GOOD), sim_rl.fidelity(result)))
+    found = by_target(targets(rows(**GOOD), fidelity(result)))
     assert found[BASELINES_TARGET]["met"] is False
 
 
@@ -182,29 +187,29 @@ def test_an_older_sim_check_without_intervals_leaves_its_targets_undecided_and_s
     result = checked(exact=0.9, exact_interval=None, agreement=0.95, agreement_interval=None)
     for paired in result["single_step"]["all"]["wm"]["paired"].values():
         del paired["judge_factuality"]
-    found = by_target(sim_rl.targets(rows(**GOOD), sim_rl.fidelity(result)))
+    found = by_target(targets(rows(**GOOD), fidelity(result)))
     assert [found[k]["met"] for k in (EXACT, AGREEMENT)] == [None, None]
     baselines = found[BASELINES_TARGET]
     assert baselines["met"] is None and baselines["undecided_because"] == "sim-check gave no interval"
-    text = sim_rl.reading(list(found.values()), [0])
+    text = reading(list(found.values()), [0])
     assert "single-step exact match >= 80%: cannot tell from this run (90%) (sim-check gave no interval)" in text
     del result["episodes"]
     del result["single_step"]["all"]["wm"]["paired"]
-    found = by_target(sim_rl.targets(rows(**GOOD), sim_rl.fidelity(result)))
+    found = by_target(targets(rows(**GOOD), fidelity(result)))
     assert found[AGREEMENT]["met"] is None and found[GAIN]["met"] is True
 
 
 def test_agreement_over_real_episodes_that_all_failed_decides_nothing_and_the_reading_says_why(capsys):
-    fid = sim_rl.fidelity(checked(agreement=1.0, agreement_interval=(0.88, 1.0), outcomes=(0, 14)))
+    fid = fidelity(checked(agreement=1.0, agreement_interval=(0.88, 1.0), outcomes=(0, 14)))
     assert fid["real_outcomes"] == {"success": 0, "failure": 14}
-    found = sim_rl.targets(rows(**GOOD), fid)
+    found = targets(rows(**GOOD), fid)
     agreement = by_target(found)[AGREEMENT]
     assert agreement["met"] is None and agreement["figure"] == 1.0
-    said = sim_rl.reading(found, [0])
+    said = reading(found, [0])
     assert "among the episodes: cannot tell from this run: 100% [88%, 100%] (the agent's real episodes all failed" in (
         said
     )
-    sim_rl.print_table(list(rows(**GOOD).values()), fid)
+    sim_rl_table.print_table(list(rows(**GOOD).values()), fid)
     assert "success agreement 100% [88%, 100%] (real: 0 successes, 14 failures)" in capsys.readouterr().out
 
 
@@ -212,16 +217,16 @@ def test_the_share_of_real_rls_gain_cannot_be_told_while_real_rls_gain_holds_zer
     """Real RL +4 points over agent SFT, its paired interval holding zero: there is no gain to take a share of, and
     the reading says so with both differences."""
     table = rows(clean=[100, 40, (44, 10), 60, 65], faulty=[90, 20, 40, 25, 50])
-    found = by_target(sim_rl.targets(table, sim_rl.fidelity(checked())))
+    found = by_target(targets(table, fidelity(checked())))
     share = found[SHARE]
     assert share["real_gain"]["low"] <= 0 < share["real_gain"]["difference"] and share["met"] is None
     assert share["figure"] is None and share["sim_gain"]["difference"] == pytest.approx(0.25)
-    text = sim_rl.reading(list(found.values()), [0])
+    text = reading(list(found.values()), [0])
     undecided = "gains: cannot tell from this run (RL in the real environment's gain over agent SFT, +4.0 points ["
     assert undecided in text
     assert "holds zero: there is no gain to take a share of; RL in the simulator's: +25.0 points [" in text
     worse = rows(clean=[100, 40, 20, 60, 65], faulty=[90, 20, 40, 25, 50])  # real RL lost 20 points
-    lost = by_target(sim_rl.targets(worse, sim_rl.fidelity(checked())))[SHARE]
+    lost = by_target(targets(worse, fidelity(checked())))[SHARE]
     assert lost["met"] is None and "lies below zero: there is no gain to take a share of" in lost["undecided_because"]
 
 
@@ -230,21 +235,21 @@ def test_three_seeds_give_each_rl_row_its_mean_and_spread_and_pool_the_paired_di
     the difference from agent SFT pairs each task's three RL outcomes with agent SFT's one (a task one cluster)."""
     table = rows(clean=[100, 40, [60, 70, 80], [40, 45, 50], [60, 65, 70]], faulty=[90, 20, [30] * 3, [20] * 3,
                  [40, 45, 50]], seeds=[0, 1, 2])  # fmt: skip
-    real = table[sim_rl.REAL_RL]
-    assert real["seeds"] == [0, 1, 2] and table[sim_rl.SFT]["seeds"] is None
+    real = table[REAL_RL]
+    assert real["seeds"] == [0, 1, 2] and table[SFT]["seeds"] is None
     assert real["clean"]["success_rate"] == pytest.approx(0.7) and real["clean"]["per_seed"] == [0.6, 0.7, 0.8]
     assert real["clean"]["spread"] == {"min": 0.6, "max": 0.8, "sd": pytest.approx(0.1)}
     versus = real["vs_sft"]["clean"]
     assert versus["n"] == 300 and versus["tasks"] == 100 and versus["difference"] == pytest.approx(0.3)
     assert "bootstrap over clusters" in versus["method"] and "(paired, 300 samples of 100 tasks" in versus["describe"]
-    found = sim_rl.targets(table, sim_rl.fidelity(checked()))
-    said = sim_rl.reading(found, [0, 1, 2])
+    found = targets(table, fidelity(checked()))
+    said = reading(found, [0, 1, 2])
     assert "the RL rows trained with 3 seeds (0, 1, 2): each RL figure pools them" in said and "one seed" not in said
-    sim_rl.print_table(list(table.values()), sim_rl.fidelity(checked()))
+    sim_rl_table.print_table(list(table.values()), fidelity(checked()))
     printed = capsys.readouterr().out
-    real_line = next(line for line in printed.splitlines() if line.startswith(sim_rl.REAL_RL))
+    real_line = next(line for line in printed.splitlines() if line.startswith(REAL_RL))
     assert " 70% mean, 3 seeds 60%-80% sd 10.0 210/300" in real_line
-    assert f"  {sim_rl.REAL_RL:<40} clean +30.0 points [" in printed
+    assert f"  {REAL_RL:<40} clean +30.0 points [" in printed
 
 
 def test_controlled_and_uncontrolled_rows_pair_seed_with_seed():
@@ -252,26 +257,26 @@ def test_controlled_and_uncontrolled_rows_pair_seed_with_seed():
     sft = [{"a": [0], "b": [0]}]
     first = [{"a": [1], "b": [0]}, {"a": [0], "b": [1]}]
     second = [{"a": [1], "b": [1]}, {"a": [0], "b": [0]}]
-    ours, theirs, base = sim_rl.aligned(first, second, sft)
+    ours, theirs, base = aligned(first, second, sft)
     assert ours == {"a": [1, 0], "b": [0, 1]} and theirs == {"a": [1, 0], "b": [1, 0]}
     assert base == {"a": [0, 0], "b": [0, 0]}  # one seed stands beside each of the others
     with pytest.raises(ValueError):
-        sim_rl.aligned(first, [{"a": [1]}] * 3)
+        aligned(first, [{"a": [1]}] * 3)
 
 
 def test_the_table_keeps_every_condition_and_prints_the_held_out_family_beside_the_test_tasks(capsys):
     table = rows(**GOOD, held_out=[80, 10, 20, 10, 15])
-    assert table[sim_rl.CONTROLLED_RL]["faults"]["successes"] == 50 and table[sim_rl.SCRIPTED]["model_free"]
-    assert table[sim_rl.SFT]["clean"]["interval"] == list(wilson_interval(40, 100))
-    assert table[sim_rl.REAL_RL]["vs_sft"]["held_out_family"]["difference"] == pytest.approx(0.1)
-    fid = sim_rl.fidelity(checked())
-    sim_rl.print_table(list(table.values()), fid)
+    assert table[CONTROLLED_RL]["faults"]["successes"] == 50 and table[SCRIPTED]["model_free"]
+    assert table[SFT]["clean"]["interval"] == list(wilson_interval(40, 100))
+    assert table[REAL_RL]["vs_sft"]["held_out_family"]["difference"] == pytest.approx(0.1)
+    fid = fidelity(checked())
+    sim_rl_table.print_table(list(table.values()), fid)
     printed = capsys.readouterr().out
     assert "held-out family, clean" in printed.splitlines()[1]
-    controlled = next(line for line in printed.splitlines() if line.startswith(sim_rl.CONTROLLED_RL))
+    controlled = next(line for line in printed.splitlines() if line.startswith(CONTROLLED_RL))
     assert " 70% [" in controlled and " 50% [" in controlled and " 15% [" in controlled
     assert "exact 85% [81%, 89%]" in printed and "retrieval (model-free): exact 50%" in printed
-    assert (f"  {sim_rl.CONTROLLED_RL:<40} clean +30.0 points [" in printed
+    assert (f"  {CONTROLLED_RL:<40} clean +30.0 points [" in printed
             and "; held-out family +5.0 points [" in printed)  # fmt: skip
 
 
@@ -279,7 +284,7 @@ def test_controllability_is_printed_with_its_interval_tasks_and_denominator(caps
     result = checked(produced=0.93)
     result["episodes"]["controllability"]["all"] |= {"produced_interval": [0.85, 0.97], "instructed_faults": 97,
                                                      "tasks": 24}  # fmt: skip
-    sim_rl.print_table(list(rows(**GOOD).values()), sim_rl.fidelity(result))
+    sim_rl_table.print_table(list(rows(**GOOD).values()), fidelity(result))
     assert "instructed faults produced 93% [85%, 97%] of 97 instructed (the denominator: every instructed fault) " in (
         capsys.readouterr().out
     )
@@ -322,7 +327,7 @@ def test_every_family_runs_into_its_own_folder_and_one_summary_table_holds_them_
         clean, faulty = ([100, 40, 70, 60, 70], [90, 20, 40, 25, 50]) if args.family == "terminal" else (
             [100, 10, 10, 10, 10], [90, 0, 0, 0, 0])  # fmt: skip
         table = rows(clean, faulty)
-        found = sim_rl.targets(table, sim_rl.fidelity(checked()))
+        found = targets(table, fidelity(checked()))
         stages = {"collect scripted": {"seconds": 30.0}, "agent SFT": {"seconds": 60.0}}
         return {"out": str(out), "context": args.context_length, "rows": list(table.values()), "targets": found,
                 "stages": stages}  # fmt: skip
@@ -339,7 +344,7 @@ def test_every_family_runs_into_its_own_folder_and_one_summary_table_holds_them_
     terminal_rows = [line for line in lines if line.startswith("terminal ")]
     kvstore_rows = [line for line in lines if line.startswith("kvstore ")]
     assert len(terminal_rows) == len(kvstore_rows) == len(NAMES) + 1
-    assert sim_rl.CONTROLLED_RL in terminal_rows[-2] and " 70% [" in terminal_rows[-2]
+    assert CONTROLLED_RL in terminal_rows[-2] and " 70% [" in terminal_rows[-2]
     assert "6 of 6 targets met" in terminal_rows[-1] and "targets met" in kvstore_rows[-1]
     assert " 10% [" in kvstore_rows[1] and " 10% [" not in terminal_rows[1]
     assert "s in this invocation, 180 s over every stage" in printed  # both families' stages
@@ -414,7 +419,7 @@ def test_every_rl_row_is_trained_once_per_seed_from_the_same_sft_start_saving_ev
     assert [flag_of(c, "--seed") for c in commands] == ["0"] * 3 + ["1"] * 3 + ["2"] * 3
     assert {flag_of(c, "--save-every") for c in commands} == {"2"} and {flag_of(c, "--guide") for c in commands} == {
         "none"}  # fmt: skip
-    assert rows[sim_rl.CONTROLLED_RL] == [tmp_path / f"rl-controlled-seed-{s}" / "checkpoint-9" for s in (0, 1, 2)]
+    assert rows[CONTROLLED_RL] == [tmp_path / f"rl-controlled-seed-{s}" / "checkpoint-9" for s in (0, 1, 2)]
     assert len({flag_of(c, "-o") for c in commands}) == 9  # every run into its own folder
     checks = [c for c in commands if "--sim-check-corpus" in c]  # the simulator's figures read the SFT start: once
     assert len(checks) == 1 and flag_of(checks[0], "-o") == str(tmp_path / "rl-sim-seed-0")
@@ -432,7 +437,7 @@ def test_with_a_guide_every_rl_row_runs_guided_and_unguided_from_the_same_start_
     sft = tmp_path / "agent-sft" / "checkpoint-9"
     args = terminal(["--seeds", "0", "1", "--guide", "scripted"])
     rows = sim_rl.rl_rows(args, tmp_path, sft, tmp_path / "world", Stages(tmp_path, {}, run=fake))
-    assert list(rows) == [f"{row}, {arm}" for row in sim_rl.RL_ROWS for arm in ("guide scripted", "no guide")]
+    assert list(rows) == [f"{row}, {arm}" for row in RL_ROWS for arm in ("guide scripted", "no guide")]
     assert len(fake.commands) == 12 and len({flag_of(c, "-o") for c in fake.commands}) == 12
     by_run = {}
     for c in fake.commands:
@@ -446,27 +451,31 @@ def test_with_a_guide_every_rl_row_runs_guided_and_unguided_from_the_same_start_
 
 
 def test_guided_minus_unguided_is_paired_per_row_and_the_targets_read_the_guided_rows(capsys):
-    guided, unguided = (f"{sim_rl.CONTROLLED_RL}, guide scripted", f"{sim_rl.CONTROLLED_RL}, no guide")
-    names = [sim_rl.SCRIPTED, sim_rl.SFT, *(sim_rl.arm(r, g) for r in sim_rl.RL_ROWS for g in ("scripted", "none"))]
+    guided, unguided = (f"{CONTROLLED_RL}, guide scripted", f"{CONTROLLED_RL}, no guide")
+    names = [
+        SCRIPTED,
+        SFT,
+        *(arm(r, g) for r in RL_ROWS for g in ("scripted", "none")),
+    ]
     solved = {"clean": [100, 40, 70, 50, 60, 45, 70, 40], "faulty": [90, 20, 40, 30, 25, 25, 50, 20]}
-    table = sim_rl.table(*(reports(solved[p], names) for p in ("clean", "faulty")), [0])
+    table = sim_rl_table.table(*(reports(solved[p], names) for p in ("clean", "faulty")), [0])
     by_row = {r["row"]: r for r in table}
     assert by_row[guided]["seeds"] == [0]
-    differences = sim_rl.guided_minus_unguided(terminal(["--guide", "scripted"]), by_row)
-    assert differences[sim_rl.CONTROLLED_RL]["clean"]["difference"] == pytest.approx(0.3)
-    assert differences[sim_rl.REAL_RL]["faults"]["difference"] == pytest.approx(0.1)
-    assert sim_rl.guided_minus_unguided(terminal([]), by_row) is None
-    found = by_target(sim_rl.targets(by_row, sim_rl.fidelity(checked()), "scripted"))
+    differences = sim_rl_table.guided_minus_unguided(terminal(["--guide", "scripted"]), by_row)
+    assert differences[CONTROLLED_RL]["clean"]["difference"] == pytest.approx(0.3)
+    assert differences[REAL_RL]["faults"]["difference"] == pytest.approx(0.1)
+    assert sim_rl_table.guided_minus_unguided(terminal([]), by_row) is None
+    found = by_target(targets(by_row, fidelity(checked()), "scripted"))
     assert found[GAIN]["figure"] == pytest.approx(30) and found[CONTROL]["figure"] == pytest.approx(25)
-    sim_rl.print_guides(terminal(["--guide", "scripted"]), differences)
+    sim_rl_table.print_guides(terminal(["--guide", "scripted"]), differences)
     printed = capsys.readouterr().out
     assert "guided minus unguided (--guide scripted; the same start, seeds and episodes" in printed
-    assert f"  {sim_rl.CONTROLLED_RL:<{len(sim_rl.SIM_RL)}} clean +30.0 points [" in printed and unguided not in printed
+    assert f"  {CONTROLLED_RL:<{len(SIM_RL)}} clean +30.0 points [" in printed and unguided not in printed
 
 
 def test_agent_eval_is_greedy_unless_several_samples_are_asked_for_and_the_header_says_how_it_sampled(tmp_path):
     fake = Fake()
-    agents = {sim_rl.SFT: [tmp_path / "sft"], sim_rl.REAL_RL: [tmp_path / "r0", tmp_path / "r1"]}
+    agents = {SFT: [tmp_path / "sft"], REAL_RL: [tmp_path / "r0", tmp_path / "r1"]}
     sim_rl.evaluate(terminal([]), tmp_path, agents, Stages(tmp_path / "a", {}, run=fake))
     sim_rl.evaluate(terminal(["--eval-repeats", "4"]), tmp_path, agents, Stages(tmp_path / "b", {}, run=fake))
     greedy, sampled = fake.commands
@@ -484,7 +493,7 @@ def test_agent_eval_is_greedy_unless_several_samples_are_asked_for_and_the_heade
 
 def test_the_held_out_family_row_reads_every_row_on_terminal_files_tasks_clean_and_kvstore_says_it_has_none(tmp_path):
     fake = Fake()
-    agents = {sim_rl.SFT: [tmp_path / "sft"], sim_rl.REAL_RL: [tmp_path / "r0"]}
+    agents = {SFT: [tmp_path / "sft"], REAL_RL: [tmp_path / "r0"]}
     args = terminal(["--held-out-family-tasks", "30", "--task-seed", "3"])
     found = sim_rl.held_out_family(args, tmp_path, agents, Stages(tmp_path, {}, run=fake))
     (command,) = fake.commands
@@ -506,12 +515,12 @@ def test_the_held_out_family_row_reads_every_row_on_terminal_files_tasks_clean_a
 
 
 def test_each_rows_reports_are_found_in_the_order_agent_eval_was_given_them():
-    agents = {sim_rl.SFT: ["s"], sim_rl.REAL_RL: ["r0", "r1"], sim_rl.SIM_RL: ["u0", "u1"]}
+    agents = {SFT: ["s"], REAL_RL: ["r0", "r1"], SIM_RL: ["u0", "u1"]}
     report_ = {"agents": [{"agent": name} for name in ("scripted", "s", "r0", "r1", "u0", "u1")]}
     found = sim_rl.reports_by_row(report_, agents)
     assert {row: [r["agent"] for r in reports] for row, reports in found.items()} == {
-        sim_rl.SCRIPTED: ["scripted"], sim_rl.SFT: ["s"], sim_rl.REAL_RL: ["r0", "r1"],
-        sim_rl.SIM_RL: ["u0", "u1"]}  # fmt: skip
+        SCRIPTED: ["scripted"], SFT: ["s"], REAL_RL: ["r0", "r1"],
+        SIM_RL: ["u0", "u1"]}  # fmt: skip
 
 
 def test_a_family_stopped_in_an_rl_row_reruns_only_what_was_unfinished_and_reuses_every_finished_stage(
@@ -544,10 +553,10 @@ def test_a_family_stopped_in_an_rl_row_reruns_only_what_was_unfinished_and_reuse
     assert "reused from an earlier invocation of this run: collect scripted, collect explorer" in printed
     assert "peak resident memory: collect scripted 0.1 GiB" in printed
     assert "s over every stage (collect scripted 1, collect explorer 1" in printed
-    assert [r["row"] for r in result["rows"]][2:] == [sim_rl.arm(r, g) for r in sim_rl.RL_ROWS
+    assert [r["row"] for r in result["rows"]][2:] == [arm(r, g) for r in RL_ROWS
                                                       for g in ("scripted", "none")]  # fmt: skip
     assert "held_out_family" in result["rows"][0] and result["held_out_family"] == "terminal-files"
-    assert set(result["guided_minus_unguided"]) == set(sim_rl.RL_ROWS)
+    assert set(result["guided_minus_unguided"]) == set(RL_ROWS)
 
     again = Fake()
     monkeypatch.setattr(sim_rl, "run_command", again)
@@ -591,22 +600,22 @@ def test_the_audits_are_read_from_the_run_folder_agent_rl_writes(tmp_path, capsy
               "simulated")  # fmt: skip
     replays = {f"sim-rl-terminal/{t}.replay-step2.{i}#0": e for t, pair in real.items() for i, e in enumerate(pair)}
     write_run(run / "audit" / "step-00002", replays, "collected")
-    counts = sim_rl.audit_counts(run)
+    counts = sim_rl_audits.audit_counts(run)
     assert counts == {"steps": 1, "audited": 5, "paid_not_real": 2, "real_not_paid": 1, "undecided": 1, "stale": 1}
-    assert sim_rl.audit_counts(tmp_path / "rl-controlled-seed-0")["steps"] == 0  # a run that wrote nothing
+    assert sim_rl_audits.audit_counts(tmp_path / "rl-controlled-seed-0")["steps"] == 0  # a run that wrote nothing
 
     args = terminal(["--audit-every", "2", "--seeds", "0", "1"])
     shutil.copytree(run, tmp_path / "rl-sim-seed-1")  # seed 1's audits found the same
-    found = sim_rl.audit_figures(args, tmp_path)
-    assert found[sim_rl.SIM_RL]["pooled"]["paid_not_real"] == 4 and found[sim_rl.SIM_RL]["pooled"]["audited"] == 10
-    assert found[sim_rl.CONTROLLED_RL]["pooled"]["steps"] == 0
-    sim_rl.print_audits(args, found)
+    found = sim_rl_audits.audit_figures(args, tmp_path)
+    assert found[SIM_RL]["pooled"]["paid_not_real"] == 4 and found[SIM_RL]["pooled"]["audited"] == 10
+    assert found[CONTROLLED_RL]["pooled"]["steps"] == 0
+    sim_rl_audits.print_audits(args, found)
     printed = capsys.readouterr().out
-    assert (f"  {sim_rl.SIM_RL}: paid 4 of 10 audited episodes the real environment did not (40%), did not pay 2 it "
+    assert (f"  {SIM_RL}: paid 4 of 10 audited episodes the real environment did not (40%), did not pay 2 it "
             "did, over 2 audited steps (2 undecided, 2 stale left out)") in printed  # fmt: skip
     assert "    seed 1: paid 2 of 5 audited episodes" in printed
-    assert f"  {sim_rl.CONTROLLED_RL}: no audited step recorded" in printed
-    assert sim_rl.audit_figures(terminal(["--audit-every", "0"]), tmp_path) is None
+    assert f"  {CONTROLLED_RL}: no audited step recorded" in printed
+    assert sim_rl_audits.audit_figures(terminal(["--audit-every", "0"]), tmp_path) is None
 
 
 def test_the_world_model_is_its_checkpoint_at_the_lowest_validation_loss_saved_wm_checkpoints_times(tmp_path, capsys):
