@@ -29,6 +29,7 @@ from trajforge.collectors.policies.base import POLICIES, is_unparseable
 from trajforge.collectors.tasks import Suite, task_split
 from trajforge.endpoints.model_ref import ModelRef, parse_model
 from trajforge.evaluation.intervals import wilson_interval
+from trajforge.evaluation.models import how_sampled, samples_per
 from trajforge.evaluation.paired import PairedDifference, clustered_mean_interval, paired_difference
 from trajforge.sandboxes.base import Task
 from trajforge.schemas.records import Trajectory
@@ -230,9 +231,7 @@ class EpisodeSampling:
     seed: int
 
     def describe(self) -> str:
-        how = "greedy (temperature 0)" if self.temperature == 0 else f"temperature {self.temperature:g}"
-        per_task = f"{self.samples_per_task} sample{'s' if self.samples_per_task > 1 else ''} per task"
-        return f"{how}, {per_task}, seed {self.seed}"
+        return f"{how_sampled(self.temperature)}, {samples_per(self.samples_per_task, 'task')}, seed {self.seed}"
 
     @property
     def units(self) -> str:

@@ -24,6 +24,16 @@ class Sampling:
         return replace(self, seed=int(content_hash(f"{self.seed}:{item_id}", 8), 16))
 
 
+def how_sampled(temperature: float) -> str:
+    """A sampling temperature in words: the one wording of every table's header (eval, agent-eval, sim-check)."""
+    return "greedy (temperature 0)" if temperature == 0 else f"sampled at temperature {temperature:g}"
+
+
+def samples_per(count: int, unit: str) -> str:
+    """`1 sample per task`, `3 samples per turn`."""
+    return f"{count} sample{'s' if count != 1 else ''} per {unit}"
+
+
 class ChatModel(Protocol):
     name: str  # the column its report is printed under
     stage: str | None  # the pipeline stage that made it (cpt, sft, rl, untrained), None when not a trajforge run

@@ -11,7 +11,7 @@ from pathlib import Path
 from trajforge.endpoints.model_ref import ModelRef
 from trajforge.evaluation.benchmark import Report, line_turn, sample_turns, sampled_turns, score
 from trajforge.evaluation.factory import JudgeSpec
-from trajforge.evaluation.models import ChatModel, Sampling
+from trajforge.evaluation.models import ChatModel, Sampling, how_sampled, samples_per
 from trajforge.evaluation.paired_rows import RowComparison, row_comparisons, row_label
 from trajforge.evaluation.turns import PredictionTurn
 
@@ -63,14 +63,11 @@ def describe_sampling(record: dict) -> str:
     reproduce the benchmark), 1 sample per turn, seed 0 (each turn its own seed from it), <= 160 new tokens"."""
     if not record:
         return "sampling not recorded"
-    if record["temperature"] == 0:
-        how = "greedy (temperature 0)"
-    else:
-        how = f"sampled at temperature {record['temperature']:g}"
-        if record.get("agentworldbench_temperature"):
-            how += " (AgentWorldBench's evaluator's, kept to reproduce the benchmark)"
+    how = how_sampled(record["temperature"])
+    if record["temperature"] != 0 and record.get("agentworldbench_temperature"):
+        how += " (AgentWorldBench's evaluator's, kept to reproduce the benchmark)"
     return (
-        f"{how}, {record['samples']} sample per turn, seed {record['seed']} (each turn its own seed from it), "
+        f"{how}, {samples_per(record['samples'], 'turn')}, seed {record['seed']} (each turn its own seed from it), "
         f"<= {record['max_new_tokens']} new tokens"
     )
 

@@ -15,6 +15,7 @@ from trajforge.agents.agent_eval import model_agent, policy_agent
 from trajforge.agents.sim_check import SimCheckConfig, below_thresholds, check_simulator, world_model_of
 from trajforge.collectors.config import AGENT_KEY_ENV, CollectConfig
 from trajforge.collectors.simulation import WORLD_MODEL_KEY_ENV, simulation
+from trajforge.evaluation.models import how_sampled, samples_per
 from trajforge.pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, flags
 from trajforge.pipelines.commands.eval import write_predictions
 from trajforge.pipelines.commands.judge_options import JUDGE_DEFAULTS, KEY_ENV, judge_of
@@ -159,7 +160,7 @@ def _score(value) -> str:
 def show(result: dict) -> None:
     """Two tables: single step per group (world model and baselines), then the episode figures per group."""
     step = result["sampling"]["single_step"]
-    title = f"sim-check: single step on held-out turns (judge: {result['judge']}; {_how(step['temperature'])}, "
+    title = f"sim-check: single step on held-out turns (judge: {result['judge']}; {how_sampled(step['temperature'])}, "
     title += f"seed {step['seed']})"
     table = Table(title=title, box=box.SIMPLE_HEAD,
                   caption="faults produced / clean: on held-out turns of fault-injected episodes, whose instruction "
@@ -279,13 +280,8 @@ def episode_table(result: dict, episodes: dict) -> Table:
     return table
 
 
-def _how(temperature: float) -> str:
-    return "greedy (temperature 0)" if temperature == 0 else f"temperature {temperature:g}"
-
-
 def _agent_sampling(result: dict) -> str:
     """How the episodes' agent sampled, as the episode table's title says it (the world model answers greedily)."""
     episodes = result["sampling"]["episodes"]
-    how = "model-free" if episodes["model_free_agent"] else _how(episodes["temperature"])
-    samples = episodes["samples_per_task"]
-    return f"{how}, {samples} sample{'s' if samples > 1 else ''} per task, seed {episodes['seed']}; world model greedy"
+    how = "model-free" if episodes["model_free_agent"] else how_sampled(episodes["temperature"])
+    return f"{how}, {samples_per(episodes['samples_per_task'], 'task')}, seed {episodes['seed']}; world model greedy"
