@@ -50,14 +50,14 @@ def test_the_package_list_names_every_subpackage():
 
 
 @pytest.mark.slow
-def test_the_wheel_installs_nothing_but_trajforge_at_the_top_level(tmp_path):
-    subprocess.run(
+def test_the_wheel_installs_nothing_but_trajforge_at_the_top_level_and_builds_without_warnings(tmp_path):
+    built = subprocess.run(
         [
             sys.executable,
             "-m",
             "pip",
             "wheel",
-            "--quiet",
+            "--verbose",
             "--no-deps",
             "--no-build-isolation",
             "-w",
@@ -67,7 +67,10 @@ def test_the_wheel_installs_nothing_but_trajforge_at_the_top_level(tmp_path):
         check=True,
         timeout=300,
         capture_output=True,
+        text=True,
     )
+    # every data folder is declared as its package's data: setuptools sees no folder it takes for an undeclared package
+    assert "is absent from the `packages` configuration" not in built.stdout + built.stderr
     (wheel,) = tmp_path.glob("trajforge-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     top_level = {name.split("/")[0] for name in names}
