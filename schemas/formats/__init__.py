@@ -22,10 +22,15 @@ FORMATS.add(
     "chat", f"{__name__}.chat", help="OpenAI/ShareGPT `messages` JSON Lines: user = action, assistant = observation"
 )
 FORMATS.add(
-    "atif", f"{__name__}.atif", help="Harbor ATIF v1.x trajectories (terminal-bench): .json files or JSON Lines"
+    "atif", f"{__name__}.atif", help="Harbor ATIF v1.x trajectories, written as v1.7: .json files or JSON Lines"
 )
 FORMATS.add(
     "agentworldbench", f"{__name__}.agentworldbench", help="AgentWorldBench JSONL: one evaluation turn per line"
+)
+FORMATS.add(
+    "adp",
+    f"{__name__}.adp",
+    help="Agent Data Protocol standardized trajectories (ADP 1.x): .json or JSON Lines; import only",
 )
 
 
