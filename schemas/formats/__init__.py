@@ -32,6 +32,11 @@ FORMATS.add(
     f"{__name__}.adp",
     help="Agent Data Protocol standardized trajectories (ADP 1.x): .json or JSON Lines; import only",
 )
+FORMATS.add(
+    "openhands",
+    f"{__name__}.openhands",
+    help="OpenHands event streams: a run's events (.json) or evaluation output (JSON Lines); import only",
+)
 
 
 @dataclass(frozen=True)
