@@ -9,10 +9,11 @@ shell command, in any other language a tool call named after it with arguments {
 is a tool call (`function`, `kwargs`), a browser action in a web trajectory; a `message_action` is a message. A
 `text_observation` is text, a `json_observation` JSON, a `web_observation` its accessibility tree (format aria)
 or else its HTML, with its URL in the observation's metadata. The domain: web with a web observation, else
-terminal with a code action, else mcp with an API action, else other. Kept under `metadata.adp`: the source's
-ids (`id`, each turn's content positions and tool_call_id), `details`, the agent's reasoning (`description`,
-`reasoning_content`), an action nothing answers and an observation that answers nothing. What cannot be read
-(an unknown `class_`, an image, a missing or mistyped field) rejects the trajectory, with the field's path.
+terminal with a code action, else mcp with an API action, else other. `available_apis` (names only) are the
+tools the action space declares. Kept under `metadata.adp`: the source's ids (`id`, each turn's content positions
+and tool_call_id), `details`, the agent's reasoning (`description`, `reasoning_content`), an action nothing
+answers and an observation that answers nothing. What cannot be read (an unknown `class_`, an image, a missing or
+mistyped field) rejects the trajectory, with the field's path.
 
 Read only: export to ADP is not offered.
 """
@@ -106,7 +107,7 @@ def convert(value: dict, origin: str, options: ImportOptions) -> tuple[dict | No
     kept = {"id": value["id"], "schema_version": value.get("schema_version"), "turn_sources": [t[2] for t in ordered]}
     kept["unanswered"] = [{"content_index": i, **content[i]} for i, _, _ in state.pending]
     kept.update({k: v for k, v in state.kept.items() if v})
-    kept.update({k: value[k] for k in ("details", "available_apis") if value.get(k)})
+    kept.update({k: value[k] for k in ("details",) if value.get(k)})
     return {
         "schema_version": "1",
         "domain": options.domain or _domain(content),
@@ -114,7 +115,7 @@ def convert(value: dict, origin: str, options: ImportOptions) -> tuple[dict | No
         "environment": {"name": options.environment or "adp"},
         "task_description": "\n\n".join(state.task),
         "initial_state": "\n\n".join(state.initial),
-        "action_space": EMPTY_ACTION_SPACE,  # `available_apis` names functions with no schema: kept in metadata
+        "action_space": _action_space(value.get("available_apis")),
         "agent": {"name": "unknown"},
         "turns": [{"index": n, **turn} for n, (_, turn, _) in enumerate(ordered)],
         "metadata": json.dumps({"adp": {k: v for k, v in kept.items() if v is not None and v != []}}),
@@ -129,6 +130,13 @@ def _header_problems(value: dict, problems: list[Problem]) -> None:
         problems.append(Problem("id", "missing" if value.get("id") is None else "expected a string"))
     if not isinstance(value.get("content"), list):
         problems.append(Problem("content", "missing" if value.get("content") is None else "expected a list"))
+
+
+def _action_space(apis: Any) -> str:
+    """`available_apis` (names only, no schemas) as the tools declared, or none."""
+    if not isinstance(apis, list) or not apis or not all(isinstance(name, str) for name in apis):
+        return EMPTY_ACTION_SPACE
+    return json.dumps([{"name": name} for name in apis])
 
 
 def _class(item: Any) -> Any:

@@ -51,6 +51,7 @@ def test_tool_call_ids_pair_parallel_calls_answered_out_of_order():
         ("get_weather", {"sky": "rain", "celsius": 11}),
         ("get_time", {"time": "14:05"}),
     ]
+    assert json.loads(tools.action_space) == [{"name": "get_weather"}, {"name": "get_time"}]  # available_apis
     sources = json.loads(tools.metadata)["adp"]["turn_sources"]
     assert sources == [
         {"action": 1, "observation": 4, "tool_call_id": "call_1"},
