@@ -64,10 +64,10 @@ def finish(record: dict | None, problems: list[Problem], options: ImportOptions)
 
 
 def read_converted_lines(
-    path: Path,
+    path: str | Path,
     convert: Converter,
     options: ImportOptions,
-    values: Callable[[Path], Iterator[JsonLine]] = iter_json_lines,
+    values: Callable[[str | Path], Iterator[JsonLine]] = iter_json_lines,
 ) -> Iterator[ReadResult]:
     """The shared reader of foreign formats with one record per JSON object (per line of JSON Lines, or per `values`,
     e.g. json_values): decode, convert, validate, never raise."""

@@ -37,10 +37,10 @@ USER_SOURCES = ("user", "user_msg")  # `user_msg` in ADP 1.0
 
 
 def read(path: str | Path, options: ImportOptions) -> Iterator[ReadResult]:
-    return read_converted_lines(Path(path), convert, options, values=_trajectories)
+    return read_converted_lines(path, convert, options, values=_trajectories)
 
 
-def _trajectories(path: Path) -> Iterator[JsonLine]:
+def _trajectories(path: str | Path) -> Iterator[JsonLine]:
     """Each trajectory of the file: a .json file's object or each item of its list; each line of JSON Lines."""
     for value in json_values(path):
         if value.problems or not isinstance(value.value, list):

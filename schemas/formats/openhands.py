@@ -55,10 +55,10 @@ UNKNOWN_EXIT_CODE = -1
 
 
 def read(path: str | Path, options: ImportOptions) -> Iterator[ReadResult]:
-    return read_converted_lines(Path(path), convert, options, values=_runs)
+    return read_converted_lines(path, convert, options, values=_runs)
 
 
-def _runs(path: Path) -> Iterator[JsonLine]:
+def _runs(path: str | Path) -> Iterator[JsonLine]:
     """Each run: a .json file (a list of events, or an object holding them); each line of JSON Lines."""
     for value in json_values(path):
         if not value.problems and isinstance(value.value, list):
