@@ -190,13 +190,20 @@ def apply_filters(record: Trajectory, config: FilterConfig) -> FilterResult:
 
 
 def _declared_tools(record: Trajectory) -> set[str] | None:
+    """The tool names an action space declares: MCP's {"name": ...} or OpenAI's {"function": {"name": ...}} (what
+    imported ATIF `tool_definitions` and OpenHands tools are); None when it declares none (an import that does not
+    know its action space, "[]"): nothing to check the calls against."""
     try:
         space = json.loads(record.action_space)
     except ValueError:
         return None
     if not isinstance(space, list):
         return None
-    return {t.get("name") for t in space if isinstance(t, dict)}
+    tools = [t for t in space if isinstance(t, dict)]
+    names = {
+        t.get("name") or (t["function"].get("name") if isinstance(t.get("function"), dict) else None) for t in tools
+    }
+    return names - {None} or None
 
 
 def _failed(turn: Turn) -> bool:

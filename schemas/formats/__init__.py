@@ -11,7 +11,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from trajforge.schemas.jsonl import iter_json_lines
+from trajforge.schemas import storage
+from trajforge.schemas.jsonl import JsonLine, decode_line, iter_json_lines
 from trajforge.schemas.records import trajectory_content_id
 from trajforge.schemas.registry import Registry
 from trajforge.schemas.validation import DEFAULT_MAX_OBSERVATION_CHARS, Problem, ReadResult, validate_record
@@ -21,10 +22,20 @@ FORMATS.add(
     "chat", f"{__name__}.chat", help="OpenAI/ShareGPT `messages` JSON Lines: user = action, assistant = observation"
 )
 FORMATS.add(
-    "atif", f"{__name__}.atif", help="Harbor ATIF v1.x trajectories (terminal-bench): .json files or JSON Lines"
+    "atif", f"{__name__}.atif", help="Harbor ATIF v1.x trajectories, written as v1.7: .json files or JSON Lines"
 )
 FORMATS.add(
     "agentworldbench", f"{__name__}.agentworldbench", help="AgentWorldBench JSONL: one evaluation turn per line"
+)
+FORMATS.add(
+    "adp",
+    f"{__name__}.adp",
+    help="Agent Data Protocol standardized trajectories (ADP 1.x): .json or JSON Lines; import only",
+)
+FORMATS.add(
+    "openhands",
+    f"{__name__}.openhands",
+    help="OpenHands event streams: a run's events (.json) or evaluation output (JSON Lines); import only",
 )
 
 
@@ -52,18 +63,40 @@ def finish(record: dict | None, problems: list[Problem], options: ImportOptions)
     return validate_record(record, options.max_observation_chars)
 
 
-def read_converted_lines(path: Path, convert: Converter, options: ImportOptions) -> Iterator[ReadResult]:
-    """The shared reader of line-oriented foreign formats: decode, convert, validate, never raise."""
-    for line in iter_json_lines(path):
-        if line.problems:
-            yield ReadResult(str(path), line.locator, None, line.problems, line.raw)
+def read_converted_lines(
+    path: str | Path,
+    convert: Converter,
+    options: ImportOptions,
+    values: Callable[[str | Path], Iterator[JsonLine]] = iter_json_lines,
+) -> Iterator[ReadResult]:
+    """The shared reader of foreign formats with one record per JSON object (per line of JSON Lines, or per `values`,
+    e.g. json_values): decode, convert, validate, never raise."""
+    for line in values(path):
+        if line.problems or not isinstance(line.value, dict):
+            problems = line.problems or [Problem("", f"expected a JSON object, got {type(line.value).__name__}")]
+            yield ReadResult(str(path), line.locator, None, problems, line.raw)
             continue
-        if not isinstance(line.value, dict):
-            problem = Problem("", f"expected a JSON object, got {type(line.value).__name__}")
-            yield ReadResult(str(path), line.locator, None, [problem], line.raw)
-            continue
-        record, problems = finish(*convert(line.value, f"{path.name}:{line.locator}", options), options)
+        record, problems = finish(*convert(line.value, origin_of(path, line.locator), options), options)
         yield ReadResult(str(path), line.locator, record, problems, None if record else line.raw)
+
+
+def json_values(path: str | Path) -> Iterator[JsonLine]:
+    """A foreign file's JSON values: each line of JSON Lines (.jsonl, .jsonl.gz); any other file (.json) is one
+    value, its locator "file"."""
+    if str(path).endswith((".jsonl", ".jsonl.gz")):
+        yield from iter_json_lines(path)
+        return
+    raw = storage.read_bytes(path)
+    line = decode_line("file", raw if raw.endswith(b"\n") else raw + b"\n")
+    if not raw.strip():
+        line.problems.append(Problem("", "empty file: no records"))
+    yield line
+
+
+def origin_of(path: str | Path, locator: str) -> str:
+    """A record's `source.origin`: the file's name, and where in it unless the file is the record."""
+    name = storage.name(path)
+    return name if locator == "file" else f"{name}:{locator}"
 
 
 def imported_source(by: str, origin: str, options: ImportOptions) -> dict:

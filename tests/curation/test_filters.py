@@ -36,6 +36,10 @@ def test_undeclared_tools():
     record = make_trajectory(turns=turns, domain="mcp", action_space=space)
     assert apply_filters(record, ALL).dropped_by == "undeclared_tools"
     assert apply_filters(record, FilterConfig(disabled=("undeclared_tools",))).record is not None
+    for names, kept in ((("get_page", "delete_all"), True), (("get_page",), False)):  # OpenAI's tool format
+        space = json.dumps([{"type": "function", "function": {"name": n}} for n in names])
+        assert (apply_filters(record.model_copy(update={"action_space": space}), ALL).record is not None) is kept
+    assert apply_filters(record.model_copy(update={"action_space": "[]"}), ALL).record is not None  # none declared
 
 
 def test_empty_actions_are_stripped_and_turns_renumbered():

@@ -19,5 +19,5 @@ def test_import_then_export_counts_every_record_and_refuses_a_folder_of_other_da
 
 
 def test_an_unknown_format_is_refused_listing_the_known_ones(tmp_path):
-    with pytest.raises(ValueError, match="^unknown format 'csv'; known: chat, atif, agentworldbench$"):
+    with pytest.raises(ValueError, match="^unknown format 'csv'; known: chat, atif, agentworldbench, adp, openhands$"):
         import_records([EXAMPLES / "chat.jsonl"], ImportJob("csv", tmp_path / "raw"))

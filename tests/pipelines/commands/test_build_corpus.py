@@ -2,9 +2,10 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
-from tests.builders import make_trajectory
+from tests.builders import EXAMPLES, make_trajectory
 from trajforge.curation.filters import FILTERS
 from trajforge.pipelines.cli import app
 from trajforge.schemas.dataset import load_cpt
@@ -82,3 +83,26 @@ def test_runs_linked_into_a_raw_folder_are_read_and_a_folder_of_nothing_is_refus
     (tmp_path / "empty").mkdir()
     empty = runner.invoke(app, [*args, "-i", str(tmp_path / "empty")])
     assert empty.exit_code == 2 and "no " in empty.output and "files to read" in empty.output
+
+
+@pytest.mark.parametrize(
+    "fmt, sample",
+    [
+        ("atif", "atif_v1_7_subagents.json"),
+        ("adp", "adp_handwritten.json"),
+        ("openhands", "openhands_events_handwritten.jsonl"),
+    ],
+)
+def test_a_foreign_format_builds_a_corpus(tmp_path, fmt, sample):
+    """ATIF v1.7 (sub-agents, copied context) and the hand-written ADP and OpenHands samples, straight into a corpus."""
+    out = tmp_path / "corpus"
+    args = ["build-corpus", "-i", str(EXAMPLES / sample), "--input-format", fmt, "-o", str(out), "--workers", "1"]
+    result = runner.invoke(app, [*args, "--held-out", "0", "--no-near-dedup", "--disable", "min_turns"])
+    assert result.exit_code == 0, result.output
+    rows = load_cpt(out).to_list()
+    expected = {"atif": 2, "adp": 3, "openhands": 2}[fmt]
+    assert read_manifest(out).counts["read"] == expected and len(rows) == expected
+    assert {row["source"]["by"] for row in rows} == {fmt}
+    if fmt == "atif":  # the copied step's turn is never in the loss
+        (parent,) = [row for row in rows if row["turns"][0]["loss_weight"] == 0.0]
+        assert not parent["turns"][0]["in_loss"] and parent["turns"][0]["loss_spans"] == []
