@@ -1,17 +1,20 @@
 """Foreign formats users already have, imported into and exported from the trajforge record.
 
-Each format module has `read(path, options) -> Iterator[ReadResult]` and `write(records, path) -> int`, and is
-registered in FORMATS by the module's name.
+Each format module has `read(path, options) -> Iterator[ReadResult]` and `write(records, path) -> int` (a format
+trajforge only reads: `refuse_export`), optionally `SUFFIXES`, the file names its reader takes (default: JSON and
+JSON Lines), and is registered in FORMATS under its name.
 """
 
 import importlib
+import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, NoReturn
 
-from trajforge.schemas.jsonl import iter_json_lines
+from trajforge.schemas import storage
+from trajforge.schemas.jsonl import decode_line, iter_json_lines
 from trajforge.schemas.records import trajectory_content_id
 from trajforge.schemas.registry import Registry
 from trajforge.schemas.validation import DEFAULT_MAX_OBSERVATION_CHARS, Problem, ReadResult, validate_record
@@ -66,6 +69,21 @@ def read_converted_lines(path: Path, convert: Converter, options: ImportOptions)
         yield ReadResult(str(path), line.locator, record, problems, None if record else line.raw)
 
 
+def read_json_file(path: str | Path, convert: Converter, options: ImportOptions) -> Iterator[ReadResult]:
+    """The shared reader of formats that hold one trajectory per JSON file: decode, convert, validate, never raise.
+    The converter's origin is the path as given, so it can read ids from the folders a tool names after them."""
+    raw = storage.read_bytes(path)
+    line = decode_line("file", raw if raw.endswith(b"\n") else raw + b"\n")
+    if not raw.strip():
+        line.problems.append(Problem("", "empty file: no records"))
+    if line.problems or not isinstance(line.value, dict):
+        problems = line.problems or [Problem("", f"expected a JSON object, got {type(line.value).__name__}")]
+        yield ReadResult(str(path), "file", None, problems, raw)
+        return
+    record, problems = finish(*convert(line.value, str(path), options), options)
+    yield ReadResult(str(path), "file", record, problems, None if record else raw)
+
+
 def imported_source(by: str, origin: str, options: ImportOptions) -> dict:
     return {"kind": "imported", "by": by, "run_id": options.run_id, "origin": origin}
 
@@ -78,3 +96,22 @@ def text_content(value: Any, path: str, problems: list[Problem]) -> str:
         return "".join(p["text"] for p in value)
     problems.append(Problem(path, "missing" if value is None else f"expected text, got {type(value).__name__}"))
     return ""
+
+
+def object_field(value: Any, key: str) -> dict:
+    """An object-valued field of a foreign record, or {} where it has none (for fields that only add detail)."""
+    part = value.get(key) if isinstance(value, dict) else None
+    return part if isinstance(part, dict) else {}
+
+
+def shell_turn(index: int, command: str, output: str, exit_code: int | None = None, **metadata: Any) -> dict:
+    """One shell command and what it printed, as a turn; `metadata`: what else the source says of the output."""
+    observation: dict[str, Any] = {"content": output, "exit_code": exit_code, "is_error": bool(exit_code)}
+    if metadata:
+        observation["metadata"] = json.dumps(metadata, ensure_ascii=False)
+    return {"index": index, "action": {"kind": "shell", "content": command}, "observation": observation}
+
+
+def refuse_export(name: str) -> NoReturn:
+    """The `write` of a format trajforge reads but does not write."""
+    raise ValueError(f"{name} is read only: trajforge imports it but does not write it (export to atif or chat)")

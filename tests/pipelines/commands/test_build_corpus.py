@@ -8,6 +8,7 @@ from tests.builders import make_trajectory
 from trajforge.curation.filters import FILTERS
 from trajforge.pipelines.cli import app
 from trajforge.schemas.dataset import load_cpt
+from trajforge.schemas.formats import FORMATS
 from trajforge.schemas.manifest import read_manifest
 from trajforge.schemas.sinks import write_segments
 
@@ -51,7 +52,8 @@ def test_disable_refuses_an_unknown_filter_by_name(tmp_path):
 def test_an_unknown_input_format_is_refused_listing_the_known_ones(tmp_path):
     result = runner.invoke(app, ["build-corpus", "-i", str(tmp_path), "--input-format", "csv"])
     assert result.exit_code == 2
-    assert "unknown --input-format 'csv'; known: trajforge, chat, atif, agentworldbench" in result.output
+    assert f"unknown --input-format 'csv'; known: trajforge, {', '.join(FORMATS)}" in result.output
+    assert "chat, atif, agentworldbench" in result.output
 
 
 def test_held_out_family_holds_out_every_task_of_that_family(tmp_path):
