@@ -29,6 +29,11 @@ FORMATS.add(
 FORMATS.add(
     "agentworldbench", f"{__name__}.agentworldbench", help="AgentWorldBench JSONL: one evaluation turn per line"
 )
+FORMATS.add(
+    "mini-swe-agent",
+    f"{__name__}.mini_swe_agent",
+    help="mini-swe-agent `.traj.json` files: each bash action and its output a shell turn",
+)
 
 
 @dataclass(frozen=True)
