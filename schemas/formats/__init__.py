@@ -14,7 +14,7 @@ from types import ModuleType
 from typing import Any, NoReturn
 
 from trajforge.schemas import storage
-from trajforge.schemas.jsonl import decode_line, iter_json_lines
+from trajforge.schemas.jsonl import iter_json_lines
 from trajforge.schemas.records import trajectory_content_id
 from trajforge.schemas.registry import Registry
 from trajforge.schemas.validation import DEFAULT_MAX_OBSERVATION_CHARS, Problem, ReadResult, validate_record
@@ -28,6 +28,9 @@ FORMATS.add(
 )
 FORMATS.add(
     "agentworldbench", f"{__name__}.agentworldbench", help="AgentWorldBench JSONL: one evaluation turn per line"
+)
+FORMATS.add(
+    "swe-agent", f"{__name__}.swe_agent", help="SWE-agent `.traj` files: each step's action and output a shell turn"
 )
 FORMATS.add(
     "mini-swe-agent",
@@ -78,15 +81,25 @@ def read_json_file(path: str | Path, convert: Converter, options: ImportOptions)
     """The shared reader of formats that hold one trajectory per JSON file: decode, convert, validate, never raise.
     The converter's origin is the path as given, so it can read ids from the folders a tool names after them."""
     raw = storage.read_bytes(path)
-    line = decode_line("file", raw if raw.endswith(b"\n") else raw + b"\n")
-    if not raw.strip():
-        line.problems.append(Problem("", "empty file: no records"))
-    if line.problems or not isinstance(line.value, dict):
-        problems = line.problems or [Problem("", f"expected a JSON object, got {type(line.value).__name__}")]
+    value, problems = _decode_json(raw)
+    if not problems and not isinstance(value, dict):
+        problems = [Problem("", f"expected a JSON object, got {type(value).__name__}")]
+    if problems:
         yield ReadResult(str(path), "file", None, problems, raw)
         return
-    record, problems = finish(*convert(line.value, str(path), options), options)
+    record, problems = finish(*convert(value, str(path), options), options)
     yield ReadResult(str(path), "file", record, problems, None if record else raw)
+
+
+def _decode_json(raw: bytes) -> tuple[Any, list[Problem]]:
+    if not raw.strip():
+        return None, [Problem("", "empty file: no records")]
+    try:
+        return json.loads(raw.decode("utf-8")), []
+    except UnicodeDecodeError as exc:
+        return None, [Problem("", f"invalid UTF-8 at byte {exc.start}")]
+    except json.JSONDecodeError as exc:
+        return None, [Problem("", f"invalid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}")]
 
 
 def imported_source(by: str, origin: str, options: ImportOptions) -> dict:
