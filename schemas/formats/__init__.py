@@ -37,6 +37,11 @@ FORMATS.add(
     f"{__name__}.mini_swe_agent",
     help="mini-swe-agent `.traj.json` files: each bash action and its output a shell turn",
 )
+FORMATS.add(
+    "asciinema",
+    f"{__name__}.asciinema",
+    help="asciinema v2 `.cast` recordings of a shell: each command at the prompt and its output a shell turn",
+)
 
 
 @dataclass(frozen=True)
