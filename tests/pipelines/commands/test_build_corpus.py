@@ -2,13 +2,14 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
-from tests.builders import make_trajectory
+from tests.builders import EXAMPLES, make_trajectory
 from trajforge.curation.filters import FILTERS
 from trajforge.pipelines.cli import app
 from trajforge.schemas.dataset import load_cpt
-from trajforge.schemas.formats import FORMATS
+from trajforge.schemas.formats import FORMATS, ImportOptions, get_format
 from trajforge.schemas.manifest import read_manifest
 from trajforge.schemas.sinks import write_segments
 
@@ -84,3 +85,25 @@ def test_runs_linked_into_a_raw_folder_are_read_and_a_folder_of_nothing_is_refus
     (tmp_path / "empty").mkdir()
     empty = runner.invoke(app, [*args, "-i", str(tmp_path / "empty")])
     assert empty.exit_code == 2 and "no " in empty.output and "files to read" in empty.output
+
+
+@pytest.mark.parametrize(
+    "fmt, turns",
+    [("swe-agent", "swe_agent.traj"), ("mini-swe-agent", "mini_swe_agent.traj.json"), ("asciinema", "asciinema.cast")],
+)
+def test_a_foreign_format_builds_a_corpus_from_its_own_files(tmp_path, fmt, turns):
+    """The examples folder holds every format's sample: each format reads its own files only (its SUFFIXES)."""
+    expected = [
+        t.action.content for t in next(iter(get_format(fmt).read(EXAMPLES / turns, ImportOptions()))).record.turns
+    ]
+    args = ["build-corpus", "-i", str(EXAMPLES), "-o", str(tmp_path / "corpus"), "--input-format", fmt]
+    result = runner.invoke(app, [*args, "--workers", "1", "--held-out", "0", "--no-near-dedup", "--min-turns", "0"])
+    assert result.exit_code == 0, result.output
+    manifest = read_manifest(tmp_path / "corpus")
+    assert manifest.inputs == [str(EXAMPLES / turns)]
+    assert manifest.counts["read"] == manifest.counts["written"] == 1
+    (row,) = load_cpt(tmp_path / "corpus").to_list()
+    written = [turn["action"]["content"] for turn in row["turns"]]
+    removed = sum(n for key, n in manifest.counts.items() if key.startswith("turns_removed."))  # the paper's filters
+    assert len(written) == manifest.counts["turns_written"] == len(expected) - removed
+    assert all(command in expected for command in written)
