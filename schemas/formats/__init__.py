@@ -30,17 +30,19 @@ FORMATS.add(
     "agentworldbench", f"{__name__}.agentworldbench", help="AgentWorldBench JSONL: one evaluation turn per line"
 )
 FORMATS.add(
-    "swe-agent", f"{__name__}.swe_agent", help="SWE-agent `.traj` files: each step's action and output a shell turn"
+    "swe-agent",
+    f"{__name__}.swe_agent",
+    help="SWE-agent `.traj` files, read only: each step's action and output a shell turn",
 )
 FORMATS.add(
     "mini-swe-agent",
     f"{__name__}.mini_swe_agent",
-    help="mini-swe-agent `.traj.json` files: each bash action and its output a shell turn",
+    help="mini-swe-agent `.traj.json` files, read only: each bash command and its output a shell turn",
 )
 FORMATS.add(
     "asciinema",
     f"{__name__}.asciinema",
-    help="asciinema v2 `.cast` recordings of a shell: each command at the prompt and its output a shell turn",
+    help="asciinema v2 `.cast` shell recordings, read only: each command at the prompt and its output a shell turn",
 )
 
 
