@@ -32,17 +32,17 @@ FORMATS.add(
 FORMATS.add(
     "swe-agent",
     f"{__name__}.swe_agent",
-    help="SWE-agent `.traj` files, read only: each step's action and output a shell turn",
+    help="SWE-agent `.traj` files: each step's action and output a shell turn; import only",
 )
 FORMATS.add(
     "mini-swe-agent",
     f"{__name__}.mini_swe_agent",
-    help="mini-swe-agent `.traj.json` files, read only: each bash command and its output a shell turn",
+    help="mini-swe-agent `.traj.json` files: each bash command and its output a shell turn; import only",
 )
 FORMATS.add(
     "asciinema",
     f"{__name__}.asciinema",
-    help="asciinema v2 `.cast` shell recordings, read only: each command at the prompt and its output a shell turn",
+    help="asciinema v2 `.cast` shell recordings: each command at the prompt and its output a shell turn; import only",
 )
 
 
