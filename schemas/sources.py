@@ -17,7 +17,12 @@ from trajforge.schemas.validation import Problem, ReadResult
 
 NATIVE = "trajforge"
 NATIVE_SUFFIXES = (*SEGMENT_SUFFIXES, SHARD_SUFFIX)
-FOREIGN_SUFFIXES = (".jsonl", ".jsonl.gz", ".json")
+FOREIGN_SUFFIXES = (".jsonl", ".jsonl.gz", ".json")  # a format's files, unless its module names its SUFFIXES
+
+
+def format_suffixes(fmt: str) -> tuple[str, ...]:
+    """The file names a format's reader takes: trajforge's own, or the foreign format's (its module's SUFFIXES)."""
+    return NATIVE_SUFFIXES if fmt == NATIVE else getattr(get_format(fmt), "SUFFIXES", FOREIGN_SUFFIXES)
 
 
 def is_data_name(name: str, suffixes: tuple[str, ...]) -> bool:
@@ -105,9 +110,8 @@ def read_records(
         for path in paths:
             yield from read_knowledge(Path(path))
         return
-    suffixes = NATIVE_SUFFIXES if fmt == NATIVE else FOREIGN_SUFFIXES
     reader = None if fmt == NATIVE else get_format(fmt).read
-    files, missing = find_data_files(paths, suffixes)
+    files, missing = find_data_files(paths, format_suffixes(fmt))
     yield from missing
     for path in (f.path for f in files):
         if reader is not None:

@@ -34,7 +34,7 @@ from trajforge.schemas.arrow import CPT_SCHEMA
 from trajforge.schemas.formats.knowledge import KNOWLEDGE, find_knowledge_files
 from trajforge.schemas.manifest import Manifest, read_manifest
 from trajforge.schemas.names import CPT_DIR, MANIFEST_NAME
-from trajforge.schemas.sources import FOREIGN_SUFFIXES, NATIVE, NATIVE_SUFFIXES, find_data_files
+from trajforge.schemas.sources import find_data_files, format_suffixes
 
 
 def plan_inputs(
@@ -43,7 +43,7 @@ def plan_inputs(
     """Input files and knowledge files with their fingerprints ("size:mtime_ns"); for an incremental build, only
     those new or changed since the last. Local paths are made absolute; files under OUTPUT are never inputs.
     Inputs may be URLs; knowledge documents are local files."""
-    suffixes = NATIVE_SUFFIXES if input_format == NATIVE else FOREIGN_SUFFIXES
+    suffixes = format_suffixes(input_format)
     local = [p if storage.is_url(p) else str(Path(p).resolve()) for p in inputs]
     files, missing = find_data_files(local, suffixes)
     documents, missing_documents = find_knowledge_files(knowledge)

@@ -13,7 +13,7 @@ from trajforge.schemas.manifest import Manifest
 from trajforge.schemas.names import REJECTIONS_NAME, SHARD_SUFFIX
 from trajforge.schemas.records import DOMAINS
 from trajforge.schemas.sinks import DEFAULT_RECORDS_PER_FILE
-from trajforge.schemas.sources import FOREIGN_SUFFIXES, NATIVE_SUFFIXES
+from trajforge.schemas.sources import NATIVE_SUFFIXES, format_suffixes
 from trajforge.schemas.transfer import (
     EXPORT_TARGETS,
     ExportResult,
@@ -74,10 +74,9 @@ def import_command(
     """
     run_id = run_id or output.resolve().name
     options = ImportOptions(domain and domain.value, environment, run_id, max_observation_chars)
+    files = require_inputs(inputs, format_suffixes(fmt.value))
     try:
-        manifest = import_records(
-            require_inputs(inputs, FOREIGN_SUFFIXES), ImportJob(fmt.value, output, options, per_file), progress
-        )
+        manifest = import_records(files, ImportJob(fmt.value, output, options, per_file), progress)
     except ImportTargetError as exc:
         console.print(f"[red]{exc}[/]")
         raise typer.Exit(EXIT_USAGE) from exc

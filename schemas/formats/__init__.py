@@ -1,15 +1,17 @@
 """Foreign formats users already have, imported into and exported from the trajforge record.
 
-Each format module has `read(path, options) -> Iterator[ReadResult]` and `write(records, path) -> int`, and is
-registered in FORMATS by the module's name.
+Each format module has `read(path, options) -> Iterator[ReadResult]` and `write(records, path) -> int` (a format
+trajforge only reads: `refuse_export`), optionally `SUFFIXES`, the file names its reader takes (default: JSON and
+JSON Lines), and is registered in FORMATS under its name.
 """
 
 import importlib
+import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, NoReturn
 
 from trajforge.schemas import storage
 from trajforge.schemas.jsonl import JsonLine, decode_line, iter_json_lines
@@ -30,12 +32,27 @@ FORMATS.add(
 FORMATS.add(
     "adp",
     f"{__name__}.adp",
-    help="Agent Data Protocol standardized trajectories (ADP 1.x): .json or JSON Lines; import only",
+    help="Agent Data Protocol trajectories (ADP 1.x; .json or JSON Lines); import only",
 )
 FORMATS.add(
     "openhands",
     f"{__name__}.openhands",
-    help="OpenHands event streams: a run's events (.json) or evaluation output (JSON Lines); import only",
+    help="OpenHands event streams (.json, or evaluation output in JSON Lines); import only",
+)
+FORMATS.add(
+    "swe-agent",
+    f"{__name__}.swe_agent",
+    help="SWE-agent `.traj` files; import only",
+)
+FORMATS.add(
+    "mini-swe-agent",
+    f"{__name__}.mini_swe_agent",
+    help="mini-swe-agent `.traj.json` files; import only",
+)
+FORMATS.add(
+    "asciinema",
+    f"{__name__}.asciinema",
+    help="asciinema v2 `.cast` shell recordings; import only",
 )
 
 
@@ -99,6 +116,31 @@ def origin_of(path: str | Path, locator: str) -> str:
     return name if locator == "file" else f"{name}:{locator}"
 
 
+def read_json_file(path: str | Path, convert: Converter, options: ImportOptions) -> Iterator[ReadResult]:
+    """The shared reader of formats that hold one trajectory per JSON file: decode, convert, validate, never raise.
+    The converter's origin is the path as given, so it can read ids from the folders a tool names after them."""
+    raw = storage.read_bytes(path)
+    value, problems = _decode_json(raw)
+    if not problems and not isinstance(value, dict):
+        problems = [Problem("", f"expected a JSON object, got {type(value).__name__}")]
+    if problems:
+        yield ReadResult(str(path), "file", None, problems, raw)
+        return
+    record, problems = finish(*convert(value, str(path), options), options)
+    yield ReadResult(str(path), "file", record, problems, None if record else raw)
+
+
+def _decode_json(raw: bytes) -> tuple[Any, list[Problem]]:
+    if not raw.strip():
+        return None, [Problem("", "empty file: no records")]
+    try:
+        return json.loads(raw.decode("utf-8")), []
+    except UnicodeDecodeError as exc:
+        return None, [Problem("", f"invalid UTF-8 at byte {exc.start}")]
+    except json.JSONDecodeError as exc:
+        return None, [Problem("", f"invalid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}")]
+
+
 def imported_source(by: str, origin: str, options: ImportOptions) -> dict:
     return {"kind": "imported", "by": by, "run_id": options.run_id, "origin": origin}
 
@@ -111,3 +153,22 @@ def text_content(value: Any, path: str, problems: list[Problem]) -> str:
         return "".join(p["text"] for p in value)
     problems.append(Problem(path, "missing" if value is None else f"expected text, got {type(value).__name__}"))
     return ""
+
+
+def object_field(value: Any, key: str) -> dict:
+    """An object-valued field of a foreign record, or {} where it has none (for fields that only add detail)."""
+    part = value.get(key) if isinstance(value, dict) else None
+    return part if isinstance(part, dict) else {}
+
+
+def shell_turn(index: int, command: str, output: str, exit_code: int | None = None, **metadata: Any) -> dict:
+    """One shell command and what it printed, as a turn; `metadata`: what else the source says of the output."""
+    observation: dict[str, Any] = {"content": output, "exit_code": exit_code, "is_error": bool(exit_code)}
+    if metadata:
+        observation["metadata"] = json.dumps(metadata, ensure_ascii=False)
+    return {"index": index, "action": {"kind": "shell", "content": command}, "observation": observation}
+
+
+def refuse_export(name: str) -> NoReturn:
+    """The `write` of a format trajforge reads but does not write."""
+    raise ValueError(f"{name} is read only: trajforge imports it but does not write it (export to atif or chat)")

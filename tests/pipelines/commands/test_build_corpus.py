@@ -9,6 +9,7 @@ from tests.builders import EXAMPLES, make_trajectory
 from trajforge.curation.filters import FILTERS
 from trajforge.pipelines.cli import app
 from trajforge.schemas.dataset import load_cpt
+from trajforge.schemas.formats import FORMATS, ImportOptions, get_format
 from trajforge.schemas.manifest import read_manifest
 from trajforge.schemas.sinks import write_segments
 
@@ -52,7 +53,8 @@ def test_disable_refuses_an_unknown_filter_by_name(tmp_path):
 def test_an_unknown_input_format_is_refused_listing_the_known_ones(tmp_path):
     result = runner.invoke(app, ["build-corpus", "-i", str(tmp_path), "--input-format", "csv"])
     assert result.exit_code == 2
-    assert "unknown --input-format 'csv'; known: trajforge, chat, atif, agentworldbench" in result.output
+    assert f"unknown --input-format 'csv'; known: trajforge, {', '.join(FORMATS)}" in result.output
+    assert "chat, atif, agentworldbench" in result.output
 
 
 def test_held_out_family_holds_out_every_task_of_that_family(tmp_path):
@@ -106,3 +108,25 @@ def test_a_foreign_format_builds_a_corpus(tmp_path, fmt, sample):
     if fmt == "atif":  # the copied step's turn is never in the loss
         (parent,) = [row for row in rows if row["turns"][0]["loss_weight"] == 0.0]
         assert not parent["turns"][0]["in_loss"] and parent["turns"][0]["loss_spans"] == []
+
+
+@pytest.mark.parametrize(
+    "fmt, turns",
+    [("swe-agent", "swe_agent.traj"), ("mini-swe-agent", "mini_swe_agent.traj.json"), ("asciinema", "asciinema.cast")],
+)
+def test_a_foreign_format_builds_a_corpus_from_its_own_files(tmp_path, fmt, turns):
+    """The examples folder holds every format's sample: each format reads its own files only (its SUFFIXES)."""
+    expected = [
+        t.action.content for t in next(iter(get_format(fmt).read(EXAMPLES / turns, ImportOptions()))).record.turns
+    ]
+    args = ["build-corpus", "-i", str(EXAMPLES), "-o", str(tmp_path / "corpus"), "--input-format", fmt]
+    result = runner.invoke(app, [*args, "--workers", "1", "--held-out", "0", "--no-near-dedup", "--min-turns", "0"])
+    assert result.exit_code == 0, result.output
+    manifest = read_manifest(tmp_path / "corpus")
+    assert manifest.inputs == [str(EXAMPLES / turns)]
+    assert manifest.counts["read"] == manifest.counts["written"] == 1
+    (row,) = load_cpt(tmp_path / "corpus").to_list()
+    written = [turn["action"]["content"] for turn in row["turns"]]
+    removed = sum(n for key, n in manifest.counts.items() if key.startswith("turns_removed."))  # the paper's filters
+    assert len(written) == manifest.counts["turns_written"] == len(expected) - removed
+    assert all(command in expected for command in written)

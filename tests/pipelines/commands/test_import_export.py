@@ -88,3 +88,12 @@ def test_export_reports_invalid_input(tmp_path):
     result = run("export", raw, "-f", "chat", "-o", tmp_path / "out.jsonl")
     assert result.exit_code == 1
     assert "3 input records rejected" in result.output
+
+
+@pytest.mark.parametrize("fmt", ["swe-agent", "mini-swe-agent", "asciinema"])
+def test_a_format_trajforge_only_reads_is_refused_as_an_export_target(tmp_path, fmt):
+    run("import", "-f", "chat", EXAMPLES / "chat.jsonl", "-o", tmp_path / "raw")
+    result = run("export", tmp_path / "raw", "-f", fmt, "-o", tmp_path / "out")
+    assert result.exit_code == 2
+    assert f"{fmt} is read only: trajforge imports it but does not write it" in result.output
+    assert not (tmp_path / "out").exists()
