@@ -84,6 +84,23 @@ def decode_line(locator: str, line: bytes) -> JsonLine:
         return JsonLine(locator, None, [Problem("", f"invalid JSON{hint}: {exc.msg} at column {exc.colno}")], line)
 
 
+def decode_document(locator: str, raw: bytes, what: str = "file") -> JsonLine:
+    """A whole document's JSON text (a .json file, a dataset's cell: `what`) as one value; an error says its line
+    and column, an empty document is one problem."""
+    if not raw.strip():
+        return JsonLine(locator, None, [Problem("", f"empty {what}: no records")], raw)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return JsonLine(locator, None, [Problem("", f"invalid UTF-8 at byte {exc.start}")], raw)
+    try:
+        return JsonLine(locator, json.loads(text), [], raw)
+    except json.JSONDecodeError as exc:
+        return JsonLine(
+            locator, None, [Problem("", f"invalid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}")], raw
+        )
+
+
 def read_segment(path: str | Path, max_observation_chars: int = DEFAULT_MAX_OBSERVATION_CHARS) -> Iterator[ReadResult]:
     """Read a raw segment of trajforge records, validating each line."""
     for line in iter_json_lines(path):

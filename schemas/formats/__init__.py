@@ -2,19 +2,21 @@
 
 Each format module has `read(path, options) -> Iterator[ReadResult]` and `write(records, path) -> int` (a format
 trajforge only reads: `refuse_export`), optionally `SUFFIXES`, the file names its reader takes (default: JSON and
-JSON Lines), and is registered in FORMATS under its name.
+JSON Lines), and is registered in FORMATS under its name. A format whose records are JSON values also has
+`read_values(source, values, options)`: its records from values with their locators (`read` gives it a file's
+`json_values`; a dataset's rows are such values too). `origin_of` is the one rule for a record's `source.origin`.
 """
 
 import importlib
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from types import ModuleType
 from typing import Any, NoReturn
 
 from trajforge.schemas import storage
-from trajforge.schemas.jsonl import JsonLine, decode_line, iter_json_lines
+from trajforge.schemas.jsonl import JsonLine, decode_document, iter_json_lines
 from trajforge.schemas.records import trajectory_content_id
 from trajforge.schemas.registry import Registry
 from trajforge.schemas.validation import DEFAULT_MAX_OBSERVATION_CHARS, Problem, ReadResult, validate_record
@@ -70,6 +72,7 @@ def get_format(name: str) -> ModuleType:
 
 
 Converter = Callable[[Any, str, ImportOptions], tuple[dict | None, list[Problem]]]
+JSON_LINES_SUFFIXES = (".jsonl", ".jsonl.gz")
 
 
 def finish(record: dict | None, problems: list[Problem], options: ImportOptions) -> tuple[Any, list[Problem]]:
@@ -80,65 +83,47 @@ def finish(record: dict | None, problems: list[Problem], options: ImportOptions)
     return validate_record(record, options.max_observation_chars)
 
 
-def read_converted_lines(
-    path: str | Path,
-    convert: Converter,
-    options: ImportOptions,
-    values: Callable[[str | Path], Iterator[JsonLine]] = iter_json_lines,
-) -> Iterator[ReadResult]:
-    """The shared reader of foreign formats with one record per JSON object (per line of JSON Lines, or per `values`,
-    e.g. json_values): decode, convert, validate, never raise."""
-    for line in values(path):
-        if line.problems or not isinstance(line.value, dict):
-            problems = line.problems or [Problem("", f"expected a JSON object, got {type(line.value).__name__}")]
-            yield ReadResult(str(path), line.locator, None, problems, line.raw)
-            continue
-        record, problems = finish(*convert(line.value, origin_of(path, line.locator), options), options)
-        yield ReadResult(str(path), line.locator, record, problems, None if record else line.raw)
-
-
 def json_values(path: str | Path) -> Iterator[JsonLine]:
-    """A foreign file's JSON values: each line of JSON Lines (.jsonl, .jsonl.gz); any other file (.json) is one
-    value, its locator "file"."""
-    if str(path).endswith((".jsonl", ".jsonl.gz")):
+    """The one reading of a foreign JSON file into values: each line of JSON Lines (.jsonl, .jsonl.gz); any other
+    file (.json, .traj) is one value, its locator "file", its JSON errors with their line and column."""
+    if str(path).endswith(JSON_LINES_SUFFIXES):
         yield from iter_json_lines(path)
-        return
-    raw = storage.read_bytes(path)
-    line = decode_line("file", raw if raw.endswith(b"\n") else raw + b"\n")
-    if not raw.strip():
-        line.problems.append(Problem("", "empty file: no records"))
-    yield line
+    else:
+        yield decode_document("file", storage.read_bytes(path))
 
 
-def origin_of(path: str | Path, locator: str) -> str:
-    """A record's `source.origin`: the file's name, and where in it unless the file is the record."""
-    name = storage.name(path)
+def origin_of(source: str | Path, locator: str) -> str:
+    """A record's `source.origin`, the one rule of every format: the file's name, and where in it unless the file
+    is the record."""
+    name = storage.name(str(source))
     return name if locator == "file" else f"{name}:{locator}"
 
 
-def read_json_file(path: str | Path, convert: Converter, options: ImportOptions) -> Iterator[ReadResult]:
-    """The shared reader of formats that hold one trajectory per JSON file: decode, convert, validate, never raise.
-    The converter's origin is the path as given, so it can read ids from the folders a tool names after them."""
-    raw = storage.read_bytes(path)
-    value, problems = _decode_json(raw)
-    if not problems and not isinstance(value, dict):
-        problems = [Problem("", f"expected a JSON object, got {type(value).__name__}")]
-    if problems:
-        yield ReadResult(str(path), "file", None, problems, raw)
-        return
-    record, problems = finish(*convert(value, str(path), options), options)
-    yield ReadResult(str(path), "file", record, problems, None if record else raw)
+def rejected_value(source: str, value: JsonLine) -> ReadResult | None:
+    """The rejection of a value that cannot hold a record (undecodable, or not a JSON object); None for an object."""
+    if not value.problems and isinstance(value.value, dict):
+        return None
+    problems = value.problems or [Problem("", f"expected a JSON object, got {type(value.value).__name__}")]
+    return ReadResult(source, value.locator, None, problems, value.raw)
 
 
-def _decode_json(raw: bytes) -> tuple[Any, list[Problem]]:
-    if not raw.strip():
-        return None, [Problem("", "empty file: no records")]
-    try:
-        return json.loads(raw.decode("utf-8")), []
-    except UnicodeDecodeError as exc:
-        return None, [Problem("", f"invalid UTF-8 at byte {exc.start}")]
-    except json.JSONDecodeError as exc:
-        return None, [Problem("", f"invalid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}")]
+def read_converted(
+    source: str, values: Iterable[JsonLine], convert: Converter, options: ImportOptions
+) -> Iterator[ReadResult]:
+    """The shared reader of foreign formats with one record per JSON object (of a file's json_values, or a
+    dataset's rows): convert, validate, never raise."""
+    for value in values:
+        if (rejected := rejected_value(source, value)) is not None:
+            yield rejected
+            continue
+        record, problems = finish(*convert(value.value, origin_of(source, value.locator), options), options)
+        yield ReadResult(source, value.locator, record, problems, None if record else value.raw)
+
+
+def folders_above(path: str | Path, n: int = 2) -> tuple[str, ...]:
+    """The names of the folders a file lies in, nearest first: tools that name a run's folders after the run or
+    the instance (swe-agent, mini-swe-agent) say so there."""
+    return tuple(folder.name for folder in PurePosixPath(str(path)).parents)[:n]
 
 
 def imported_source(by: str, origin: str, options: ImportOptions) -> dict:

@@ -22,10 +22,10 @@ import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from trajforge.schemas.actions import payload_text
-from trajforge.schemas.formats import ImportOptions, imported_source, json_values, read_converted_lines
+from trajforge.schemas.formats import ImportOptions, imported_source, json_values, read_converted, refuse_export
 from trajforge.schemas.jsonl import JsonLine
 from trajforge.schemas.records import Trajectory
 from trajforge.schemas.system_prompt import EMPTY_ACTION_SPACE
@@ -37,12 +37,16 @@ USER_SOURCES = ("user", "user_msg")  # `user_msg` in ADP 1.0
 
 
 def read(path: str | Path, options: ImportOptions) -> Iterator[ReadResult]:
-    return read_converted_lines(path, convert, options, values=_trajectories)
+    return read_values(str(path), json_values(path), options)
 
 
-def _trajectories(path: str | Path) -> Iterator[JsonLine]:
-    """Each trajectory of the file: a .json file's object or each item of its list; each line of JSON Lines."""
-    for value in json_values(path):
+def read_values(source: str, values: Iterable[JsonLine], options: ImportOptions) -> Iterator[ReadResult]:
+    return read_converted(source, _trajectories(values), convert, options)
+
+
+def _trajectories(values: Iterable[JsonLine]) -> Iterator[JsonLine]:
+    """Each trajectory of the values: an object, or each item of a list (a .json file may hold one)."""
+    for value in values:
         if value.problems or not isinstance(value.value, list):
             yield value
         elif not value.value:
@@ -233,5 +237,5 @@ READERS = {
 }
 
 
-def write(records: Iterable[Trajectory], path: str | Path) -> int:
-    raise ValueError("adp is read only: import ADP trajectories, export to atif or chat instead")
+def write(records: Iterable[Trajectory], path: str | Path) -> NoReturn:
+    refuse_export("adp")

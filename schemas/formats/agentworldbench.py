@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from trajforge.schemas.atomic import atomic_write
-from trajforge.schemas.formats import ImportOptions, finish, imported_source
+from trajforge.schemas.formats import ImportOptions, finish, imported_source, origin_of
 from trajforge.schemas.hashing import content_hash
 from trajforge.schemas.jsonl import iter_json_lines
 from trajforge.schemas.records import DOMAINS, Trajectory, Turn
@@ -239,7 +239,7 @@ def read(path: str | Path, options: ImportOptions) -> Iterator[ReadResult]:
             kept.append((locator, value))
     order = {locator: i for i, (locator, _) in enumerate(valid)}
     for locator, value in sorted(kept, key=lambda lv: order[lv[0]]):
-        record, problems = finish(*convert(value, f"{Path(path).name}:{locator}", options), options)
+        record, problems = finish(*convert(value, origin_of(path, locator), options), options)
         yield ReadResult(str(path), locator, record, problems, None)
 
 

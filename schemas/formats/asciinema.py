@@ -22,7 +22,7 @@ from pathlib import Path, PurePosixPath
 from typing import NoReturn
 
 from trajforge.schemas import storage
-from trajforge.schemas.formats import ImportOptions, finish, imported_source, refuse_export, shell_turn
+from trajforge.schemas.formats import ImportOptions, finish, imported_source, origin_of, refuse_export, shell_turn
 from trajforge.schemas.jsonl import decode_line
 from trajforge.schemas.validation import Problem, ReadResult
 
@@ -39,7 +39,7 @@ HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1")
 
 def read(path: str | Path, options: ImportOptions) -> Iterator[ReadResult]:
     raw = storage.read_bytes(path)
-    record, problems = finish(*convert(raw, str(path), options), options)
+    record, problems = finish(*convert(raw, origin_of(path, "file"), options), options)
     yield ReadResult(str(path), "file", record, problems, None if record else raw)
 
 

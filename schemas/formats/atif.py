@@ -25,7 +25,16 @@ from typing import Any
 
 from trajforge.schemas.actions import payload_text
 from trajforge.schemas.atomic import atomic_write
-from trajforge.schemas.formats import ImportOptions, finish, imported_source, json_values, origin_of, text_content
+from trajforge.schemas.formats import (
+    ImportOptions,
+    finish,
+    imported_source,
+    json_values,
+    origin_of,
+    rejected_value,
+    text_content,
+)
+from trajforge.schemas.jsonl import JsonLine
 from trajforge.schemas.records import SYSTEM_PROMPT_PARTS, Trajectory
 from trajforge.schemas.system_prompt import (
     EMPTY_ACTION_SPACE,
@@ -55,12 +64,15 @@ class _Place:
 
 def read(path: str | Path, options: ImportOptions) -> Iterator[ReadResult]:
     """One result per trajectory: a .json file or each line of JSON Lines, then its embedded sub-agents."""
-    for value in json_values(path):
-        if value.problems or not isinstance(value.value, dict):
-            problems = value.problems or [Problem("", f"expected a JSON object, got {type(value.value).__name__}")]
-            yield ReadResult(str(path), value.locator, None, problems, value.raw)
+    return read_values(str(path), json_values(path), options)
+
+
+def read_values(source: str, values: Iterable[JsonLine], options: ImportOptions) -> Iterator[ReadResult]:
+    for value in values:
+        if (rejected := rejected_value(source, value)) is not None:
+            yield rejected
             continue
-        place = _Place(str(path), value.locator, origin_of(path, value.locator))
+        place = _Place(source, value.locator, origin_of(source, value.locator))
         yield from _family(value.value, place, options, value.raw)
 
 

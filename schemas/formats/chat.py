@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from trajforge.schemas.atomic import atomic_write
-from trajforge.schemas.formats import ImportOptions, imported_source, read_converted_lines, text_content
+from trajforge.schemas.formats import ImportOptions, imported_source, read_converted, text_content
+from trajforge.schemas.jsonl import JsonLine, iter_json_lines
 from trajforge.schemas.records import Trajectory
 from trajforge.schemas.system_prompt import parse_system_prompt, render_system_prompt
 from trajforge.schemas.validation import Problem, ReadResult
@@ -22,7 +23,12 @@ ROLES = {"system": "system", "user": "user", "human": "user", "assistant": "assi
 
 
 def read(path: str | Path, options: ImportOptions) -> Iterator[ReadResult]:
-    return read_converted_lines(Path(path), convert, options)
+    """Every file as JSON Lines, whatever its ending (export writes JSON Lines to the path it is given)."""
+    return read_values(str(path), iter_json_lines(path), options)
+
+
+def read_values(source: str, values: Iterable[JsonLine], options: ImportOptions) -> Iterator[ReadResult]:
+    return read_converted(source, values, convert, options)
 
 
 def _messages(value: dict, problems: list[Problem]) -> tuple[str, list[dict]]:

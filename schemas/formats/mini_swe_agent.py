@@ -17,18 +17,22 @@ import json
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from functools import partial
+from pathlib import Path
 from typing import Any, NoReturn
 
 from trajforge.schemas.formats import (
     ImportOptions,
+    folders_above,
     imported_source,
+    json_values,
     object_field,
-    read_json_file,
+    read_converted,
     refuse_export,
     shell_turn,
     text_content,
 )
+from trajforge.schemas.jsonl import JsonLine
 from trajforge.schemas.validation import Problem, ReadResult
 
 NAME = "mini-swe-agent"
@@ -38,7 +42,11 @@ RENDERED_OUTPUT = re.compile(r"<returncode>(-?\d+)</returncode>\s*<output>\n?(.*
 
 
 def read(path: str | Path, options: ImportOptions) -> Iterator[ReadResult]:
-    return read_json_file(path, convert, options)
+    return read_converted(str(path), json_values(path), partial(convert, folders=folders_above(path)), options)
+
+
+def read_values(source: str, values: Iterable[JsonLine], options: ImportOptions) -> Iterator[ReadResult]:
+    return read_converted(source, values, convert, options)
 
 
 def write(records: Iterable, path: str | Path) -> NoReturn:
@@ -114,7 +122,10 @@ class _Chat:
         self.turns.append(shell_turn(len(self.turns), self.pending.pop(0), output, code))
 
 
-def convert(value: dict, origin: str, options: ImportOptions) -> tuple[dict | None, list[Problem]]:
+def convert(
+    value: dict, origin: str, options: ImportOptions, folders: tuple[str, ...] = ()
+) -> tuple[dict | None, list[Problem]]:
+    """`folders`: those the file lies in, nearest first (a batch run's RUN/INSTANCE/)."""
     version = value.get("trajectory_format")
     messages = value.get("messages")
     info = object_field(value, "info")
@@ -134,15 +145,17 @@ def convert(value: dict, origin: str, options: ImportOptions) -> tuple[dict | No
         chat.problems.append(Problem("messages", "no command with its output: nothing to import"))
     if chat.problems:
         return None, chat.problems
-    return _record(value, origin, options, chat, info, config), []
+    return _record(value, origin, options, chat, info, config, folders), []
 
 
-def _record(value: dict, origin: str, options: ImportOptions, chat: _Chat, info: dict, config: dict) -> dict:
-    file = PurePosixPath(origin)
-    instance = str(value.get("instance_id") or file.name.removesuffix(".traj.json"))
+def _record(
+    value: dict, origin: str, options: ImportOptions, chat: _Chat, info: dict, config: dict, folders: tuple
+) -> dict:
+    instance = str(value.get("instance_id") or origin.removesuffix(".traj.json"))
+    nearest, above = (*folders, None, None)[:2]
     kept = {
         "instance_id": instance,
-        "run": file.parent.parent.name if file.parent.name == instance else None,
+        "run": above if nearest == instance else None,
         "trajectory_format": value["trajectory_format"],
         "mini_version": info.get("mini_version"),
         "model_stats": info.get("model_stats"),

@@ -23,10 +23,10 @@ Read only: export to OpenHands is not offered.
 import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from trajforge.schemas.actions import payload_text
-from trajforge.schemas.formats import ImportOptions, imported_source, json_values, read_converted_lines
+from trajforge.schemas.formats import ImportOptions, imported_source, json_values, read_converted, refuse_export
 from trajforge.schemas.jsonl import JsonLine
 from trajforge.schemas.records import Trajectory
 from trajforge.schemas.system_prompt import EMPTY_ACTION_SPACE
@@ -55,12 +55,16 @@ UNKNOWN_EXIT_CODE = -1
 
 
 def read(path: str | Path, options: ImportOptions) -> Iterator[ReadResult]:
-    return read_converted_lines(path, convert, options, values=_runs)
+    return read_values(str(path), json_values(path), options)
 
 
-def _runs(path: str | Path) -> Iterator[JsonLine]:
-    """Each run: a .json file (a list of events, or an object holding them); each line of JSON Lines."""
-    for value in json_values(path):
+def read_values(source: str, values: Iterable[JsonLine], options: ImportOptions) -> Iterator[ReadResult]:
+    return read_converted(source, _runs(values), convert, options)
+
+
+def _runs(values: Iterable[JsonLine]) -> Iterator[JsonLine]:
+    """Each run: a list of events, or an object holding them."""
+    for value in values:
         if not value.problems and isinstance(value.value, list):
             value = JsonLine(value.locator, {"history": value.value}, [], value.raw)
         yield value
@@ -219,5 +223,5 @@ def _kept(value: dict, kept: dict) -> dict:
     return {k: v for k, v in kept.items() if v not in (None, [], "")}
 
 
-def write(records: Iterable[Trajectory], path: str | Path) -> int:
-    raise ValueError("openhands is read only: import OpenHands event streams, export to atif or chat instead")
+def write(records: Iterable[Trajectory], path: str | Path) -> NoReturn:
+    refuse_export("openhands")

@@ -13,18 +13,22 @@ id (the problem statement's, else the file's name) and the run (the experiment f
 
 import json
 from collections.abc import Iterable, Iterator
-from pathlib import Path, PurePosixPath
+from functools import partial
+from pathlib import Path
 from typing import Any, NoReturn
 
 from trajforge.schemas.formats import (
     ImportOptions,
+    folders_above,
     imported_source,
+    json_values,
     object_field,
-    read_json_file,
+    read_converted,
     refuse_export,
     shell_turn,
     text_content,
 )
+from trajforge.schemas.jsonl import JsonLine
 from trajforge.schemas.validation import Problem, ReadResult
 
 NAME = "swe-agent"
@@ -32,7 +36,11 @@ SUFFIXES = (".traj",)
 
 
 def read(path: str | Path, options: ImportOptions) -> Iterator[ReadResult]:
-    return read_json_file(path, convert, options)
+    return read_converted(str(path), json_values(path), partial(convert, folders=folders_above(path)), options)
+
+
+def read_values(source: str, values: Iterable[JsonLine], options: ImportOptions) -> Iterator[ReadResult]:
+    return read_converted(source, values, convert, options)
 
 
 def write(records: Iterable, path: str | Path) -> NoReturn:
@@ -92,7 +100,10 @@ def _task(statement: dict, history: Any, problems: list[Problem]) -> str:
     return ""
 
 
-def convert(value: dict, origin: str, options: ImportOptions) -> tuple[dict | None, list[Problem]]:
+def convert(
+    value: dict, origin: str, options: ImportOptions, folders: tuple[str, ...] = ()
+) -> tuple[dict | None, list[Problem]]:
+    """`folders`: those the file lies in, nearest first (the run's, SWE-agent's experiment folder)."""
     problems: list[Problem] = []
     steps = value.get("trajectory")
     if not isinstance(steps, list):
@@ -112,19 +123,27 @@ def convert(value: dict, origin: str, options: ImportOptions) -> tuple[dict | No
         problems.append(Problem("trajectory", "no step with an action: nothing to import"))
     if problems:
         return None, problems
-    return _record(value, origin, options, config, task, turns, skipped), []
+    return _record(value, origin, options, config, task, turns, skipped, folders), []
 
 
 def _record(
-    value: dict, origin: str, options: ImportOptions, config: dict, task: str, turns: list[dict], skipped: list
+    value: dict,
+    origin: str,
+    options: ImportOptions,
+    config: dict,
+    task: str,
+    turns: list,
+    skipped: list,
+    folders: tuple,
 ) -> dict:
-    info, file = object_field(value, "info"), PurePosixPath(origin)
-    instance = str(object_field(config, "problem_statement").get("id") or file.name.removesuffix(".traj"))
+    info = object_field(value, "info")
+    instance = str(object_field(config, "problem_statement").get("id") or origin.removesuffix(".traj"))
+    nearest, above = (*folders, None, None)[:2]
     history = value.get("history") if isinstance(value.get("history"), list) else []
     system = [m.get("content") for m in history[:1] if isinstance(m, dict) and m.get("role") == "system"]
     kept = {
         "instance_id": instance,
-        "run": (file.parent.parent.name if file.parent.name == instance else file.parent.name) or None,
+        "run": (above if nearest == instance else nearest) or None,
         "exit_status": info.get("exit_status"),
         "submission": info.get("submission"),
         "model_stats": info.get("model_stats"),
