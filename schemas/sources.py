@@ -5,6 +5,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from trajforge.schemas import storage
+from trajforge.schemas.dataset_rows import DATASET_BOOKKEEPING, DATASET_SUFFIXES, read_dataset_file, reads_rows
 from trajforge.schemas.formats import ImportOptions, get_format
 from trajforge.schemas.formats.knowledge import KNOWLEDGE
 from trajforge.schemas.formats.knowledge import read as read_knowledge
@@ -21,13 +22,17 @@ FOREIGN_SUFFIXES = (".jsonl", ".jsonl.gz", ".json")  # a format's files, unless 
 
 
 def format_suffixes(fmt: str) -> tuple[str, ...]:
-    """The file names a format's reader takes: trajforge's own, or the foreign format's (its module's SUFFIXES)."""
-    return NATIVE_SUFFIXES if fmt == NATIVE else getattr(get_format(fmt), "SUFFIXES", FOREIGN_SUFFIXES)
+    """The file names a format's reader takes: trajforge's own, or the foreign format's (its module's SUFFIXES),
+    and a dataset's parquet and arrow files where its records are JSON values."""
+    if fmt == NATIVE:
+        return NATIVE_SUFFIXES
+    own = getattr(get_format(fmt), "SUFFIXES", FOREIGN_SUFFIXES)
+    return (*own, *DATASET_SUFFIXES) if reads_rows(fmt) else own
 
 
 def is_data_name(name: str, suffixes: tuple[str, ...]) -> bool:
-    # "_manifest.json", "_rejections.jsonl" and ".tmp" files are bookkeeping, not data.
-    return name.endswith(suffixes) and not name.startswith(("_", "."))
+    # "_manifest.json", "_rejections.jsonl" and ".tmp" files are bookkeeping, not data; so are a dataset's own.
+    return name.endswith(suffixes) and not name.startswith(("_", ".")) and name not in DATASET_BOOKKEEPING
 
 
 def is_data_file(path: Path, suffixes: tuple[str, ...]) -> bool:
@@ -103,8 +108,8 @@ def find_files(paths: Iterable[str | Path], suffixes: tuple[str, ...]) -> tuple[
 def read_records(
     paths: Iterable[str | Path], fmt: str = NATIVE, options: ImportOptions | None = None
 ) -> Iterator[ReadResult]:
-    """Every record under `paths`, valid or not: trajforge segments and shards, a foreign format, or knowledge
-    documents (`paths` are then files, as find_knowledge_files lists them)."""
+    """Every record under `paths`, valid or not: trajforge segments and shards, a foreign format (its files, or a
+    dataset's rows), or knowledge documents (`paths` are then files, as find_knowledge_files lists them)."""
     options = options or ImportOptions()
     if fmt == KNOWLEDGE:
         for path in paths:
@@ -114,7 +119,9 @@ def read_records(
     files, missing = find_data_files(paths, format_suffixes(fmt))
     yield from missing
     for path in (f.path for f in files):
-        if reader is not None:
+        if reader is not None and path.endswith(DATASET_SUFFIXES):
+            yield from read_dataset_file(path, fmt, options)
+        elif reader is not None:
             yield from reader(path, options)
         elif path.endswith(SHARD_SUFFIX):
             yield from read_shard(path)

@@ -89,3 +89,40 @@ def agent_rl_of(**fields):
     episode_fields = {f.name for f in dataclasses.fields(CollectConfig)}
     run = {name: fields.pop(name) for name in list(fields) if name in episode_fields and name != "output"}
     return AgentRLConfig(**fields, run=dataclasses.replace(AgentRLConfig.run, **run))
+
+
+def dataset_chat_rows(n: int) -> list[dict]:
+    """Chat conversations as a dataset's rows (an `id` and a `messages` column); rows 7, 57, 107, ... cannot be
+    read (a user message with no reply) and row 30 has an unknown role."""
+    rows = []
+    for i in range(n):
+        messages = [
+            {"role": "system", "content": "You are a Linux shell."},
+            {"role": "user", "content": f"echo {i} | wc -c"},
+            {"role": "assistant", "content": f"{len(str(i)) + 1}\n"},
+        ]
+        if i % 50 == 7:
+            messages = messages[:2]
+        if i == 30:
+            messages[1]["role"] = "robot"
+        rows.append({"id": i, "messages": messages})
+    return rows
+
+
+def write_dataset(rows: list[dict], folder: Path, files: int = 3) -> list[Path]:
+    """ROWS as a dataset's parquet files, as the Hub holds them (FOLDER/data/train-0000i-of-0000n.parquet), in
+    several row groups each; and the same values as JSON Lines, FOLDER/lines/train-0000i-of-0000n.jsonl."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for sub in ("data", "lines"):
+        (folder / sub).mkdir(parents=True, exist_ok=True)
+    per_file = -(-len(rows) // files)
+    paths = []
+    for i in range(files):
+        part = rows[i * per_file : (i + 1) * per_file]
+        path = folder / "data" / f"train-{i:05d}-of-{files:05d}.parquet"
+        pq.write_table(pa.Table.from_pylist(part), path, row_group_size=40)
+        (folder / "lines" / f"{path.stem}.jsonl").write_text("".join(json.dumps(row) + "\n" for row in part))
+        paths.append(path)
+    return paths

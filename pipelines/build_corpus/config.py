@@ -26,11 +26,14 @@ class BuildConfig:
     split: SplitConfig = field(default_factory=SplitConfig)  # the task-level split every later stage honours
     knowledge: tuple[str, ...] = ()  # files or folders of world-knowledge documents (schemas/formats/knowledge.py)
     knowledge_share: float = 1.0  # the most of the CPT characters knowledge documents may take (1: no cap)
+    input_column: str | None = None  # a dataset's column holding the records (None: the whole row)
 
     def as_dict(self) -> dict:
         data = dataclasses.asdict(self)
         if not self.split.held_out_families:  # recorded when used: a build from before the option keeps its hash
             del data["split"]["held_out_families"]
+        if self.input_column is None:  # likewise
+            del data["input_column"]
         return data
 
     @property

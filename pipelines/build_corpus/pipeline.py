@@ -31,6 +31,7 @@ from trajforge.pipelines.job import SaveOutputs, prepare_output, run_pipeline
 from trajforge.pipelines.shard_writing import WriteShards
 from trajforge.schemas import storage
 from trajforge.schemas.arrow import CPT_SCHEMA
+from trajforge.schemas.dataset_rows import DATASET_SUFFIXES
 from trajforge.schemas.formats.knowledge import KNOWLEDGE, find_knowledge_files
 from trajforge.schemas.manifest import Manifest, read_manifest
 from trajforge.schemas.names import CPT_DIR, MANIFEST_NAME
@@ -38,11 +39,12 @@ from trajforge.schemas.sources import find_data_files, format_suffixes
 
 
 def plan_inputs(
-    inputs: list[str], input_format: str, output: str, incremental: bool, knowledge: tuple[str, ...] = ()
+    inputs: list[str], config: BuildConfig, output: str, incremental: bool
 ) -> tuple[dict[str, str], dict[str, str], dict | None]:
     """Input files and knowledge files with their fingerprints ("size:mtime_ns"); for an incremental build, only
     those new or changed since the last. Local paths are made absolute; files under OUTPUT are never inputs.
     Inputs may be URLs; knowledge documents are local files."""
+    input_format, knowledge = config.input_format, config.knowledge
     suffixes = format_suffixes(input_format)
     local = [p if storage.is_url(p) else str(Path(p).resolve()) for p in inputs]
     files, missing = find_data_files(local, suffixes)
@@ -51,6 +53,8 @@ def plan_inputs(
         raise FileNotFoundError("; ".join([*(f"{m.source}: {m.reasons()[0]}" for m in missing), *missing_documents]))
     if not files and not documents:
         raise FileNotFoundError(f"{', '.join(inputs)}: no {'/'.join(suffixes)} files to read")
+    if config.input_column and not any(f.path.endswith(DATASET_SUFFIXES) for f in files):
+        raise ValueError(f"--column: no dataset file {input_format} reads among the inputs")
     out = output.rstrip("/") + "/"
     found = {f.path: f"{f.size}:{f.mtime_ns}" for f in files if not f.path.startswith(out)}
     found_documents = {
@@ -82,7 +86,7 @@ def build_corpus(
     options = pipeline_options(beam_args, workers, verbose, paths=(*inputs, out))
     policy = load_policy(config.masking_policy)
     config = dataclasses.replace(config, masking_policy_hash=policy.config_hash)
-    files, documents, previous = plan_inputs(inputs, config.input_format, out, incremental, config.knowledge)
+    files, documents, previous = plan_inputs(inputs, config, out, incremental)
     prepare_output(out)
     input_bytes = sum(int(f.split(":")[0]) for f in [*files.values(), *documents.values()])
     shards = max(1, math.ceil(input_bytes / config.shard_bytes))
@@ -95,7 +99,8 @@ def build_corpus(
         features = (
             p
             | "Pass1Files" >> beam.Create([(path, {}) for path in paths])
-            | "Pass1Read" >> ReadRecords(formats, config.max_observation_chars, report=False, output=out)
+            | "Pass1Read"
+            >> ReadRecords(formats, config.max_observation_chars, report=False, output=out, column=config.input_column)
         )
         near = None
         if config.near_dedup:
@@ -110,7 +115,8 @@ def build_corpus(
         read = (
             dedup.dropped
             | "FilesWithDrops" >> FilesWithDrops(paths)
-            | "Pass2Read" >> ReadRecords(formats, config.max_observation_chars, report=True, output=out)
+            | "Pass2Read"
+            >> ReadRecords(formats, config.max_observation_chars, report=True, output=out, column=config.input_column)
         )
         counts, filtered_out = [read[COUNTS]], []
         records = read.records

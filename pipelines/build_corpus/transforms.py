@@ -48,14 +48,22 @@ def location(source: str, locator: str) -> str:
 
 class ReadRecords(beam.PTransform):
     """(file, {locator: dropped kind}) -> (location, normalised record) of every record not dropped; `formats`
-    says how each file is read (knowledge files as documents: single-turn records). With `report`, reads,
-    rejections (every reason, raw bytes) and drops are counted, invalid records go to the rejected output and
-    each file read is marked for the progress display; pass 1 reads silently. A location is (file, locator)."""
+    says how each file is read (knowledge files as documents: single-turn records; a dataset's parquet or arrow
+    file row by row, streamed, its records in `column` or the whole row). With `report`, reads, rejections
+    (every reason, raw bytes) and drops are counted, invalid records go to the rejected output and each file
+    read is marked for the progress display; pass 1 reads silently. A location is (file, locator)."""
 
-    def __init__(self, formats: dict[str, str], max_observation_chars: int, report: bool, output: str = ""):
+    def __init__(
+        self,
+        formats: dict[str, str],
+        max_observation_chars: int,
+        report: bool,
+        output: str = "",
+        column: str | None = None,
+    ):
         super().__init__()
         self.formats, self.report, self.output = formats, report, output
-        self.options = ImportOptions(max_observation_chars=max_observation_chars)
+        self.options = ImportOptions(max_observation_chars=max_observation_chars, column=column)
 
     def expand(self, files):
         return (

@@ -71,6 +71,7 @@ def build_corpus_command(
     input: flags.Inputs = ["data/raw"],  # noqa: B006 - typer copies list defaults
     output: flags.Output = "data/corpus",
     input_format: InputFormat = DEFAULTS.input_format,
+    column: flags.Column = DEFAULTS.input_column,
     masking_policy: MaskingPolicy = DEFAULTS.masking_policy,
     disable: Disable = [],  # noqa: B006
     min_turns: MinTurns = DEFAULTS.filters.min_turns,
@@ -92,8 +93,9 @@ def build_corpus_command(
     split (held out for eval, or training; with --sft-rl-share, CPT-only or SFT/RL-only), recorded in every row and
     counted in the manifest, and write deterministic Arrow IPC stream shards with a manifest whose counts reconcile.
 
-    --input: raw segments, or folders of them (repeatable; linked folders are followed). --output: the corpus
-    folder (cpt/ shards, the manifest, rejections).
+    --input: raw segments, or folders of them (repeatable; linked folders are followed); with a foreign
+    --input-format, its files, or a dataset's parquet or arrow files (rows streamed, spread over the workers by
+    file). --output: the corpus folder (cpt/ shards, the manifest, rejections).
 
     Runs in-process by default; Beam flags after `--` (and only there) select another runner, e.g. `-- --runner=
     DataflowRunner --project=P --region=R`. Exit code 0: done; 1: done, and some records were rejected (see
@@ -104,7 +106,7 @@ def build_corpus_command(
         split = SplitConfig(held_out, sft_rl_share, split_seed, tuple(held_out_family))
         config = BuildConfig(checked_format(input_format), checked_policy(masking_policy),
             filters=FilterConfig(disabled=tuple(disable), min_turns=min_turns), near_dedup=near_dedup, redact=redact,
-            shard_bytes=int(shard_mb * MB), split=split,
+            shard_bytes=int(shard_mb * MB), split=split, input_column=column,
             knowledge=tuple(str(p) for p in knowledge), knowledge_share=knowledge_share)  # fmt: skip
         manifest = build_corpus(input, output, config, beam_args(ctx), incremental, workers, verbose)
     _summary(manifest, output)

@@ -141,6 +141,7 @@ Corpus = Annotated[
                  "from the AWS environment, e.g. AWS_ENDPOINT_URL_S3)."),
 ]  # fmt: skip
 INPUT = typer.Option("--input", "-i", help="What the command reads, a path or a URL (its help says what).")
+Column = Annotated[str | None, typer.Option(help="A dataset's column holding the records (default: the row).")]
 Input = Annotated[str, INPUT]
 Inputs = Annotated[list[str], INPUT]
 Limit = Annotated[

@@ -7,7 +7,9 @@ from typing import Annotated
 import typer
 
 from trajforge.pipelines.commands import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, flags, require_inputs
+from trajforge.pipelines.commands.unused_flags import refuse_unused, when
 from trajforge.pipelines.console import console, progress
+from trajforge.schemas.dataset_rows import DATASET_SUFFIXES
 from trajforge.schemas.formats import FORMATS, ImportOptions
 from trajforge.schemas.manifest import Manifest
 from trajforge.schemas.names import REJECTIONS_NAME, SHARD_SUFFIX
@@ -55,6 +57,7 @@ ExportTo = Annotated[ExportFormat, FORMAT]
 
 
 def import_command(
+    context: typer.Context,
     inputs: ImportInputs,
     fmt: ImportFormat,
     output: flags.OutputPath,
@@ -63,6 +66,7 @@ def import_command(
     run_id: flags.RunId = None,
     per_file: PerFile = DEFAULT_RECORDS_PER_FILE,
     max_observation_chars: MaxObservationChars = IMPORT_DEFAULTS.max_observation_chars,
+    column: flags.Column = None,
 ) -> None:
     """Import trajectories from a foreign format into raw trajforge segments.
 
@@ -70,11 +74,16 @@ def import_command(
     OUTPUT/_rejections.jsonl with every reason and its raw bytes. OUTPUT/_manifest.json holds the counts
     (read = written + rejected). Exit code 0: all imported; 1: some records were rejected.
 
+    A Hugging Face dataset's parquet or arrow files are read row by row, streamed: a row (or its --column) is one
+    record of the format (docs/formats.md).
+
     --output: the folder for the raw segments (e.g. data/raw/imported); --run-id: default the output folder's name.
     """
     run_id = run_id or output.resolve().name
-    options = ImportOptions(domain and domain.value, environment, run_id, max_observation_chars)
+    options = ImportOptions(domain and domain.value, environment, run_id, max_observation_chars, column)
     files = require_inputs(inputs, format_suffixes(fmt.value))
+    dataset = any(str(f).endswith(DATASET_SUFFIXES) for f in files)
+    refuse_unused(context, when(not dataset, {"column": f"no dataset file {fmt.value} reads among the inputs"}))
     try:
         manifest = import_records(files, ImportJob(fmt.value, output, options, per_file), progress)
     except ImportTargetError as exc:

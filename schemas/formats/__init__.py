@@ -25,21 +25,19 @@ FORMATS: Registry[str] = Registry("format")  # name -> its module, imported when
 FORMATS.add(
     "chat", f"{__name__}.chat", help="OpenAI/ShareGPT `messages` JSON Lines: user = action, assistant = observation"
 )
-FORMATS.add(
-    "atif", f"{__name__}.atif", help="Harbor ATIF v1.x trajectories, written as v1.7: .json files or JSON Lines"
-)
+FORMATS.add("atif", f"{__name__}.atif", help="Harbor ATIF v1.x trajectories, written as v1.7")
 FORMATS.add(
     "agentworldbench", f"{__name__}.agentworldbench", help="AgentWorldBench JSONL: one evaluation turn per line"
 )
 FORMATS.add(
     "adp",
     f"{__name__}.adp",
-    help="Agent Data Protocol trajectories (ADP 1.x; .json or JSON Lines); import only",
+    help="Agent Data Protocol 1.x trajectories; import only",
 )
 FORMATS.add(
     "openhands",
     f"{__name__}.openhands",
-    help="OpenHands event streams (.json, or evaluation output in JSON Lines); import only",
+    help="OpenHands event streams or evaluation output; import only",
 )
 FORMATS.add(
     "swe-agent",
@@ -64,6 +62,7 @@ class ImportOptions:
     environment: str | None = None
     run_id: str | None = None
     max_observation_chars: int = DEFAULT_MAX_OBSERVATION_CHARS
+    column: str | None = None  # a dataset row's column holding the record (None: the whole row)
 
 
 def get_format(name: str) -> ModuleType:

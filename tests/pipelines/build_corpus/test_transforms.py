@@ -103,6 +103,28 @@ def test_decisions_reach_each_file_by_a_join_and_pass_2_drops_them(tmp_path):
         )
 
 
+def test_a_datasets_files_are_a_source_read_streaming_row_by_row(tmp_path):
+    """ReadRecords over a Hugging Face dataset's parquet files (a file a bundle, its rows streamed): the records
+    of the rows, each where it came from, and the bad rows rejected with their file, row and reasons."""
+    from tests.builders import dataset_chat_rows, write_dataset
+    from trajforge.schemas.sources import read_records
+
+    files = [str(f) for f in write_dataset(dataset_chat_rows(200), tmp_path, files=2)]
+    expected = [((r.source, r.locator), r.record.trajectory_id) for r in read_records(files, "chat") if r.ok]
+    with TestPipeline() as p:
+        read = p | beam.Create([(f, {}) for f in files]) | ReadRecords(dict.fromkeys(files, "chat"), 10**6, True)
+        assert_that(read.records | beam.MapTuple(lambda at, r: (at, r.trajectory_id)), equal_to(expected))
+        assert_that(
+            read["rejected"] | beam.Map(lambda r: (r["source"][-28:], r["locator"], r["reasons"][0][:11])),
+            equal_to(
+                [("train-00000-of-00002.parquet", f"row {i}", "messages[1]") for i in (7, 30, 57)]
+                + [("train-00001-of-00002.parquet", f"row {i}", "messages[1]") for i in (7, 57)]
+            ),
+            label="rejected",
+        )
+        assert_that(sums(read[COUNTS]), equal_to([("read", 200), ("rejected", 5)]), label="counts")
+
+
 def test_filter_and_redact_count_their_work():
     short = make_trajectory(1)
     secret = make_trajectory(

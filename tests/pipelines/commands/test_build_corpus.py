@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tests.builders import EXAMPLES, make_trajectory
+from tests.builders import EXAMPLES, dataset_chat_rows, make_trajectory, write_dataset
 from trajforge.curation.filters import FILTERS
 from trajforge.pipelines.cli import app
 from trajforge.schemas.dataset import load_cpt
@@ -130,3 +130,30 @@ def test_a_foreign_format_builds_a_corpus_from_its_own_files(tmp_path, fmt, turn
     removed = sum(n for key, n in manifest.counts.items() if key.startswith("turns_removed."))  # the paper's filters
     assert len(written) == manifest.counts["turns_written"] == len(expected) - removed
     assert all(command in expected for command in written)
+
+
+def build_chat(inputs: Path, out: Path, *extra: str):
+    args = ["build-corpus", "-i", str(inputs), "-o", str(out), "--input-format", "chat", "--workers", "1"]
+    return runner.invoke(app, [*args, "--held-out", "0.2", "--no-near-dedup", "--min-turns", "0", *extra])
+
+
+def test_a_datasets_parquet_files_build_the_corpus_their_rows_make_as_json_lines(tmp_path):
+    """A Hugging Face dataset's files, rows streamed (spread over the workers by file): the same corpus as the same
+    values in JSON Lines; bad rows in the rejections with their file and row. --column without a dataset file
+    among the inputs is refused."""
+    write_dataset(dataset_chat_rows(300), tmp_path, files=3)
+    for name in ("data", "lines"):
+        result = build_chat(tmp_path / name, tmp_path / f"corpus-{name}")
+        assert result.exit_code == 1, result.output  # some rows are rejected
+    counts, line_counts = (read_manifest(tmp_path / f"corpus-{name}").counts for name in ("data", "lines"))
+    assert counts == line_counts and (counts["read"], counts["rejected"]) == (300, 7)
+    rows, line_rows = (
+        [(r["trajectory_id"], r["split"]) for r in load_cpt(tmp_path / f"corpus-{n}").to_list()]
+        for n in ("data", "lines")
+    )
+    assert sorted(rows) == sorted(line_rows)
+    rejected = [json.loads(x) for x in (tmp_path / "corpus-data" / "_rejections.jsonl").read_text().splitlines()]
+    where = {(r["source"].rsplit("/", 1)[1], r["locator"]) for r in rejected}
+    assert ("train-00000-of-00003.parquet", "row 30") in where and len(where) == 7
+    result = build_chat(tmp_path / "lines", tmp_path / "c", "--column", "x")
+    assert result.exit_code == 2 and "--column: no dataset file chat reads among the inputs" in result.output

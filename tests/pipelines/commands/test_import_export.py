@@ -97,3 +97,20 @@ def test_a_format_trajforge_only_reads_is_refused_as_an_export_target(tmp_path, 
     assert result.exit_code == 2
     assert f"{fmt} is read only: trajforge imports it but does not write it" in result.output
     assert not (tmp_path / "out").exists()
+
+
+def test_import_reads_a_datasets_column_and_refuses_column_without_a_dataset_file(tmp_path):
+    import datasets
+
+    conversations = [json.loads(line) for line in (EXAMPLES / "chat.jsonl").read_text().splitlines()]
+    table = {"conversation": [json.dumps(c) for c in conversations], "source": ["x"] * len(conversations)}
+    datasets.Dataset.from_dict(table).to_parquet(tmp_path / "set.parquet")
+    result = run("import", "-f", "chat", tmp_path / "set.parquet", "--column", "conversation", "-o", tmp_path / "raw")
+    assert result.exit_code == 0, result.output
+    assert read_manifest(tmp_path / "raw").config["column"] == "conversation"
+    from_lines = run("import", "-f", "chat", EXAMPLES / "chat.jsonl", "-o", tmp_path / "lines")
+    assert from_lines.exit_code == 0
+    ids = [sorted(r.record.trajectory_id for r in read_records([tmp_path / f])) for f in ("raw", "lines")]
+    assert ids[0] == ids[1] and len(ids[0]) == 3
+    result = run("import", "-f", "chat", EXAMPLES / "chat.jsonl", "--column", "conversation", "-o", tmp_path / "x")
+    assert result.exit_code == 2 and "--column: no dataset file chat reads among the inputs" in result.output
