@@ -8,6 +8,17 @@ from trajforge.sandboxes.simulated import WorldModel
 from trajforge.schemas.records import Trajectory, new_trajectory
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "schemas" / "examples"
+# Every import format's own file in EXAMPLES, and the locators of the records it holds.
+FORMAT_SAMPLES = {
+    "chat": ("chat.jsonl", ["line 1", "line 2", "line 3"]),
+    "atif": ("atif_terminal.json", ["file"]),
+    "agentworldbench": ("agentworldbench.jsonl", ["line 1", "line 2"]),
+    "adp": ("adp_handwritten.json", ["file [0]", "file [1]", "file [2]"]),
+    "openhands": ("openhands_events_handwritten.jsonl", ["line 1", "line 2"]),
+    "swe-agent": ("swe_agent.traj", ["file"]),
+    "mini-swe-agent": ("mini_swe_agent.traj.json", ["file"]),
+    "asciinema": ("asciinema.cast", ["file"]),
+}
 
 
 def make_trajectory(n_turns: int = 3, domain: str = "terminal", **overrides) -> Trajectory:

@@ -7,7 +7,7 @@ import shutil
 import pytest
 from typer.testing import CliRunner
 
-from tests.builders import EXAMPLES, make_trajectory, record_dict
+from tests.builders import EXAMPLES, FORMAT_SAMPLES, make_trajectory, record_dict
 from trajforge.pipelines.cli import app
 from trajforge.schemas.manifest import read_manifest
 from trajforge.schemas.sources import read_records
@@ -114,3 +114,29 @@ def test_import_reads_a_datasets_column_and_refuses_column_without_a_dataset_fil
     assert ids[0] == ids[1] and len(ids[0]) == 3
     result = run("import", "-f", "chat", EXAMPLES / "chat.jsonl", "--column", "conversation", "-o", tmp_path / "x")
     assert result.exit_code == 2 and "--column: no dataset file chat reads among the inputs" in result.output
+
+
+@pytest.mark.slow
+def test_every_formats_import_builds_one_corpus_and_trains_cpt(tmp_path):
+    """Issue 56's done-when for the importers: each format's sample imported, the imports built into one corpus,
+    the tiny model's CPT trained 2 steps on it."""
+    from tests.training.test_stages import SMALL
+    from trajforge.schemas.dataset import load_cpt
+
+    imported = 0
+    for fmt, (sample, _) in FORMAT_SAMPLES.items():
+        result = run("import", "-f", fmt, EXAMPLES / sample, "-o", tmp_path / "raw" / fmt)
+        assert result.exit_code == 0, result.output
+        imported += read_manifest(tmp_path / "raw" / fmt).counts["written"]
+    corpus = tmp_path / "corpus"
+    args = ["-i", tmp_path / "raw", "-o", corpus, "--workers", "1", "--held-out", "0", "--no-near-dedup"]
+    result = run("build-corpus", *args, "--min-turns", "0")
+    assert result.exit_code == 0, result.output
+    assert read_manifest(corpus).counts["read"] == imported
+    assert {row["source"]["by"] for row in load_cpt(corpus).to_list()} == set(FORMAT_SAMPLES)
+    args = ["--data", corpus, "-o", tmp_path / "cpt", "--max-steps", "2", "--eval-every", "0", *SMALL]
+    result = run("train", "cpt", *args)
+    assert result.exit_code == 0, result.output
+    steps = [json.loads(line) for line in (tmp_path / "cpt" / "metrics.jsonl").read_text().splitlines()]
+    assert [m["step"] for m in steps if "loss" in m] == [1, 2]
+    assert (tmp_path / "cpt" / "checkpoint-2" / "checkpoint.json").exists()

@@ -5,20 +5,9 @@ import shutil
 
 import pytest
 
-from tests.builders import EXAMPLES
+from tests.builders import EXAMPLES, FORMAT_SAMPLES
 from trajforge.schemas.formats import FORMATS, ImportOptions, get_format
 
-# Each format's own file in schemas/examples/, and the locators of the records it holds.
-SAMPLES = {
-    "chat": ("chat.jsonl", ["line 1", "line 2", "line 3"]),
-    "atif": ("atif_terminal.json", ["file"]),
-    "agentworldbench": ("agentworldbench.jsonl", ["line 1", "line 2"]),
-    "adp": ("adp_handwritten.json", ["file [0]", "file [1]", "file [2]"]),
-    "openhands": ("openhands_events_handwritten.jsonl", ["line 1", "line 2"]),
-    "swe-agent": ("swe_agent.traj", ["file"]),
-    "mini-swe-agent": ("mini_swe_agent.traj.json", ["file"]),
-    "asciinema": ("asciinema.cast", ["file"]),
-}
 # The formats that read one JSON document a file, by the file name they read.
 DOCUMENTS = {
     "atif": "t.json",
@@ -35,14 +24,14 @@ def read(fmt: str, path) -> list:
 
 
 def test_every_format_has_a_sample_here():
-    assert sorted(SAMPLES) == sorted(FORMATS)
+    assert sorted(FORMAT_SAMPLES) == sorted(FORMATS)
 
 
-@pytest.mark.parametrize("fmt", sorted(SAMPLES))
+@pytest.mark.parametrize("fmt", sorted(FORMAT_SAMPLES))
 def test_a_records_origin_is_its_files_name_and_where_in_it(tmp_path, fmt):
     """Wherever the file lies, the origin is its name (with the locator where the file holds several records):
     no format records the folders it was read from."""
-    name, locators = SAMPLES[fmt]
+    name, locators = FORMAT_SAMPLES[fmt]
     path = tmp_path / "some" / "folder" / name
     path.parent.mkdir(parents=True)
     shutil.copy(EXAMPLES / name, path)
