@@ -3,7 +3,8 @@ records of a format, streamed a batch of rows at a time: one row (or one column 
 format, so a file of any size is read in flat memory, and a job spreads the files of a large set over its workers.
 
 A row's locator is `row N`, its index in its file (from 0, as `datasets` counts). A cell holding text is decoded
-as JSON (sets often store nested records as JSON strings); a struct or list cell is the value as it is.
+as JSON (sets often store nested records as JSON strings); a struct or list cell is the value without its null
+fields: parquet gives every row each field any row has, so a null there is most often a field the record lacked.
 
 The files are read with pyarrow's batches, as `datasets` reads them underneath: its streaming reader's own row
 formatting (and its import) cost memory that grew over a long file, where the batches alone stay flat.
@@ -92,4 +93,13 @@ def _values(batches: Iterator, column: str | None) -> Iterator[JsonLine]:
 def _value(locator: str, value: Any) -> JsonLine:
     if value is None or isinstance(value, str):
         return decode_document(locator, (value or "").encode("utf-8"), what="cell")
+    value = _without_nulls(value)
     return JsonLine(locator, value, [], json.dumps(value, ensure_ascii=False, default=str).encode("utf-8"))
+
+
+def _without_nulls(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_nulls(v) for v in value]
+    return value

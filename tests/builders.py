@@ -18,6 +18,7 @@ FORMAT_SAMPLES = {
     "swe-agent": ("swe_agent.traj", ["file"]),
     "mini-swe-agent": ("mini_swe_agent.traj.json", ["file"]),
     "asciinema": ("asciinema.cast", ["file"]),
+    "chat-tools": ("chat_tools_handwritten.jsonl", ["line 1", "line 2"]),
 }
 
 

@@ -26,9 +26,7 @@ FORMATS.add(
     "chat", f"{__name__}.chat", help="OpenAI/ShareGPT `messages` JSON Lines: user = action, assistant = observation"
 )
 FORMATS.add("atif", f"{__name__}.atif", help="Harbor ATIF v1.x trajectories, written as v1.7")
-FORMATS.add(
-    "agentworldbench", f"{__name__}.agentworldbench", help="AgentWorldBench JSONL: one evaluation turn per line"
-)
+FORMATS.add("agentworldbench", f"{__name__}.agentworldbench", help="AgentWorldBench evaluation lines")
 FORMATS.add(
     "adp",
     f"{__name__}.adp",
@@ -52,8 +50,9 @@ FORMATS.add(
 FORMATS.add(
     "asciinema",
     f"{__name__}.asciinema",
-    help="asciinema v2 `.cast` shell recordings; import only",
+    help="asciinema v2 `.cast` recordings; import only",
 )
+FORMATS.add("chat-tools", f"{__name__}.chat_tools", help="OpenAI tool-calling chats (SWE-rebench); import only")
 
 
 @dataclass(frozen=True)
@@ -123,6 +122,13 @@ def folders_above(path: str | Path, n: int = 2) -> tuple[str, ...]:
     """The names of the folders a file lies in, nearest first: tools that name a run's folders after the run or
     the instance (swe-agent, mini-swe-agent) say so there."""
     return tuple(folder.name for folder in PurePosixPath(str(path)).parents)[:n]
+
+
+def resolved_status(resolved: Any) -> str:
+    """A run's outcome status from whether it resolved its task (SWE-bench's `resolved`: true/false or 1/0)."""
+    if isinstance(resolved, bool) or resolved in (0, 1):
+        return "success" if resolved else "failure"
+    return "unknown"
 
 
 def imported_source(by: str, origin: str, options: ImportOptions) -> dict:

@@ -26,7 +26,14 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from trajforge.schemas.actions import payload_text
-from trajforge.schemas.formats import ImportOptions, imported_source, json_values, read_converted, refuse_export
+from trajforge.schemas.formats import (
+    ImportOptions,
+    imported_source,
+    json_values,
+    read_converted,
+    refuse_export,
+    resolved_status,
+)
 from trajforge.schemas.jsonl import JsonLine
 from trajforge.schemas.records import Trajectory
 from trajforge.schemas.system_prompt import EMPTY_ACTION_SPACE
@@ -204,10 +211,7 @@ def _domain(actions: Iterable[Any]) -> str:
 def _status(value: dict) -> str:
     """success or failure when the run says whether it resolved its task (`resolved`, or a test report's)."""
     report = (value.get("test_result") or {}).get("report") if isinstance(value.get("test_result"), dict) else None
-    resolved = value.get("resolved", (report or {}).get("resolved") if isinstance(report, dict) else None)
-    if isinstance(resolved, bool) or resolved in (0, 1):
-        return "success" if resolved else "failure"
-    return "unknown"
+    return resolved_status(value.get("resolved", (report or {}).get("resolved") if isinstance(report, dict) else None))
 
 
 def _agent(value: dict) -> dict:

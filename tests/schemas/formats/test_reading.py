@@ -15,8 +15,9 @@ DOCUMENTS = {
     "openhands": "t.json",
     "swe-agent": "t.traj",
     "mini-swe-agent": "t.traj.json",
+    "chat-tools": "t.json",
 }
-IMPORT_ONLY = ["adp", "openhands", "swe-agent", "mini-swe-agent", "asciinema"]
+IMPORT_ONLY = ["adp", "openhands", "swe-agent", "mini-swe-agent", "asciinema", "chat-tools"]
 
 
 def read(fmt: str, path) -> list:
