@@ -1,6 +1,7 @@
 """A Hugging Face dataset imported streaming: `trajforge import` over N generated chat rows in parquet files (rows
-streamed by `datasets` a batch at a time), against a plain loop over the same files (each file read whole with
-pyarrow, its rows converted and written the same way), measured in the same run, each in its own process.
+streamed a batch at a time: schemas/dataset_rows.py), against a plain loop over the same files (each file read
+whole with pyarrow, its rows converted and written the same way), measured in the same run, each in its own
+process. The run needs about 5 GB of free disk per million rows (the input and both outputs).
 
     .venv/bin/python benchmarks/import_streaming.py [--rows 1000000] [--rows-per-file 250000]
 
