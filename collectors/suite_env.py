@@ -1,10 +1,7 @@
-"""A suite opened for another trainer's environment loop (TRL, verifiers, OpenEnv: collectors/trl_env.py,
+"""A suite opened for another trainer's environment loop (TRL, verifiers, OpenEnv: agents/trl_env.py,
 verifiers_env.py, openenv_env.py): its tasks, and a fresh `TextEnvironment` (its own sandbox) per rollout or
 session, real or in a world model, started as `collect` starts them (the Docker daemon and image, MCP server
-packages; a simulated suite's tasks grounded in their real starting states, its world model loaded once).
-
-The prompt an agent starts from is the llm policy's (collectors/policies/llm.py): its system prompt with the task,
-then the first observation as `Initial state:`; the trainers add the first observation to the user message."""
+packages; a simulated suite's tasks grounded in their real starting states, its world model loaded once)."""
 
 import itertools
 from collections.abc import Callable
@@ -18,14 +15,11 @@ from trajforge.collectors.collection import (
 )
 from trajforge.collectors.config import CollectConfig
 from trajforge.collectors.environments import Settings, build_environment
-from trajforge.collectors.policies.llm import SYSTEM
 from trajforge.collectors.simulation import Simulation
 from trajforge.collectors.tasks import Suite
 from trajforge.collectors.text_env import TextEnvironment
 from trajforge.endpoints.model_ref import parse_model
 from trajforge.sandboxes.base import Task
-
-INITIAL_STATE = "Initial state:\n"
 
 
 @dataclass
@@ -70,14 +64,6 @@ class OpenSuite:
             return list(probe.tools)
         finally:
             probe.close()
-
-    @staticmethod
-    def prompt(task: Task) -> list[dict]:
-        """The chat an agent starts from, up to the first observation (which the environment's reset gives)."""
-        return [
-            {"role": "system", "content": SYSTEM.format(task=task.instruction)},
-            {"role": "user", "content": INITIAL_STATE},
-        ]
 
 
 def open_suite(

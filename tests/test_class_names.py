@@ -11,7 +11,7 @@ from collections import defaultdict
 from tests.test_import_direction import MAY_IMPORT
 
 # modules over a library of an optional extra (pyproject's `envs`), walked wherever it is installed (CI: `.[dev]`)
-OPTIONAL_EXTRAS = {"trajforge.collectors.openenv_env": "openenv", "trajforge.collectors.verifiers_env": "verifiers"}
+OPTIONAL_EXTRAS = {"trajforge.agents.openenv_env": "openenv", "trajforge.agents.verifiers_env": "verifiers"}
 
 
 def _raise(name: str) -> None:

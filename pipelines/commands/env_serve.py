@@ -1,4 +1,4 @@
-"""`trajforge env-serve`: a suite as an OpenEnv environment server (collectors/openenv_env.py), real or in a world
+"""`trajforge env-serve`: a suite as an OpenEnv environment server (agents/openenv_env.py), real or in a world
 model."""
 
 from typing import Annotated
@@ -57,7 +57,7 @@ def env_serve_command(
 
 def _app(suite, tasks, world, max_turns, command_timeout, image, max_sessions, idle_timeout):
     try:
-        from trajforge.collectors.openenv_env import openenv_app
+        from trajforge.agents.openenv_env import openenv_app
     except ImportError as exc:
         raise ImportError(f"env-serve needs openenv-core: pip install 'trajforge[envs]' ({exc})") from exc
     from trajforge.collectors.suite_env import open_suite

@@ -15,11 +15,14 @@ import keyword
 import weakref
 from typing import Any, ClassVar
 
+from trajforge.collectors.policies.llm import SYSTEM
 from trajforge.collectors.simulation import Simulation
 from trajforge.collectors.suite_env import OpenSuite, open_suite
+from trajforge.sandboxes.base import Task
 from trajforge.schemas.actions import payload_text, write_action
 from trajforge.schemas.records import Action
 
+INITIAL_STATE = "Initial state:\n"
 RESERVED = ("reset", "get_reward")  # TRL's own names: never tools
 JSON_TYPES: dict[str, type] = {"string": str, "integer": int, "number": float, "boolean": bool, "array": list,
                                "object": dict}  # fmt: skip
@@ -107,15 +110,21 @@ def trl_environment(suite: str, world_model: Simulation | str | None = None, **o
     return type(f"Trajforge{name}Environment", (TRLEnvironment,), {"suite": opened, **methods})
 
 
+def trl_prompt(task: Task) -> list[dict]:
+    """The chat a tool-calling agent starts from, the llm policy's (collectors/policies/llm.py): its system prompt
+    with the task, then `Initial state:`, which TRL completes with what reset returns (the first observation)."""
+    return [
+        {"role": "system", "content": SYSTEM.format(task=task.instruction)},
+        {"role": "user", "content": INITIAL_STATE},
+    ]
+
+
 def trl_dataset(environment: type[TRLEnvironment], repeats: int = 1):
-    """A `datasets.Dataset` of the suite's tasks for GRPOTrainer: `prompt` (the llm policy's system prompt with the
-    task, and the user's `Initial state:` that reset's first observation completes) and `task_id`, `repeats` rows
-    per task."""
+    """A `datasets.Dataset` of the suite's tasks for GRPOTrainer: `prompt` (`trl_prompt`) and `task_id`, `repeats`
+    rows per task."""
     from datasets import Dataset
 
     rows = [
-        {"prompt": environment.suite.prompt(task), "task_id": task.id}
-        for task in environment.suite.tasks
-        for _ in range(repeats)
+        {"prompt": trl_prompt(task), "task_id": task.id} for task in environment.suite.tasks for _ in range(repeats)
     ]
     return Dataset.from_list(rows)

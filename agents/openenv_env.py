@@ -9,7 +9,8 @@ killed, takes no other session's state with it.
 
 - reset(task_id=..., seed=...): an episode of that task (else the suite's task number `seed`, default the first).
   The observation: `text` (the first observation), `instruction`, `task_id`, `tools` (the action space), `prompt`
-  (the chat an agent starts from, the llm policy's).
+  (the chat a text agent starts from, as trajforge's own agents act: training/agent_render.py `agent_messages`;
+  each step's `text` is the next user message).
 - step({"text": answer}) reads the agent's answer with the action codec, as `collect` does; or
   step({"tool": name, "arguments": {...}}) calls a tool. `done`, `reward` (the check's verdict when it ends: 1 or 0),
   `status` (running, success, failure, timeout, agent_error, infra_error...), `error`, `check`.
@@ -30,6 +31,7 @@ from trajforge.collectors.suite_env import OpenSuite
 from trajforge.collectors.text_env import TextEnvironment
 from trajforge.schemas.actions import payload_text, write_action
 from trajforge.schemas.records import Action as TrajforgeAction
+from trajforge.training.agent_render import agent_messages
 
 
 class SuiteAction(Action):
@@ -44,7 +46,7 @@ class SuiteObservation(Observation):
     task_id: str | None = None
     instruction: str | None = None
     tools: list[dict] | None = Field(default=None, description="At reset: the action space (name, input_schema).")
-    prompt: list[dict] | None = Field(default=None, description="At reset: the chat an agent starts from.")
+    prompt: list[dict] | None = Field(default=None, description="At reset: the chat a text agent starts from.")
     error: str | None = None
     check: dict | None = Field(default=None, description="When the check decided: how.")
 
@@ -73,8 +75,9 @@ class SuiteSession(Environment[SuiteAction, SuiteObservation, State]):
         first = self._environment.reset(task)
         self._state = State(episode_id=episode_id, step_count=0, task_id=task.id, status="running")
         self._ended = None
-        return SuiteObservation(text=first, task_id=task.id, instruction=task.instruction,
-                                tools=self._environment.tools, prompt=self.suite.prompt(task))  # fmt: skip
+        tools = self._environment.tools
+        prompt = agent_messages(task.instruction, tools, initial_state=first)
+        return SuiteObservation(text=first, task_id=task.id, instruction=task.instruction, tools=tools, prompt=prompt)
 
     def step(self, action: SuiteAction, timeout_s: float | None = None, **kwargs) -> SuiteObservation:
         self._alive()

@@ -68,6 +68,10 @@ def test_sessions_each_in_a_sandbox_and_one_killed_mid_episode_takes_nothing_fro
         assert "notes.txt" in first.observation["text"] and first.done is False
         assert first.observation["instruction"].startswith("Count the lines")
         assert {t["name"] for t in first.observation["tools"]} == {"shell", "keystrokes"}
+        system, user = first.observation["prompt"]  # as trajforge's agents act: the actions, the start and the task
+        assert "# Actions" in system["content"] and user["content"].endswith(
+            "# Task\n" + first.observation["instruction"]
+        )
         (a_container,) = owned(docker_client, server)
         b.reset(task_id="count-lines")
         c.reset(seed=0)

@@ -12,7 +12,7 @@ import pytest
 import torch
 import trl
 
-from trajforge.collectors.trl_env import TRLEnvironment, tool_method, trl_dataset, trl_environment
+from trajforge.agents.trl_env import TRLEnvironment, tool_method, trl_dataset, trl_environment
 from trajforge.sandboxes import keystrokes
 from trajforge.sandboxes.terminal import SHELL_TOOL
 
@@ -22,7 +22,7 @@ TEXTS = [SOLVE, DONE, "total 4\n-rw-r--r-- 1 agent agent 12 notes.txt\n", "Count
 
 
 @pytest.fixture(scope="module")
-def tiny_agent(tmp_path_factory) -> Path:
+def tiny_tool_agent(tmp_path_factory) -> Path:
     """A random tiny model whose tokenizer has a chat template TRL parses tool calls from (Qwen3's, TRL's copy)."""
     from trajforge.training.model import TinyModelConfig, build_tiny_model
     from trajforge.training.tokenizer import train_tokenizer
@@ -112,10 +112,10 @@ def test_a_tool_method_has_the_schema_trl_and_transformers_read_from_it():
 
 
 @pytest.mark.slow
-def test_grpo_trains_through_a_docker_terminal_and_is_rewarded_by_the_check(docker_client, tiny_agent, tmp_path):
+def test_grpo_trains_through_a_docker_terminal_and_is_rewarded_by_the_check(docker_client, tiny_tool_agent, tmp_path):
     environment = trl_environment("terminal", tasks=("count-lines",), log=lambda text: None)
     assert {"shell", "keystrokes"} <= set(vars(environment))  # the terminal's tools, as methods TRL offers
-    trainer = train_two_steps(environment, tiny_agent, tmp_path)
+    trainer = train_two_steps(environment, tiny_tool_agent, tmp_path)
     assert len(trainer.seen) == 2
     for rewards, ours, statuses in verdicts(trainer):
         assert rewards == ours == [1.0, 0.0, 1.0, 0.0]  # what TRL received is what the checks decided
@@ -141,13 +141,14 @@ tasks:
 
 
 @pytest.mark.slow
-def test_grpo_trains_in_a_world_model_and_is_rewarded_by_the_check_in_it(docker_client, tiny_agent, tiny_checkpoint,
-                                                                         tmp_path):  # fmt: skip
+def test_grpo_trains_in_a_world_model_and_is_rewarded_by_the_check_in_it(
+    docker_client, tiny_tool_agent, tiny_checkpoint, tmp_path
+):
     (tmp_path / "keep-notes.yaml").write_text(KEEP_NOTES)
     environment = trl_environment(
         str(tmp_path / "keep-notes.yaml"), str(tiny_checkpoint), prompt="plain", max_tokens=8, log=lambda text: None
     )
-    trainer = train_two_steps(environment, tiny_agent, tmp_path / "run")
+    trainer = train_two_steps(environment, tiny_tool_agent, tmp_path / "run")
     assert [rewards for rewards, _, _ in verdicts(trainer)] == [[0.0, 1.0, 0.0, 1.0]] * 2
     for rewards, ours, statuses in verdicts(trainer):
         assert rewards == ours  # what TRL received is what the checks decided
