@@ -64,7 +64,7 @@ class SuiteSession(Environment[SuiteAction, SuiteObservation, State]):
         super().__init__()
         self._environment: TextEnvironment = self.suite.environment()
         self._closer = weakref.finalize(self, self._environment.close)  # the server stopping closes it too
-        self._state = State(step_count=0)
+        self._state = State(step_count=0, task_id=None, status="no episode yet")
         self._ended: dict | None = None
         self._closed: str | None = None
 

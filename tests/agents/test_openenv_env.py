@@ -64,6 +64,10 @@ def owned(docker_client, process) -> set[str]:
 def test_sessions_each_in_a_sandbox_and_one_killed_mid_episode_takes_nothing_from_the_others(docker_client):
     with env_serve("terminal", "--task", "count-lines", "--max-sessions", "3") as (url, server):
         a, b, c = client(url), client(url), client(url)
+        with pytest.raises(RuntimeError, match="no episode yet: send reset first"):
+            a.step({"text": SOLVE})
+        with pytest.raises(RuntimeError, match="has no task 'nope' \\(its tasks: count-lines\\)"):
+            a.reset(task_id="nope")
         first = a.reset(task_id="count-lines")
         assert "notes.txt" in first.observation["text"] and first.done is False
         assert first.observation["instruction"].startswith("Count the lines")
@@ -127,3 +131,13 @@ def test_env_serve_refuses_settings_of_a_world_model_without_one():
 
     result = CliRunner().invoke(app, ["env-serve", "terminal", "--simulate-prompt", "plain"])
     assert result.exit_code == 2 and "give --world-model too" in result.output
+
+
+def test_the_cli_and_the_trl_adapter_import_no_library_of_the_envs_extra():
+    probe = (
+        "import sys, trajforge.pipelines.cli, trajforge.agents.trl_env\n"
+        "print(sorted(m for m in ('openenv', 'verifiers', 'trl') if m in sys.modules))"
+    )
+    ran = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
+    assert ran.stdout.strip() == "[]"

@@ -159,3 +159,21 @@ def test_grpo_trains_in_a_world_model_and_is_rewarded_by_the_check_in_it(
         assert "real starting state" in decided[1] and "real starting state" in decided[3]
         # ran a command that writes: the check in the world model, where the tiny model never shows `milk`
         assert "in the world model" in decided[0] and "in the world model" in decided[2]
+
+
+@pytest.mark.slow
+def test_an_mcp_suite_offers_its_servers_tools_as_methods_that_call_the_server(docker_client):
+    from transformers.utils import get_json_schema
+
+    environment = trl_environment("mcp-kvstore", tasks=("bump-pool",), log=lambda text: None)
+    assert {"get", "set", "list_keys", "delete"} <= set(vars(environment))  # read from the server, typed from it
+    assert "expected_version" in get_json_schema(environment.set)["function"]["parameters"]["properties"]
+    rollout = environment()
+    rollout.reset(task_id="bump-pool")
+    assert '\\"version\\": 1' in rollout.get(key="db/pool_size")  # TRL calls it so: name(**arguments)
+    assert '"isError": true' in rollout.set(key="db/pool_size", value="20", expected_version=2)  # a stale version
+    assert rollout.get_reward() == 0.0 and rollout.outcome["status"] == "failure"  # the check: still not 20
+    rollout.reset(task_id="bump-pool")
+    rollout.set(key="db/pool_size", value="20", expected_version=1)
+    assert rollout.get_reward() == 1.0 and rollout.outcome["status"] == "success"
+    assert "no action is taken" in rollout.get(key="db/pool_size")  # the episode has ended
