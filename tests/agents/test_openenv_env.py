@@ -7,6 +7,7 @@ import socket
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -80,8 +81,11 @@ def test_sessions_each_in_a_sandbox_and_one_killed_mid_episode_takes_nothing_fro
         b.reset(task_id="count-lines")
         c.reset(seed=0)
         assert len(owned(docker_client, server)) == 3  # a sandbox per session
-        b.step({"text": "```bash\necho kept > mark.txt\n```"})
-        assert "mark.txt" not in c.step({"tool": "shell", "arguments": {"command": "ls"}}).observation["text"]
+        with ThreadPoolExecutor(2) as pool:  # two sessions stepping at once, each in its own sandbox
+            list(pool.map(lambda s, m: s.step({"text": f"```bash\nsleep 1; echo {m} > {m}.txt\n```"}),
+                          (b, c), ("kept", "other")))  # fmt: skip
+        assert "other.txt" not in b.step({"tool": "shell", "arguments": {"command": "ls"}}).observation["text"]
+        assert "kept.txt" not in c.step({"tool": "shell", "arguments": {"command": "ls"}}).observation["text"]
 
         docker_client.containers.get(a_container).kill()  # A's episode, killed on the server side
         killed = a.step({"text": SOLVE})
@@ -90,8 +94,8 @@ def test_sessions_each_in_a_sandbox_and_one_killed_mid_episode_takes_nothing_fro
         with pytest.raises(RuntimeError, match="has ended .*infra_error.*send reset"):
             a.step({"text": SOLVE})
 
-        assert b.step({"text": "```bash\ncat mark.txt\n```"}).observation["text"].strip() == "kept"
-        assert b.state()["step_count"] == 2 and c.state()["step_count"] == 1
+        assert b.step({"text": "```bash\ncat kept.txt\n```"}).observation["text"].strip() == "kept"
+        assert b.state()["step_count"] == 3 and c.state()["step_count"] == 2
         for session in (b, c):
             assert session.step({"text": SOLVE}).done is False
             ended = session.step({"text": "The count is in answer.txt."})
