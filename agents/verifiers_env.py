@@ -79,18 +79,24 @@ class TrajforgeEnv(vf.Env[TrajforgeEnvConfig]):
         try:
             ours = opened.task(task.data.info["task_id"])
             first = await asyncio.to_thread(environment.reset, ours)
-            reward, info = 0.0, {"status": "unfinished"}
             async with agents.player.interaction(task) as interaction:
-                segment = await interaction.turn(TASK_MESSAGE.format(initial_state=first, instruction=ours.instruction))
-                while not segment.terminated:
-                    observation, reward, done, info = await asyncio.to_thread(environment.step, segment.last_reply)
-                    if done:
-                        break
-                    segment = await interaction.turn(observation)
+                reward, info = await self._episode(interaction, environment, first, ours.instruction)
         finally:
             await asyncio.to_thread(environment.close)
         interaction.trace.record_reward("check", reward)
         interaction.trace.info["trajforge"] = {"task_id": task.data.info["task_id"], **info}
+
+    @staticmethod
+    async def _episode(interaction, environment, first: str, instruction: str) -> tuple[float, dict]:
+        """Each reply a step, each observation the next turn, until the episode ends: its reward and how it ended
+        (or `unfinished`, with no reward, when the agent's run stopped first: a harness limit or error)."""
+        segment = await interaction.turn(TASK_MESSAGE.format(initial_state=first, instruction=instruction))
+        while not segment.terminated:
+            observation, reward, done, info = await asyncio.to_thread(environment.step, segment.last_reply)
+            if done:
+                return reward, info
+            segment = await interaction.turn(observation)
+        return 0.0, {"status": "unfinished", "error": "the agent's run stopped before the episode ended"}
 
 
 def load_environment(**kwargs) -> vf.Env:

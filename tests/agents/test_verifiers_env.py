@@ -132,3 +132,16 @@ def test_verifiers_rolls_out_a_served_checkpoint_in_a_world_model(docker_client,
     assert trace.rewards["check"].score == (1.0 if outcome["status"] == "success" else 0.0)
     if "check" in outcome:
         assert "world model" in outcome["check"]["decided_by"]
+
+
+@pytest.mark.slow
+def test_an_agent_run_that_stops_first_leaves_the_episode_unfinished_and_unrewarded(docker_client):
+    from trajforge.agents.verifiers_env import TrajforgeEnvConfig, TrajforgeTasksetConfig
+
+    player = vf.AgentConfig(harness={"id": "null"}, runtime=vf.SubprocessConfig(), max_turns=1)  # verifiers' limit
+    config = TrajforgeEnvConfig(taskset=TrajforgeTasksetConfig(tasks=["count-lines"]), player=player)
+    with streamed(scripted) as (url, bodies):
+        (episode,) = rollouts(vf.load_environment(config), url, ["solver"])
+    (trace,) = episode.traces
+    assert len(bodies) == 1  # one reply, stepped; the harness stopped before the next
+    assert trace.rewards["check"].score == 0.0 and trace.info["trajforge"]["status"] == "unfinished"
