@@ -12,6 +12,7 @@ from trajforge.pipelines.commands.beam_command import BeamCommand
 from trajforge.pipelines.commands.build_corpus import build_corpus_command
 from trajforge.pipelines.commands.collect import collect_command
 from trajforge.pipelines.commands.curate_sft import curate_sft_command
+from trajforge.pipelines.commands.env_serve import env_serve_command
 from trajforge.pipelines.commands.eval import eval_command
 from trajforge.pipelines.commands.import_export import export_command, import_command
 from trajforge.pipelines.commands.inspect import inspect_command
@@ -62,6 +63,7 @@ COMMANDS = (
     ("train", train_app, "Train world models (CPT, SFT, RL) and agents (SFT, RL)."),
     ("plot", plot_command, "Draw training runs' curves (and an eval table) as a picture."),
     ("serve", serve_command, "Serve a checkpoint as an OpenAI-compatible endpoint."),
+    ("env-serve", env_serve_command, "Serve a suite as an OpenEnv environment."),
     ("inspect", inspect_command, "Summarise trajectory files, or query them with SQL."),
     ("import", import_command, "Import trajectories from a foreign format."),
     ("export", export_command, "Export trajforge records to another format."),

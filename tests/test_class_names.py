@@ -1,12 +1,17 @@
 """No two public classes of the package share a name: a name says one thing wherever it is imported. Every module
-of every package is imported (one that cannot import fails the test: nothing is skipped), and each class a module
+of every package is imported (one that cannot import fails the test: nothing is skipped but a module of an optional
+extra where its library is not installed), and each class a module
 defines (not one it imports) whose name does not start with "_" is counted once."""
 
 import importlib
+import importlib.util
 import pkgutil
 from collections import defaultdict
 
 from tests.test_import_direction import MAY_IMPORT
+
+# modules over a library of an optional extra (pyproject's `envs`), walked wherever it is installed (CI: `.[dev]`)
+OPTIONAL_EXTRAS = {"trajforge.agents.openenv_env": "openenv", "trajforge.agents.verifiers_env": "verifiers"}
 
 
 def _raise(name: str) -> None:
@@ -21,7 +26,7 @@ def package_modules() -> list[str]:
         package = importlib.import_module(f"trajforge.{layer}")
         names.append(package.__name__)
         names += [module.name for module in pkgutil.walk_packages(package.__path__, f"{package.__name__}.", _raise)]
-    return names
+    return [name for name in names if name not in OPTIONAL_EXTRAS or importlib.util.find_spec(OPTIONAL_EXTRAS[name])]
 
 
 def classes_by_name(modules: list[str]) -> dict[str, set[str]]:
@@ -42,8 +47,6 @@ def test_every_module_is_walked():
 
 def test_no_two_modules_define_a_public_class_of_the_same_name():
     clashes = {
-        name: sorted(modules)
-        for name, modules in classes_by_name(package_modules()).items()
-        if len(modules) > 1
+        name: sorted(modules) for name, modules in classes_by_name(package_modules()).items() if len(modules) > 1
     }
     assert not clashes, "\n".join(f"{name}: {', '.join(modules)}" for name, modules in sorted(clashes.items()))

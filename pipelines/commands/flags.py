@@ -173,6 +173,9 @@ EvalReport = Annotated[
 ]  # fmt: skip
 Verbose = Annotated[bool, typer.Option("--verbose", help="Show Beam's and the workers' own logs.")]
 
+# the servers (serve, env-serve)
+Port = Annotated[int, typer.Option(min=0, max=65535, help="The port to listen on.")]
+
 # the judge (curate-sft, eval, sim-check, judge-check, train rl; a JudgeSpec through judge_options.judge_of)
 Judge = Annotated[str, typer.Option(help=f"{JUDGES.describe(' or ')}.")]
 JudgeUrl = Annotated[str | None, typer.Option(envvar="TRAJFORGE_JUDGE_URL", help="The judge's base URL (…/v1).")]

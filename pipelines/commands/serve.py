@@ -5,12 +5,11 @@ from typing import Annotated
 
 import typer
 
-from trajforge.pipelines.commands import EXIT_USAGE
+from trajforge.pipelines.commands import EXIT_USAGE, flags
 from trajforge.pipelines.console import console
 
 Checkpoint = Annotated[Path, typer.Argument(help="A checkpoint folder (weights, config, tokenizer).")]
 Host = Annotated[str, typer.Option(help="Bind address. Anything but loopback (e.g. 0.0.0.0) needs --api-key.")]
-Port = Annotated[int, typer.Option(min=0, max=65535, help="The port to listen on.")]
 ModelName = Annotated[str | None, typer.Option(help="The model id clients ask for (default: the folder name).")]
 ApiKey = Annotated[
     str | None,
@@ -24,7 +23,7 @@ ApiKey = Annotated[
 def serve_command(
     checkpoint: Checkpoint,
     host: Host = "127.0.0.1",
-    port: Port = 8000,
+    port: flags.Port = 8000,
     model_name: ModelName = None,
     api_key: ApiKey = None,
 ) -> None:

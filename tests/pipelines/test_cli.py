@@ -28,6 +28,7 @@ COMMANDS = [
     "train",
     "plot",
     "serve",
+    "env-serve",
     "inspect",
     "import",
     "export",
