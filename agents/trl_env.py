@@ -119,12 +119,13 @@ def trl_prompt(task: Task) -> list[dict]:
     ]
 
 
-def trl_dataset(environment: type[TRLEnvironment], repeats: int = 1):
-    """A `datasets.Dataset` of the suite's tasks for GRPOTrainer: `prompt` (`trl_prompt`) and `task_id`, `repeats`
+def trl_dataset(environment: type[TRLEnvironment], repeats: int = 1, part: str = "train"):
+    """A `datasets.Dataset` of the suite's tasks of `part` for GRPOTrainer (default the training tasks: a trainer
+    never sees a validation or test task; `OpenSuite.tasks_in`): `prompt` (`trl_prompt`) and `task_id`, `repeats`
     rows per task."""
     from datasets import Dataset
 
-    rows = [
-        {"prompt": trl_prompt(task), "task_id": task.id} for task in environment.suite.tasks for _ in range(repeats)
-    ]
-    return Dataset.from_list(rows)
+    tasks = environment.suite.tasks_in(part)
+    return Dataset.from_list(
+        [{"prompt": trl_prompt(task), "task_id": task.id} for task in tasks for _ in range(repeats)]
+    )

@@ -30,6 +30,9 @@ class TrajforgeTasksetConfig(vf.TasksetConfig):
     """A bundled suite name or a suite .yaml path."""
     tasks: list[str] = []
     """Only these task ids (default: every task of the suite)."""
+    part: str = "train"
+    """The tasks' part: train (the training split: a trainer never sees a validation or test task), validation,
+    test or all (collectors/suite_env.py `OpenSuite.tasks_in`)."""
     world_model: str | None = None
     """Run the suite in this world model (a checkpoint folder, smollm2, or URL=MODEL), as `collect --world-model`."""
     simulation: dict = {}
@@ -61,7 +64,7 @@ class TrajforgeTaskset(vf.Taskset[TrajforgeTask, TrajforgeTasksetConfig]):
 
     def load(self) -> Iterator[TrajforgeTask]:
         suite, tools = self.opened.suite, self.opened.action_space()
-        for task in suite.tasks:
+        for task in self.opened.tasks_in(self.config.part):
             system = agent_messages(task.instruction, tools)[0]["content"]
             data = TrajforgeData(name=f"{suite.name}/{task.id}", id=task.id, system_prompt=system,
                                  info={"suite": suite.name, "task_id": task.id})  # fmt: skip

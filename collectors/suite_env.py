@@ -16,10 +16,13 @@ from trajforge.collectors.collection import (
 from trajforge.collectors.config import CollectConfig
 from trajforge.collectors.environments import Settings, build_environment
 from trajforge.collectors.simulation import Simulation
-from trajforge.collectors.tasks import Suite
+from trajforge.collectors.tasks import Suite, task_split
 from trajforge.collectors.text_env import TextEnvironment
 from trajforge.endpoints.model_ref import parse_model
 from trajforge.sandboxes.base import Task
+from trajforge.schemas.splits import PART_SPLITS, readable_by
+
+TRAINER_PARTS = ("train", *PART_SPLITS, "all")  # what tasks_in takes
 
 
 @dataclass
@@ -35,6 +38,23 @@ class OpenSuite:
     @property
     def tasks(self) -> tuple[Task, ...]:
         return self.suite.tasks
+
+    def tasks_in(self, part: str) -> tuple[Task, ...]:
+        """The suite's tasks of `part`: train (those a trainer may train on: the training split, as agent-rl's),
+        validation (what choices read), test (read once, by the final table) or all. ValueError for another part
+        or one that holds no task of the suite."""
+        if part not in TRAINER_PARTS:
+            raise ValueError(f"part {part!r}: expected one of {', '.join(TRAINER_PARTS)}")
+        splits = {task.id: task_split(self.suite, task) for task in self.suite.tasks}
+        chosen = tuple(
+            task
+            for task in self.suite.tasks
+            if part == "all"
+            or (readable_by(splits[task.id], "rl") if part == "train" else splits[task.id] == PART_SPLITS[part])
+        )
+        if not chosen:
+            raise ValueError(f"suite {self.suite.name} has no task in the {part} part ({len(self.suite.tasks)} tasks)")
+        return chosen
 
     def task(self, task_id: str) -> Task:
         """The suite's task `task_id`; KeyError naming the ids there are."""
