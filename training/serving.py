@@ -3,6 +3,7 @@ policy, the judge, the simulated environment and any external OpenAI client can 
 
 import hmac
 import ipaddress
+import json
 import threading
 import time
 import uuid
@@ -12,7 +13,7 @@ import torch
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 
 from trajforge.training.chat_format import ROLES
@@ -97,6 +98,25 @@ class BearerAuth:
         await self.app(scope, receive, send)
 
 
+def _streamed(completion: dict, include_usage: bool) -> StreamingResponse:
+    """A completion as the server-sent events OpenAI's streaming clients read (verifiers' client only streams): per
+    choice a chunk whose delta is the whole answer and one with its finish reason, the usage last when asked, then
+    `[DONE]`. The answer is generated whole first: the stream is not token by token."""
+    head = {"id": completion["id"], "object": "chat.completion.chunk", "created": completion["created"],
+            "model": completion["model"]}  # fmt: skip
+    chunks = []
+    for choice in completion["choices"]:
+        delta = {"role": "assistant", "content": choice["message"]["content"]}
+        chunks.append(head | {"choices": [{"index": choice["index"], "delta": delta, "finish_reason": None}]})
+        chunks.append(
+            head | {"choices": [{"index": choice["index"], "delta": {}, "finish_reason": choice["finish_reason"]}]}
+        )
+    if include_usage:
+        chunks.append(head | {"choices": [], "usage": completion["usage"]})
+    events = [f"data: {json.dumps(chunk)}\n\n" for chunk in chunks] + ["data: [DONE]\n\n"]
+    return StreamingResponse(iter(events), media_type="text/event-stream")
+
+
 def build_app(model: LocalModel, model_name: str, api_key: str | None = None) -> Starlette:
     """The endpoint; with `api_key`, every request must carry it as a bearer token."""
 
@@ -147,20 +167,21 @@ def build_app(model: LocalModel, model_name: str, api_key: str | None = None) ->
                 return _error(str(exc))
             completion_tokens += used
             choices.append({"index": i, "message": {"role": "assistant", "content": text}, "finish_reason": finish})
-        return JSONResponse(
-            {
-                "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
-                "object": "chat.completion",
-                "created": int(time.time()),
-                "model": model_name,
-                "choices": choices,
-                "usage": {
-                    "prompt_tokens": prompt_tokens,
-                    "completion_tokens": completion_tokens,
-                    "total_tokens": prompt_tokens + completion_tokens,
-                },
-            }
-        )
+        completion = {
+            "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": model_name,
+            "choices": choices,
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }
+        if body.get("stream"):
+            return _streamed(completion, bool((body.get("stream_options") or {}).get("include_usage")))
+        return JSONResponse(completion)
 
     routes = [Route("/v1/models", models), Route("/v1/chat/completions", completions, methods=["POST"])]
     return Starlette(routes=routes, middleware=[Middleware(BearerAuth, api_key=api_key)] if api_key else [])

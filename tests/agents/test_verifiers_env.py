@@ -3,8 +3,9 @@ interception server, its `null` chat program run by uv as a subprocess, its eval
 through `load_environment`: each reply of the agent is a step of our environment, in a real Docker terminal and in
 a world model, and the reward on verifiers' trace is the task's check.
 
-verifiers' eval client only streams (server-sent events); `trajforge serve` answers whole, so the model behind it
-is reached through `streamed`, which sends each whole answer as one event (trajforge serve has no streaming yet)."""
+verifiers' eval client only streams (server-sent events). `streamed` is a scripted endpoint that sends each answer
+as one event; the served checkpoint's answers reach it through that front too (the test was written before
+`trajforge serve` streamed; tests/training/test_serving.py checks serve's own stream with OpenAI's client)."""
 
 import asyncio
 import json

@@ -35,6 +35,26 @@ def test_models_and_chat_completions(server):
     assert [c["message"] for c in again["choices"]] == [c["message"] for c in answer["choices"]]  # seeded
 
 
+def test_a_streaming_client_reads_the_same_answers(server):
+    """OpenAI's own client with stream=True (what verifiers' eval client sends) reads each choice's answer, finish
+    reason and the usage from the events: the same as the whole answer (the stream is not token by token)."""
+    openai = pytest.importorskip("openai", reason="the openai client (installed with the dev extra's mini-swe-agent)")
+    client = openai.OpenAI(base_url=server, api_key="none")
+    asked = {"model": "tiny-world-model", "messages": [{"role": "user", "content": "ls"}], "max_tokens": 8, "n": 2,
+             "seed": 5, "temperature": 0.7}  # fmt: skip
+    whole = client.chat.completions.create(**asked)
+    stream = client.chat.completions.create(**asked, stream=True, stream_options={"include_usage": True})
+    texts, finishes, usage = {0: "", 1: ""}, {}, None
+    for chunk in stream:
+        usage = chunk.usage or usage
+        for choice in chunk.choices:
+            texts[choice.index] += choice.delta.content or ""
+            finishes[choice.index] = choice.finish_reason or finishes.get(choice.index)
+    assert texts == {c.index: c.message.content for c in whole.choices}
+    assert finishes == {c.index: c.finish_reason for c in whole.choices}
+    assert usage.completion_tokens == whole.usage.completion_tokens > 0
+
+
 def test_bad_requests(server):
     assert httpx.post(f"{server}/chat/completions", json={"messages": []}).status_code == 400
     wrong = httpx.post(
