@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 TF := $(BIN)/trajforge
 DATA ?= data
 EXAMPLES := schemas/examples
-PYTEST_ARGS ?=
+PYTEST_ARGS ?= --durations=10  # the suite's time and its ten slowest tests, printed at the end
 
 .PHONY: setup system test mutants lint demo agent-demo sim-demo collect build-corpus curate prepare-rl train eval refresh sandbox-image clean
 
