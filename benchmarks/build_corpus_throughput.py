@@ -13,14 +13,13 @@ import json
 import os
 import random
 import shutil
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 import pyarrow as pa
+from process_tree import timed_tree
 from results_record import add_results_option, start_record
 
 WORDS = (
@@ -91,26 +90,6 @@ def baseline(folder: Path, out: Path) -> float:
     return time.perf_counter() - start
 
 
-def tree_rss(pid: int) -> int:
-    """Resident memory of a process and all its descendants, in bytes."""
-    children: dict[int, list[int]] = {}
-    rss: dict[int, int] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-            p = int(stat.parent.name)
-            children.setdefault(int(fields[1]), []).append(p)
-            rss[p] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
-        except (OSError, ValueError, IndexError):
-            continue
-    total, stack = 0, [pid]
-    while stack:
-        p = stack.pop()
-        total += rss.get(p, 0)
-        stack += children.get(p, [])
-    return total
-
-
 def timed_build(raw: Path, out: Path, workers: int) -> tuple[float, int]:
     """Run `trajforge build-corpus` as a child; wall seconds and peak memory of its whole process tree."""
     argv = [
@@ -125,23 +104,7 @@ def timed_build(raw: Path, out: Path, workers: int) -> tuple[float, int]:
         "--shard-mb",
         "8",
     ]
-    start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    peak = 0
-
-    def watch():
-        nonlocal peak
-        while proc.poll() is None:
-            peak = max(peak, tree_rss(proc.pid))
-            time.sleep(0.05)
-
-    watcher = threading.Thread(target=watch)
-    watcher.start()
-    _, err = proc.communicate()
-    watcher.join()
-    if proc.returncode not in (0, 1):
-        raise SystemExit(f"build-corpus failed:\n{err.decode()[-2000:]}")
-    return time.perf_counter() - start, peak
+    return timed_tree(argv, ok=(0, 1))  # exit 1: some records rejected, which the generated data has on purpose
 
 
 def row(turns: int, base_s: float, seconds: float, peak: int, target: float) -> str:

@@ -14,14 +14,12 @@ import argparse
 import json
 import os
 import random
-import subprocess
 import sys
 import tempfile
-import threading
-import time
 from pathlib import Path
 
-from build_corpus_throughput import WORDS, tree_rss
+from build_corpus_throughput import WORDS
+from process_tree import timed_tree
 from results_record import REPOSITORY, add_results_option, start_record
 
 ROW_GROUP = 1000
@@ -80,24 +78,7 @@ def plain_loop(folder: Path, out: Path) -> None:
 
 def timed(argv: list[str]) -> tuple[float, int]:
     """Run a child (this repository's code); wall seconds and the peak memory of its whole process tree."""
-    env = {**os.environ, "PYTHONPATH": str(REPOSITORY)}
-    start = time.perf_counter()
-    proc = subprocess.Popen(argv, cwd=REPOSITORY, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    peak = 0
-
-    def watch():
-        nonlocal peak
-        while proc.poll() is None:
-            peak = max(peak, tree_rss(proc.pid))
-            time.sleep(0.05)
-
-    watcher = threading.Thread(target=watch)
-    watcher.start()
-    _, err = proc.communicate()
-    watcher.join()
-    if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(argv[:4])} failed:\n{err.decode()[-2000:]}")
-    return time.perf_counter() - start, peak
+    return timed_tree(argv, cwd=REPOSITORY, env={**os.environ, "PYTHONPATH": str(REPOSITORY)})
 
 
 def measure(root: Path, rows: int) -> dict:
