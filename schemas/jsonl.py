@@ -3,7 +3,7 @@
 import contextlib
 import gzip
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -73,15 +73,8 @@ def _skip_rest_of_line(f: IO[bytes]) -> int:
 
 
 def decode_line(locator: str, line: bytes) -> JsonLine:
-    try:
-        text = line.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return JsonLine(locator, None, [Problem("", f"invalid UTF-8 at byte {exc.start}")], line)
-    try:
-        return JsonLine(locator, json.loads(text), [], line)
-    except json.JSONDecodeError as exc:
-        hint = " (truncated line?)" if not line.endswith(b"\n") else ""
-        return JsonLine(locator, None, [Problem("", f"invalid JSON{hint}: {exc.msg} at column {exc.colno}")], line)
+    hint = " (truncated line?)" if not line.endswith(b"\n") else ""
+    return _decode(locator, line, lambda exc: f"invalid JSON{hint}: {exc.msg} at column {exc.colno}")
 
 
 def decode_document(locator: str, raw: bytes, what: str = "file") -> JsonLine:
@@ -89,6 +82,11 @@ def decode_document(locator: str, raw: bytes, what: str = "file") -> JsonLine:
     and column, an empty document is one problem."""
     if not raw.strip():
         return JsonLine(locator, None, [Problem("", f"empty {what}: no records")], raw)
+    return _decode(locator, raw, lambda exc: f"invalid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}")
+
+
+def _decode(locator: str, raw: bytes, invalid: Callable[[json.JSONDecodeError], str]) -> JsonLine:
+    """UTF-8 then JSON; `invalid` words a JSON error as its caller locates it (a line's column, a document's line)."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -96,9 +94,7 @@ def decode_document(locator: str, raw: bytes, what: str = "file") -> JsonLine:
     try:
         return JsonLine(locator, json.loads(text), [], raw)
     except json.JSONDecodeError as exc:
-        return JsonLine(
-            locator, None, [Problem("", f"invalid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}")], raw
-        )
+        return JsonLine(locator, None, [Problem("", invalid(exc))], raw)
 
 
 def read_segment(path: str | Path, max_observation_chars: int = DEFAULT_MAX_OBSERVATION_CHARS) -> Iterator[ReadResult]:
