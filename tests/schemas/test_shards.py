@@ -108,7 +108,7 @@ turn = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(turn, max_size=4), text)
 def test_any_record_survives_segment_and_shard(tmp_path_factory, turns, task):
     turns = [{**t, "index": i} for i, t in enumerate(turns)]
