@@ -280,7 +280,7 @@ def run_agent_rl(config: AgentRLConfig, progress=None, log=print, warn=print) ->
     if step < config.max_steps:
         preflight(config, log, warn)
     last: dict = {"step": step}
-    with MetricsLog(run.output, config.report_to) as metrics:
+    with MetricsLog(run.output, config.report_to, resumed_from=step) as metrics:
         while step < config.max_steps:
             last = run.step(step)
             step += 1

@@ -105,7 +105,7 @@ def train(
     last: dict = {"step": step}
     model.train()
     stop = min(config.max_steps, until or config.max_steps)
-    with MetricsLog(run_dir, config.report_to) as metrics:
+    with MetricsLog(run_dir, config.report_to, resumed_from=step) as metrics:
         while step < stop:
             started = time.perf_counter()
             window = [collate(train_sequences, next(batches), world.device) for _ in range(config.grad_accum)]

@@ -43,15 +43,20 @@ def _nan(value) -> bool:
 
 class MetricsLog:
     """A run folder's metrics: `write(line)` appends the line to metrics.jsonl and hands it to each reporter.
-    The TensorBoard writer opens on the first line, so a process that never writes (a DDP rank other than 0)
-    never creates an event file. Use it as a context manager, or call `close()`."""
+    A run resumed from its checkpoint at step `resumed_from` first drops the lines (and TensorBoard points) of the
+    steps after it, which the stopped run wrote and the resumed one writes again. That and the TensorBoard writer
+    wait for the first line, so a process that never writes (a DDP rank other than 0) touches no file. Use it as a
+    context manager, or call `close()`."""
 
-    def __init__(self, run_dir: Path | str, report_to: str = "none"):
+    def __init__(self, run_dir: Path | str, report_to: str = "none", resumed_from: int = 0):
         check_reporter(report_to)
-        self.run_dir, self.report_to = Path(run_dir), report_to
+        self.run_dir, self.report_to, self.resumed_from = Path(run_dir), report_to, resumed_from
         self._tensorboard = None
+        self._trimmed = False
 
     def write(self, metrics: dict) -> None:
+        if not self._trimmed:
+            self._drop_lines_after(self.resumed_from)
         with open(self.run_dir / METRICS_NAME, "a") as f:
             f.write(json.dumps(metrics) + "\n")
         if self.report_to == "tensorboard":
@@ -60,10 +65,17 @@ class MetricsLog:
                 writer.add_scalar(tag, value, global_step=int(metrics["step"]))
             writer.flush()  # a step's numbers are on disk when the step is done, as in metrics.jsonl
 
+    def _drop_lines_after(self, step: int) -> None:
+        path = self.run_dir / METRICS_NAME
+        if path.exists():
+            kept = [line for line in read_metrics(path) if line["step"] <= step]
+            path.write_text("".join(json.dumps(line) + "\n" for line in kept))
+        self._trimmed = True
+
     def _open_tensorboard(self):
         from torch.utils.tensorboard import SummaryWriter  # torch's writer; it needs the tensorboard package
 
-        self._tensorboard = SummaryWriter(log_dir=str(self.run_dir / TENSORBOARD_DIR))
+        self._tensorboard = SummaryWriter(log_dir=str(self.run_dir / TENSORBOARD_DIR), purge_step=self.resumed_from + 1)
         return self._tensorboard
 
     def close(self) -> None:

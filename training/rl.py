@@ -71,9 +71,7 @@ class Rollouts:
         self.guide_probabilities: list[float] = []
 
 
-def collect_rollouts(
-    policy: LoadedModel, reference, judge, batch: list[dict], config: RLConfig, step: int
-) -> Rollouts:
+def collect_rollouts(policy: LoadedModel, reference, judge, batch: list[dict], config: RLConfig, step: int) -> Rollouts:
     """Sample and score every prompt of the batch; the log-probs of the policy that sampled are the snapshot that
     the updates' ratios compare against, and the `reference` model's (the starting one, when the KL term is on)."""
     policy.model.eval()
@@ -214,7 +212,7 @@ def run_rl(config: RLConfig, progress=None) -> dict:
     judge = config.judge.build()
     order = torch.randperm(len(rows), generator=torch.Generator().manual_seed(config.seed)).tolist()
     last: dict = {"step": step}
-    with MetricsLog(output, config.report_to) as metrics:
+    with MetricsLog(output, config.report_to, resumed_from=step) as metrics:
         while step < config.max_steps:
             started = time.perf_counter()
             batch = [

@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import replace
@@ -15,6 +16,7 @@ from safetensors.torch import load_file
 from trajforge.training.distributed import World
 from trajforge.training.labels import fit_to_context, label_documents
 from trajforge.training.loop import LoopConfig, collate, evaluate, token_loss_sum, train
+from trajforge.training.metrics_log import METRICS_NAME, read_metrics
 from trajforge.training.model import TinyModelConfig, build_tiny_model
 from trajforge.training.packing import pack
 from trajforge.training.render import render_row
@@ -95,13 +97,18 @@ def test_resume_is_exact(tmp_path, sequences, tokenizer):
     train(build_tiny_model(TINY, tokenizer, seed=0), sequences, None, LOOP, straight, World(), {}, tokenizer)
     interrupted = tmp_path / "interrupted"
     train(
-        build_tiny_model(TINY, tokenizer, seed=0), sequences, None, LOOP, interrupted, World(), {}, tokenizer, until=3
+        build_tiny_model(TINY, tokenizer, seed=0), sequences, None, LOOP, interrupted, World(), {}, tokenizer, until=5
     )
+    shutil.rmtree(interrupted / "checkpoint-5")  # the run was stopped after step 5's line, before its checkpoint
     assert (interrupted / "checkpoint-3").exists() and not (interrupted / "checkpoint-6").exists()
     # A fresh process would start from a fresh model: the checkpoint must bring back everything.
     train(build_tiny_model(TINY, tokenizer, seed=99), sequences, None, LOOP, interrupted, World(), {}, tokenizer)
     a, b = weights(straight / "checkpoint-6"), weights(interrupted / "checkpoint-6")
     assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    # Steps 4 and 5 ran twice; metrics.jsonl holds each step once, as the uninterrupted run's does.
+    lines, again = read_metrics(straight / METRICS_NAME), read_metrics(interrupted / METRICS_NAME)
+    assert [line["step"] for line in again] == [line["step"] for line in lines] == [1, 2, 3, 4, 5, 6]
+    assert [line["loss"] for line in again] == pytest.approx([line["loss"] for line in lines])
 
 
 def test_bf16_autocast_on_the_cpu_computes_in_bf16_and_keeps_fp32_weights(tmp_path, sequences, tokenizer):

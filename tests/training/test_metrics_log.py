@@ -60,6 +60,19 @@ def test_rl_and_agent_rl_lines_read_back_the_same(tmp_path):
     assert_same_as_jsonl(tmp_path)
 
 
+def test_a_resumed_run_replaces_the_lines_after_its_checkpoint_in_both_reporters(tmp_path):
+    with MetricsLog(tmp_path, "tensorboard") as stopped:
+        for step in (1, 2, 3):
+            stopped.write({"step": step, "loss": 10.0 + step})
+    with MetricsLog(tmp_path, "tensorboard", resumed_from=1) as resumed:  # its checkpoint was at step 1
+        for step in (2, 3, 4):
+            resumed.write({"step": step, "loss": float(step)})
+    assert read_metrics(tmp_path / METRICS_NAME) == [{"step": 1, "loss": 11.0}] + [
+        {"step": s, "loss": float(s)} for s in (2, 3, 4)
+    ]
+    assert event_scalars(tmp_path)["loss"] == {1: 11.0, 2: 2.0, 3: 3.0, 4: 4.0}
+
+
 def test_report_to_none_writes_no_event_files(tmp_path):
     with MetricsLog(tmp_path) as log:
         log.write({"step": 1, "loss": 2.0})
