@@ -7,7 +7,8 @@ Each session is one `SuiteSession`: a `TextEnvironment` over a sandbox of its ow
 browser; or a simulated environment asking the shared world model), so a session that dies, or whose sandbox is
 killed, takes no other session's state with it.
 
-- reset(task_id=..., seed=...): an episode of that task (else the suite's task number `seed`, default the first).
+- reset(task_id=..., seed=...): an episode of that task (any of the suite's), else of task number `seed` (default
+  0) of the served part: the training tasks, as agent-rl's, unless the server was given its tasks by name.
   The observation: `text` (the first observation), `instruction`, `task_id`, `tools` (the action space), `prompt`
   (the chat a text agent starts from, as trajforge's own agents act: training/agent_render.py `agent_messages`;
   each step's `text` is the next user message).
@@ -58,6 +59,7 @@ class SandboxClosed(RuntimeError):
 class SuiteSession(Environment[SuiteAction, SuiteObservation, State]):
     SUPPORTS_CONCURRENT_SESSIONS = True  # each session has its own sandbox
     suite: ClassVar[OpenSuite]
+    part: ClassVar[str] = "train"
     idle_timeout: ClassVar[float | None] = None
 
     def __init__(self):
@@ -70,8 +72,7 @@ class SuiteSession(Environment[SuiteAction, SuiteObservation, State]):
 
     def reset(self, seed: int | None = None, episode_id: str | None = None, task_id: str | None = None, **kwargs):
         self._alive()
-        tasks = self.suite.tasks
-        task = self.suite.task(task_id) if task_id is not None else tasks[(seed or 0) % len(tasks)]
+        task = self.suite.task(task_id) if task_id is not None else self.suite.task_numbered(seed or 0, self.part)
         first = self._environment.reset(task)
         self._state = State(episode_id=episode_id, step_count=0, task_id=task.id, status="running")
         self._ended = None
@@ -124,9 +125,11 @@ def answer_text(action: SuiteAction) -> str:
     return action.text
 
 
-def openenv_app(opened: OpenSuite, max_sessions: int, idle_timeout: float | None = None):
+def openenv_app(opened: OpenSuite, max_sessions: int, idle_timeout: float | None = None, part: str = "train"):
     """OpenEnv's FastAPI app over the suite: at most `max_sessions` sessions at once, each closed (its sandbox with
-    it) after `idle_timeout` seconds without a message."""
-    session = type("SuiteSession", (SuiteSession,), {"suite": opened, "idle_timeout": idle_timeout})
+    it) after `idle_timeout` seconds without a message; a reset by seed draws from the suite's `part`
+    (OpenSuite.tasks_in)."""
+    opened.tasks_in(part)  # a part without tasks is refused before the server starts
+    session = type("SuiteSession", (SuiteSession,), {"suite": opened, "part": part, "idle_timeout": idle_timeout})
     concurrency = ConcurrencyConfig(max_concurrent_envs=max_sessions, session_timeout=idle_timeout)
     return create_fastapi_app(session, SuiteAction, SuiteObservation, concurrency_config=concurrency)

@@ -56,6 +56,11 @@ class OpenSuite:
             raise ValueError(f"suite {self.suite.name} has no task in the {part} part ({len(self.suite.tasks)} tasks)")
         return chosen
 
+    def task_numbered(self, number: int, part: str) -> Task:
+        """Task `number` of `part` (tasks_in's order, cycled): what a reset by seed gets."""
+        tasks = self.tasks_in(part)
+        return tasks[number % len(tasks)]
+
     def task(self, task_id: str) -> Task:
         """The suite's task `task_id`; KeyError naming the ids there are."""
         for task in self.suite.tasks:

@@ -38,7 +38,8 @@ def env_serve_command(
     """Serve a suite as an OpenEnv environment: OpenEnv's clients (GenericEnvClient, the trainers built on it) reset,
     step and read the state of its tasks over WebSocket (/ws) or HTTP. Each session runs in a sandbox of its own;
     with --world-model, in the world model instead (the tasks grounded in their real starting states, as collect
-    --world-model does). reset takes `task_id` (or `seed`: the suite's task number); step takes {"text": the
+    --world-model does). reset takes `task_id` (any task of the suite), or `seed`: the number of a task among the
+    training tasks (those agent-rl trains on; among the --task tasks when given); step takes {"text": the
     agent's answer} or {"tool": NAME, "arguments": {...}}; the episode's reward is its check's verdict.
 
     Listens on 127.0.0.1 only: OpenEnv's protocol carries no key, and whoever reaches the port runs commands in
@@ -64,7 +65,7 @@ def _app(suite, tasks, world, max_turns, command_timeout, image, max_sessions, i
 
     opened = open_suite(suite, world, tasks=tasks, max_turns=max_turns, image=image, command_timeout=command_timeout,
                         run_id="env-serve", log=console.print)  # fmt: skip
-    return openenv_app(opened, max_sessions, idle_timeout)
+    return openenv_app(opened, max_sessions, idle_timeout, part="all" if tasks else "train")
 
 
 def _serve(app, suite: str, world_model: str | None, port: int, max_sessions: int) -> None:

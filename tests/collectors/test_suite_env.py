@@ -19,3 +19,10 @@ def test_a_trainer_is_offered_the_training_tasks_and_an_evaluation_its_part():
     assert parts["train"] | parts["validation"] | parts["test"] == parts["all"] == set(splits)
     with pytest.raises(ValueError, match="part 'eval': expected one of train, validation, test, all"):
         opened.tasks_in("eval")
+
+
+def test_a_reset_by_seed_numbers_the_tasks_of_its_part():
+    opened = OpenSuite(load_suite("terminal-gen"), Settings())
+    train = opened.tasks_in("train")
+    assert [opened.task_numbered(n, "train") for n in range(len(train) + 1)] == [*train, train[0]]
+    assert {opened.task_numbered(n, "train").id for n in range(50)}.isdisjoint(t.id for t in opened.tasks_in("test"))
