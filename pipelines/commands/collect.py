@@ -37,6 +37,8 @@ VerifyGenerated = Annotated[
         "its own check, name it (and what the check said) and collect nothing."
     ),
 ]
+
+
 def collect_command(
     context: typer.Context,
     suite: flags.Suites = list(DEFAULTS.suites),  # noqa: B006 - typer copies list defaults

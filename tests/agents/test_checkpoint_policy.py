@@ -82,9 +82,7 @@ def test_a_checkpoint_without_chat_template_or_markers_cannot_act(tmp_path, tiny
     (tmp_path / "config.json").write_text((tiny_agent / "config.json").read_text())
     with pytest.raises(ValueError, match="cannot act: its tokenizer has no chat template and no trajforge chat"):
         acting_folder(str(tmp_path))
-    result = CliRunner().invoke(
-        app, ["collect", "--agent", str(tmp_path), "-o", str(tmp_path / "raw")]
-    )
+    result = CliRunner().invoke(app, ["collect", "--agent", str(tmp_path), "-o", str(tmp_path / "raw")])
     assert result.exit_code == 2 and "cannot act" in result.output
     assert acting_folder(str(tiny_agent)) == str(tiny_agent)
 

@@ -25,7 +25,9 @@ WC = "```bash\nwc -l < notes.txt > answer.txt\n```"
 
 
 def count_lines():
-    config = CollectConfig(suites=("terminal",), tasks=("count-lines",), simulation=simulation_of("http://127.0.0.1:9/v1=wm"))
+    config = CollectConfig(
+        suites=("terminal",), tasks=("count-lines",), simulation=simulation_of("http://127.0.0.1:9/v1=wm")
+    )
     (suite,) = ground_suites(plan_suites(config), lambda: None, print)
     return suite.tasks[0]
 

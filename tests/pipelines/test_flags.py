@@ -13,6 +13,8 @@ GROUP = typer.main.get_command(app)
 RETIRED = {"--checkpoint", "-c", "--endpoint", "--simulate", "--llm-url", "--llm-model", "--llm-key-env",
            "--endpoint-key-env", "--agent-checkpoint", "--agent-endpoint", "--json", "--stage",
            "--simulate-file-check"}  # fmt: skip
+
+
 def test_the_walk_reads_every_command_and_its_options():
     found = flags(GROUP)
     assert {f.command for f in found} >= {"collect", "eval", "export", "sandbox-image", "judge-check"}
@@ -53,12 +55,7 @@ def test_every_option_has_a_help():
 
 
 def test_retired_flag_names_stay_retired():
-    back = {
-        f"{command} {name}"
-        for command, options in _all_names()
-        for name in options
-        if name in RETIRED
-    }
+    back = {f"{command} {name}" for command, options in _all_names() for name in options if name in RETIRED}
     assert not back, f"retired flags are back: {sorted(back)}"
 
 
