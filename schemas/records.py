@@ -107,7 +107,13 @@ class Trajectory(_Record):
     metadata: str | None = Field(default=None, description="JSON string for what a source has beyond the contract")
 
     def content_id(self) -> str:
-        return trajectory_content_id(self.model_dump())
+        """trajectory_content_id of the record, read from its fields (no dump of the whole record)."""
+        turns = [
+            [t.action.kind, t.action.name, t.action.content, t.observation.content, t.observation.format]
+            for t in self.turns
+        ]
+        parts = {part: getattr(self, part) for part in SYSTEM_PROMPT_PARTS}
+        return _content_hash(self.domain, self.environment.name, parts, turns)
 
     def with_content_id(self) -> "Trajectory":
         return self.model_copy(update={"trajectory_id": self.content_id()})
@@ -125,13 +131,12 @@ def trajectory_content_id(record: dict) -> str:
         ]
         for t in record["turns"]
     ]
-    key = {
-        "domain": record["domain"],
-        "environment": record["environment"]["name"],
-        **{part: record.get(part, "") for part in SYSTEM_PROMPT_PARTS},
-        "turns": turns,
-    }
-    return content_hash(canonical_json(key))
+    parts = {part: record.get(part, "") for part in SYSTEM_PROMPT_PARTS}
+    return _content_hash(record["domain"], record["environment"]["name"], parts, turns)
+
+
+def _content_hash(domain: str, environment: str, parts: dict[str, str], turns: list[list]) -> str:
+    return content_hash(canonical_json({"domain": domain, "environment": environment, **parts, "turns": turns}))
 
 
 def new_trajectory(**fields) -> Trajectory:

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from trajforge.schemas.records import Trajectory, trajectory_content_id
+from trajforge.schemas.records import Trajectory
 from trajforge.schemas.version import SUPPORTED_SCHEMA_VERSIONS
 
 DEFAULT_MAX_OBSERVATION_CHARS = 8 * 1024 * 1024
@@ -95,7 +95,7 @@ def _semantic_problems(record: Trajectory) -> list[Problem]:
         value = getattr(record, name)
         if value is not None and not is_json(value):
             problems.append(Problem(name, "not a valid JSON string"))
-    expected = trajectory_content_id(record.model_dump())
+    expected = record.content_id()
     if record.trajectory_id != expected:
         problems.append(Problem("trajectory_id", f"does not match the content hash (expected {expected})"))
     return problems
