@@ -22,15 +22,16 @@ def world_model_figures(
 ) -> dict | None:  # fmt: skip
     """sim-check's single-step result for the simulation's world model, its warnings under "below_thresholds";
     None (and a note) without a corpus. Written to `report` when given. The turns are asked as the simulator will
-    ask them (the simulation's prompt: auto, plain or template)."""
+    ask them (the simulation's prompt: auto, plain or template; its --simulate-max-tokens)."""
     ref = simulation.world_model
     if corpus is None:
         log(f"world model {ref}: no --sim-check-corpus given, so its fidelity is not measured before training")
         return None
     with world_model_of(ref) as world:
         prompt = simulation.prompt if ref.endpoint is not None else prompt_of(world.ref.weights, simulation.prompt)
+        sampling = dataclasses.replace(SimCheckConfig.sampling, max_tokens=simulation.max_tokens)
         config = SimCheckConfig(
-            corpus=corpus, limit=limit, plain=prompt != "template", part="validation", episodes=False
+            corpus=corpus, limit=limit, plain=prompt != "template", part="validation", episodes=False, sampling=sampling
         )  # a go/no-go reading: the validation part, never the test part
         result = check_simulator(config, world, log, warn)
     result["below_thresholds"] = below_thresholds(result, thresholds)

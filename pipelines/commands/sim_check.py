@@ -161,7 +161,7 @@ def show(result: dict) -> None:
     """Two tables: single step per group (world model and baselines), then the episode figures per group."""
     step = result["sampling"]["single_step"]
     title = f"sim-check: single step on held-out turns (judge: {result['judge']}; {how_sampled(step['temperature'])}, "
-    title += f"seed {step['seed']})"
+    title += f"<= {step['max_tokens']} new tokens, seed {step['seed']})"
     table = Table(title=title, box=box.SIMPLE_HEAD,
                   caption="faults produced / clean: on held-out turns of fault-injected episodes, whose instruction "
                   "says what was injected where")  # fmt: skip

@@ -224,14 +224,17 @@ def test_single_step_measures_controllability_on_real_fault_injected_turns(tmp_p
     assert paired["n"] == figures["wm"]["turns"] == figures["copy previous (model-free)"]["turns"]
     expected = figures["wm"]["exact_match"] - figures["copy previous (model-free)"]["exact_match"]
     assert paired["difference"] == pytest.approx(expected) and "bootstrap over clusters" in paired["method"]
-    assert result["sampling"]["single_step"]["temperature"] == 0.0
+    assert result["sampling"]["single_step"] == {"temperature": 0.0, "max_tokens": 512, "seed": 0}
     from trajforge.pipelines.commands.sim_check import show
     from trajforge.pipelines.console import out
 
     with out.capture() as captured:
         show(result)
     text = " ".join(captured.get().split())
-    assert "greedy (temperature 0), seed 0" in text and "wm minus each baseline, paired on the same turns" in text
+    assert (
+        "greedy (temperature 0), <= 512 new tokens, seed 0" in text
+        and "wm minus each baseline, paired on the same turns" in text
+    )
     assert f"{100 * paired['difference']:+.1f} [{100 * paired['low']:+.1f}, {100 * paired['high']:+.1f}]" in text
 
 

@@ -94,7 +94,7 @@ def test_an_rl_run_in_a_checkpoint_world_model_prints_its_figures_before_it_trai
         suites=(_suite(tmp_path),), output=str(tmp_path / "run"), init=str(tiny_agent),
         gspo=replace(AgentRLConfig.gspo, group_size=2, max_new_tokens=16), tasks_per_step=1, max_turns=2,
         max_steps=1, save_every=1, split=SplitConfig(held_out=0.0, validation=0.0),
-        simulation=simulation_of(str(tiny_checkpoint), prompt="plain", control="errors"),
+        simulation=simulation_of(str(tiny_checkpoint), prompt="plain", control="errors", max_tokens=8),
         sim_check_corpus=str(corpus_dir),
         min_exact_match=1.0,
     )  # fmt: skip
@@ -105,3 +105,4 @@ def test_an_rl_run_in_a_checkpoint_world_model_prints_its_figures_before_it_trai
     assert any("single-step exact match" in line and "below 100%" in line for line in warned)
     check = json.loads((tmp_path / "run" / "world-model-check.json").read_text())
     assert check["thresholds"]["exact_match"] == 1.0 and check["below_thresholds"]
+    assert check["sampling"]["single_step"]["max_tokens"] == 8  # asked as the simulator asks: --simulate-max-tokens

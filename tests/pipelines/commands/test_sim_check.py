@@ -27,7 +27,10 @@ def test_sim_check_of_a_checkpoint_prints_every_figure(tmp_path, corpus_dir, tin
     assert "copy previous (model-free)" in result.output and "retrieval (model-free)" in result.output
     assert "WM2Real exact %" in result.output and "faults produced %" in result.output
     said = " ".join(result.output.split())  # the tables say how they sampled, and compare with each baseline paired
-    assert "minus each baseline, paired on the same turns" in said and "greedy (temperature 0), seed 0" in said
+    assert (
+        "minus each baseline, paired on the same turns" in said
+        and "greedy (temperature 0), <= 8 new tokens, seed 0" in said
+    )
     assert "model-free, 1 sample per task, seed 0; world model greedy" in said
     assert "success agree % [95%]" in said and "faults not reached" in said and "exact % [95%]" in said
     said_below = re.search(r"warning: single-step exact match 0\.0% \[0\.0%, (\d+\.\d)%\] is below 80%", said)
