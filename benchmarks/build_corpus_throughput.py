@@ -3,9 +3,9 @@ single-process loop measured in the same run.
 
     .venv/bin/python benchmarks/build_corpus_throughput.py [--trajectories 20000] [--turns 10] [--workers 2]
 
-Targets: end-to-end throughput >= 0.6x the plain loop at 1x and >= 0.8x at 10x; peak memory of the
-whole build-corpus process tree grows < 1.5x when the input grows 10x. The machine's load average is printed
-too: other work on the same cores slows both sides, not always equally.
+Targets (issue 57): end-to-end throughput >= 1.3x the plain loop at 1x and >= 1.5x at 10x; peak memory of the
+whole build-corpus process tree grows < 1.3x when the input grows 10x. Measure with the machine otherwise idle:
+its load average is printed, since other work on the same cores slows both sides, not always equally.
 """
 
 import argparse
@@ -132,7 +132,7 @@ def main() -> None:
     peaks = []
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        for scale, seed, target in ((1, 0, 0.6), (10, 1, 0.8)):
+        for scale, seed, target in ((1, 0, 1.3), (10, 1, 1.5)):
             raw = root / f"raw-{scale}x"
             turns = synthetic_raw(raw, args.trajectories * scale, args.turns, seed=seed)
             base_s = baseline(raw, root / f"baseline-{scale}x.arrow")
@@ -144,7 +144,7 @@ def main() -> None:
             for path in root.iterdir():  # the next size needs the disk more than these
                 shutil.rmtree(path) if path.is_dir() else path.unlink()
     growth = peaks[1] / peaks[0]
-    print(f"\npeak memory grows {growth:.2f}x for 10x input (target < 1.5x: {'met' if growth < 1.5 else 'NOT met'})")
+    print(f"\npeak memory grows {growth:.2f}x for 10x input (target < 1.3x: {'met' if growth < 1.3 else 'NOT met'})")
     record.write()
 
 
