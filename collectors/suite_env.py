@@ -3,6 +3,7 @@ verifiers_env.py, openenv_env.py): its tasks, and a fresh `TextEnvironment` (its
 session, real or in a world model, started as `collect` starts them (the Docker daemon and image, MCP server
 packages; a simulated suite's tasks grounded in their real starting states, its world model loaded once)."""
 
+import functools
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -45,7 +46,7 @@ class OpenSuite:
         or one that holds no task of the suite."""
         if part not in TRAINER_PARTS:
             raise ValueError(f"part {part!r}: expected one of {', '.join(TRAINER_PARTS)}")
-        splits = {task.id: task_split(self.suite, task) for task in self.suite.tasks}
+        splits = self._splits
         chosen = tuple(
             task
             for task in self.suite.tasks
@@ -55,6 +56,11 @@ class OpenSuite:
         if not chosen:
             raise ValueError(f"suite {self.suite.name} has no task in the {part} part ({len(self.suite.tasks)} tasks)")
         return chosen
+
+    @functools.cached_property
+    def _splits(self) -> dict[str, str]:
+        """Each task's split, computed once (a reset by seed reads it every time)."""
+        return {task.id: task_split(self.suite, task) for task in self.suite.tasks}
 
     def task_numbered(self, number: int, part: str) -> Task:
         """Task `number` of `part` (tasks_in's order, cycled): what a reset by seed gets."""

@@ -23,6 +23,8 @@ def test_a_trainer_is_offered_the_training_tasks_and_an_evaluation_its_part():
 
 def test_a_reset_by_seed_numbers_the_tasks_of_its_part():
     opened = OpenSuite(load_suite("terminal-gen"), Settings())
-    train = opened.tasks_in("train")
-    assert [opened.task_numbered(n, "train") for n in range(len(train) + 1)] == [*train, train[0]]
-    assert {opened.task_numbered(n, "train").id for n in range(50)}.isdisjoint(t.id for t in opened.tasks_in("test"))
+    train, test = opened.tasks_in("train"), {t.id for t in opened.tasks_in("test")}
+    numbers = [0, 1, 2, len(train) - 1, len(train), len(train) + 1]
+    assert [opened.task_numbered(n, "train") for n in numbers] == [*train[:3], train[-1], *train[:2]]
+    assert {opened.task_numbered(n, "train").id for n in range(50)}.isdisjoint(test)
+    assert opened.task_numbered(0, "test").id in test
