@@ -52,6 +52,9 @@ sim-demo: setup sandbox-image
 	$(BIN)/python benchmarks/sim_rl.py --output $(DATA)/sim-demo
 
 # Every stage that exists so far, on the embedded example files.
+# Each stage of the demos says how long it took (scripts/timed.sh), the sandbox image's build included.
+demo agent-demo sim-demo: TF = scripts/timed.sh $(BIN)/trajforge
+
 demo: setup sandbox-image
 	rm -rf $(DATA)/demo
 	$(TF) collect $(SUITES) --policy scripted --output $(DATA)/demo/raw --run-id scripted
