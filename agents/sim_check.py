@@ -150,7 +150,7 @@ def sampling_of(config: SimCheckConfig) -> dict:
     (its temperature, samples per task, seed; a model-free agent does not sample from a model)."""
     episodes = EpisodeSampling(config.run.temperature, config.run.repeats, config.run.seed)
     return {
-        "single_step": {k: getattr(config.sampling, k) for k in ("temperature", "max_tokens", "seed")},
+        "single_step": dataclasses.asdict(config.sampling),
         "episodes": dataclasses.asdict(episodes) | {"model_free_agent": config.agent.model is None},
     }
 

@@ -46,21 +46,21 @@ class OpenSuite:
         or one that holds no task of the suite."""
         if part not in TRAINER_PARTS:
             raise ValueError(f"part {part!r}: expected one of {', '.join(TRAINER_PARTS)}")
-        splits = self._splits
-        chosen = tuple(
-            task
-            for task in self.suite.tasks
-            if part == "all"
-            or (readable_by(splits[task.id], "rl") if part == "train" else splits[task.id] == PART_SPLITS[part])
-        )
+        chosen = self._parts[part]
         if not chosen:
             raise ValueError(f"suite {self.suite.name} has no task in the {part} part ({len(self.suite.tasks)} tasks)")
         return chosen
 
     @functools.cached_property
-    def _splits(self) -> dict[str, str]:
-        """Each task's split, computed once (a reset by seed reads it every time)."""
-        return {task.id: task_split(self.suite, task) for task in self.suite.tasks}
+    def _parts(self) -> dict[str, tuple[Task, ...]]:
+        """Each part's tasks, in the suite's order, sorted once (a reset by seed reads them every time)."""
+        splits = {task.id: task_split(self.suite, task) for task in self.suite.tasks}
+
+        def holds(part: str, task: Task) -> bool:
+            split = splits[task.id]
+            return part == "all" or (readable_by(split, "rl") if part == "train" else split == PART_SPLITS[part])
+
+        return {part: tuple(t for t in self.suite.tasks if holds(part, t)) for part in TRAINER_PARTS}
 
     def task_numbered(self, number: int, part: str) -> Task:
         """Task `number` of `part` (tasks_in's order, cycled): what a reset by seed gets."""
