@@ -1,5 +1,10 @@
 """Checkpoints: safetensors weights, optimizer and scheduler state, the data position and every RNG, so a
-resumed run continues exactly where the interrupted one stopped."""
+resumed run continues exactly where the interrupted one stopped.
+
+Only a run's newest checkpoint keeps the trainer state (a run resumes from its newest): AdamW's state is twice the
+weights (SmolLM2-135M: 1.1 GB a checkpoint), so an agent-RL run saving every quarter of its steps would hold 4.3 GB
+of states no resume reads. Earlier checkpoints keep weights, config and tokenizer: each can still be served,
+evaluated and trained on from (--init)."""
 
 import json
 import random
@@ -79,6 +84,14 @@ def load_state(folder: Path) -> dict:
     return torch.load(Path(folder) / STATE_NAME, weights_only=False)
 
 
+def drop_older_states(run_dir: Path, step: int) -> None:
+    """Remove the trainer state of every checkpoint of `run_dir` before `step` (called once `step`'s is whole)."""
+    for folder in Path(run_dir).glob("checkpoint-*"):
+        number = folder.name.split("-")[1]
+        if number.isdigit() and int(number) < step:
+            (folder / STATE_NAME).unlink(missing_ok=True)
+
+
 def latest_checkpoint(run_dir: Path) -> Path | None:
     checkpoints = sorted(
         (p for p in Path(run_dir).glob("checkpoint-*") if p.is_dir() and not p.name.endswith(".tmp")),
@@ -93,6 +106,11 @@ def resume(run_dir: Path, model, optimizer, scheduler) -> int:
     folder = latest_checkpoint(run_dir)
     if folder is None:
         return 0
+    if not (folder / STATE_NAME).exists():
+        raise FileNotFoundError(
+            f"{folder} holds weights only (a run keeps the trainer state of its newest checkpoint alone), so the run "
+            f"cannot resume from it: give it as --init to train on from its weights, or another output folder"
+        )
     load_weights(model, folder)
     state = load_state(folder)
     optimizer.load_state_dict(state["optimizer"])

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import torch
 
-from trajforge.training.checkpoint import resume, save_checkpoint
+from trajforge.training.checkpoint import drop_older_states, resume, save_checkpoint
 from trajforge.training.schedule import warmup_cosine
 
 
@@ -44,10 +44,13 @@ class Optimizer:
         return resume(run_dir, self.model, self.optimizer, self.scheduler)
 
     def save(self, run_dir: Path, step: int, info: dict, tokenizer=None) -> Path:
-        """A checkpoint folder that serving, eval and a resumed run can each start from."""
-        return save_checkpoint(
+        """A checkpoint folder that serving, eval and a resumed run can each start from; the earlier checkpoints'
+        trainer states, which no resume reads, are removed."""
+        folder = save_checkpoint(
             Path(run_dir) / f"checkpoint-{step}", self.model, self.optimizer, self.scheduler, step, info, tokenizer
         )
+        drop_older_states(run_dir, step)
+        return folder
 
 
 def checkpoint_due(step: int, save_every: int, last_step: int) -> bool:

@@ -96,11 +96,15 @@ def test_resume_is_exact(tmp_path, sequences, tokenizer):
     straight = tmp_path / "straight"
     train(build_tiny_model(TINY, tokenizer, seed=0), sequences, None, LOOP, straight, World(), {}, tokenizer)
     interrupted = tmp_path / "interrupted"
-    train(
-        build_tiny_model(TINY, tokenizer, seed=0), sequences, None, LOOP, interrupted, World(), {}, tokenizer, until=5
-    )
-    shutil.rmtree(interrupted / "checkpoint-5")  # the run was stopped after step 5's line, before its checkpoint
-    assert (interrupted / "checkpoint-3").exists() and not (interrupted / "checkpoint-6").exists()
+
+    def killed_at_5(last):  # the run is stopped after step 5's line, before a checkpoint
+        if last["step"] == 5:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        train(build_tiny_model(TINY, tokenizer, seed=0), sequences, None, LOOP, interrupted, World(), {}, tokenizer,
+              progress=killed_at_5)  # fmt: skip
+    assert (interrupted / "checkpoint-3").exists() and not (interrupted / "checkpoint-5").exists()
     # A fresh process would start from a fresh model: the checkpoint must bring back everything.
     train(build_tiny_model(TINY, tokenizer, seed=99), sequences, None, LOOP, interrupted, World(), {}, tokenizer)
     a, b = weights(straight / "checkpoint-6"), weights(interrupted / "checkpoint-6")
@@ -109,6 +113,18 @@ def test_resume_is_exact(tmp_path, sequences, tokenizer):
     lines, again = read_metrics(straight / METRICS_NAME), read_metrics(interrupted / METRICS_NAME)
     assert [line["step"] for line in again] == [line["step"] for line in lines] == [1, 2, 3, 4, 5, 6]
     assert [line["loss"] for line in again] == pytest.approx([line["loss"] for line in lines])
+
+
+def test_only_the_newest_checkpoint_keeps_the_trainer_state_and_a_run_cannot_resume_from_weights_alone(
+    tmp_path, sequences, tokenizer
+):
+    train(build_tiny_model(TINY, tokenizer, seed=0), sequences, None, LOOP, tmp_path, World(), {}, tokenizer)
+    first, newest = tmp_path / "checkpoint-3", tmp_path / "checkpoint-6"
+    assert (newest / "trainer_state.pt").exists() and not (first / "trainer_state.pt").exists()
+    assert {"model.safetensors", "config.json", "tokenizer.json"} <= {p.name for p in first.iterdir()}
+    shutil.rmtree(newest)
+    with pytest.raises(FileNotFoundError, match="checkpoint-3 holds weights only"):
+        train(build_tiny_model(TINY, tokenizer, seed=0), sequences, None, LOOP, tmp_path, World(), {}, tokenizer)
 
 
 def test_bf16_autocast_on_the_cpu_computes_in_bf16_and_keeps_fp32_weights(tmp_path, sequences, tokenizer):
