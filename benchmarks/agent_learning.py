@@ -78,7 +78,7 @@ def write_suite(path: Path, family: str, tasks: int, seed: int) -> Path:
     return path
 
 
-def arguments() -> argparse.Namespace:
+def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
         "--init",
@@ -102,7 +102,7 @@ def arguments() -> argparse.Namespace:
     agent_training_arguments(parser)
     parser.add_argument("--concurrency", type=int, default=4, help="episodes at once (collect, agent-eval)")
     add_results_option(parser)
-    return parser.parse_args()
+    return parser.parse_args(argv)
 
 
 def collect_and_world_model(args, out: Path, stages: Stages) -> Path:

@@ -46,7 +46,10 @@ A stopped run, started again with the same flags and --output, continues where i
 OUTPUT/<family>/stages.json per family): every stage it finished is reused with its seconds, peak memory and
 commit, a training stage resumes from its latest checkpoint (agent RL saves every quarter of its steps), a folder
 of a run with other flags is refused. The end of each family lists the stages reused, the wall time over every
-stage and each stage's peak resident memory.
+stage and each stage's peak resident memory. `--from-agent-learning RUN` takes the stages an agent_learning.py run
+already finished (suite, scripted collection, agent SFT, the real RL rows) where their flags agree
+(sim_rl_adopt.py); with `--wm-agent-repeats` and a pretrained agent, only the world model with the agent's
+episodes is trained.
 
 Every comparison the reading makes is a paired difference over the same tasks with its 95% interval
 (agents.agent_eval.paired_outcomes; an RL row's seeds pooled, a task's samples one cluster): a target is met
@@ -83,6 +86,7 @@ from learning_signal import (
     steps_flags,
 )
 from results_record import add_results_option, start_record
+from sim_rl_adopt import adopt
 from sim_rl_audits import audit_figures, print_audits
 from sim_rl_rows import CONTROLLED_RL, PARTS, REAL_RL, SCRIPTED, SFT, SIM_RL, arm, rl_arms, rl_folder
 from sim_rl_table import guided_minus_unguided, print_guides, print_summary, print_table, table
@@ -144,6 +148,10 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
                         "real environment did not (0: never)")  # fmt: skip
     parser.add_argument("--wm-agent-repeats", type=int, default=0, help="real episodes per training task of the "
                         "SFT agent added to the world model's corpus before it is trained again (0: none)")  # fmt: skip
+    parser.add_argument("--from-agent-learning", metavar="RUN", help="an agent_learning.py run folder (its "
+                        "--output) whose finished suite, scripted collection, agent SFT and real-environment RL rows "
+                        "this run takes instead of computing them (terminal family; the flags they share must "
+                        "agree)")  # fmt: skip
     agent_training_arguments(parser)
     parser.set_defaults(context_length=None)  # by family (CONTEXT_LENGTH) unless given
     seeds_and_sampling_arguments(parser)
@@ -189,8 +197,11 @@ def family_stages(args: argparse.Namespace, out: Path) -> Stages:
 
 
 def collect(args, out: Path, stages: Stages) -> Path:
-    """Scripted, explorer and fault-injected episodes of every generated task, into OUTPUT/raw/<run-id>."""
-    suite = write_suite(out / "suite.yaml", args.family, args.tasks, args.task_seed)
+    """Scripted, explorer and fault-injected episodes of every generated task, into OUTPUT/raw/<run-id>; the suite
+    is written here unless taken from an agent_learning.py run (the same tasks under that run's suite name)."""
+    suite = out / "suite.yaml"
+    if not args.from_agent_learning:
+        write_suite(suite, args.family, args.tasks, args.task_seed)
     runs = {"scripted": ["--policy", "scripted"], "explorer": ["--policy", "explorer"],
             "faults": ["--policy", "scripted", "--faults", "unreliable"]}  # fmt: skip
     for run_id, flags in runs.items():
@@ -270,10 +281,11 @@ def agent_sft(args, out: Path, stages: Stages) -> Path:
     return checkpoint
 
 
-def rl_rows(args, out: Path, sft: Path, world: Path, stages: Stages) -> dict[str, list[Path]]:
+def rl_rows(args, out: Path, sft: Path, world: Path, corpus: Path, stages: Stages) -> dict[str, list[Path]]:
     """The three RL rows from the same agent with the same steps and episodes, each in every arm (rl_arms) and
     trained once per `--seeds` seed (agent-rl --seed) into its own folder (rl_folder), saved every quarter of its
-    steps so a stopped run resumes; their final checkpoints by row name, in seed order."""
+    steps so a stopped run resumes; their final checkpoints by row name, in seed order. The first simulated run's
+    preflight reads the single-step figures over `corpus` (the world model's)."""
     audit = ["--audit-every", str(args.audit_every)] if args.audit_every else []
     simulate = ["--world-model", str(world), *audit]
     flags = {REAL_RL: [], SIM_RL: simulate, CONTROLLED_RL: [*simulate, "--control", args.control]}
@@ -285,7 +297,7 @@ def rl_rows(args, out: Path, sft: Path, world: Path, stages: Stages) -> dict[str
                 folder = rl_folder(out, row, guide, seed)
                 # the simulator's figures before RL (printed first): they read the SFT start, the same for every run
                 first = (row, guide, seed) == (SIM_RL, arms[0], args.seeds[0])
-                check = ["--sim-check-corpus", str(out / "corpus")] if first else []
+                check = ["--sim-check-corpus", str(corpus)] if first else []
                 checkpoint = folder / f"checkpoint-{args.rl_steps}"
                 stages.run(
                     f"{arm(row, guide)}, seed {seed}", checkpoint,
@@ -357,14 +369,15 @@ def reports_by_row(report: dict, agents: dict[str, list[Path]]) -> dict[str, lis
     return rows
 
 
-def sim_check(args, out: Path, world: Path, sft: Path, stages: Stages) -> dict:
+def sim_check(args, out: Path, world: Path, sft: Path, corpus: Path, stages: Stages) -> dict:
     """sim-check of the world model with the agent every RL row starts from, on the test tasks: whether the
     simulator decides that agent's successes and failures as the real environment does is what decides its rewards
-    (the scripted policy never fails a generated task for real, so its agreement tests successes only)."""
+    (the scripted policy never fails a generated task for real, so its agreement tests successes only). The
+    retrieval baseline searches `corpus`, the one the world model was trained on."""
     report = out / "sim-check.json"
     stages.run(
         "sim-check", report,
-        "sim-check", "--world-model", str(world), "--agent", str(sft), "--corpus", str(out / "corpus"),
+        "sim-check", "--world-model", str(world), "--agent", str(sft), "--corpus", str(corpus),
         "--suite", str(out / "suite.yaml"),
         "--control", args.control, "--limit", str(args.sim_check_limit), "--max-new-tokens", str(args.max_tokens),
         "--max-turns", str(args.max_turns), "--concurrency", str(args.concurrency), "-o", str(out / "sim-check"),
@@ -412,14 +425,19 @@ def main(argv: list[str] | None = None) -> None:
 
 def train_family(args: argparse.Namespace, out: Path, stages: Stages) -> dict:
     """Collect, the world model, agent SFT, the test sim-check and the RL rows (every arm's and seed's): what one
-    family's table measures."""
+    family's table measures. With --wm-agent-repeats the simulator is the world model trained with the agent's
+    episodes; the one before them is trained only where the tiny agent needs its tokenizer."""
+    if args.from_agent_learning:
+        adopt(args, out, stages)
     collect(args, out, stages)
-    world = world_model(args, out, stages)
+    if args.agent_init == "tiny" or not args.wm_agent_repeats:
+        world = world_model(args, out, stages)
     sft = agent_sft(args, out, stages)
     if args.wm_agent_repeats:
         world = world_model_with_agent(args, out, sft, stages)
-    checked = sim_check(args, out, world, sft, stages)
-    agents = {SFT: [sft], **rl_rows(args, out, sft, world, stages)}
+    corpus = out / ("corpus-agent" if args.wm_agent_repeats else "corpus")
+    checked = sim_check(args, out, world, sft, corpus, stages)
+    agents = {SFT: [sft], **rl_rows(args, out, sft, world, corpus, stages)}
     return {"checked": checked, "agents": agents}
 
 

@@ -51,9 +51,18 @@ class Stages:
         now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
         self.done[name] = {"seconds": seconds, "peak_mib": peak, "commit": git_commit()[0], "finished": now,
                            "artifact": str(artifact)}  # fmt: skip
+        self._save()
+        return seconds
+
+    def adopt(self, name: str, artifact: Path, finished: dict, source: str) -> None:
+        """Record stage `name` as finished by another run (`finished`: that run's record of it, its seconds, peak
+        memory, commit and time), its artifact now at `artifact`, taken from `source`."""
+        self.done[name] = {**finished, "artifact": str(artifact), "adopted_from": source}
+        self._save()
+
+    def _save(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.path.write_text(json.dumps({"flags": self.flags, "stages": self.done}, indent=2, default=str) + "\n")
-        return seconds
 
     @property
     def seconds(self) -> dict[str, float]:
@@ -71,8 +80,12 @@ class Stages:
         lines = [f"wall time: {invocation_s:.0f} s in this invocation, {sum(seconds.values()):.0f} s over every stage ("
                  + ", ".join(f"{k} {v:.0f}" for k, v in seconds.items()) + ")",
                  f"peak resident memory: {self.peak_memory() or 'not recorded'}"]  # fmt: skip
-        if self.reused:
-            lines.append("reused from an earlier invocation of this run: " + ", ".join(self.reused))
+        adopted = [name for name in self.reused if "adopted_from" in self.done[name]]
+        if reused := [name for name in self.reused if name not in adopted]:
+            lines.append("reused from an earlier invocation of this run: " + ", ".join(reused))
+        if adopted:
+            taken = (f"{name} ({self.done[name]['adopted_from']})" for name in adopted)
+            lines.append("adopted from another run: " + ", ".join(taken))
         return "\n".join(lines)
 
     def provenance(self) -> dict:

@@ -379,8 +379,10 @@ def test_the_sft_agents_episodes_are_collected_on_training_tasks_only_and_train_
 def test_sim_check_runs_the_episodes_of_the_agent_every_rl_row_starts_from_and_never_shows_a_checks_value(tmp_path):
     fake = Fake()
     sft = tmp_path / "agent-sft" / "checkpoint-9"
-    result = sim_rl.sim_check(terminal([]), tmp_path, tmp_path / "world", sft, Stages(tmp_path, {}, run=fake))
+    corpus = tmp_path / "corpus-agent"
+    result = sim_rl.sim_check(terminal([]), tmp_path, tmp_path / "world", sft, corpus, Stages(tmp_path, {}, run=fake))
     (command,) = fake.commands
+    assert flag_of(command, "--corpus") == str(corpus)
     assert command[0] == "sim-check" and command[command.index("--agent") + 1] == str(sft)
     assert command[command.index("--world-model") + 1] == str(tmp_path / "world") and result["world_model"] == "wm"
     assert command[command.index("--part") + 1] == "test" and "--simulate-file-check" not in command
@@ -413,7 +415,7 @@ def test_every_rl_row_is_trained_once_per_seed_from_the_same_sft_start_saving_ev
     fake = Fake()
     sft = tmp_path / "agent-sft" / "checkpoint-9"
     args = terminal(["--seeds", "0", "1", "2", "--rl-steps", "9", "--audit-every", "2"])
-    rows = sim_rl.rl_rows(args, tmp_path, sft, tmp_path / "world", Stages(tmp_path, {}, run=fake))
+    rows = sim_rl.rl_rows(args, tmp_path, sft, tmp_path / "world", tmp_path / "corpus", Stages(tmp_path, {}, run=fake))
     commands = fake.commands
     assert len(commands) == 9 and all(flag_of(c, "--init") == str(sft) for c in commands)
     assert [flag_of(c, "--seed") for c in commands] == ["0"] * 3 + ["1"] * 3 + ["2"] * 3
@@ -423,12 +425,13 @@ def test_every_rl_row_is_trained_once_per_seed_from_the_same_sft_start_saving_ev
     assert len({flag_of(c, "-o") for c in commands}) == 9  # every run into its own folder
     checks = [c for c in commands if "--sim-check-corpus" in c]  # the simulator's figures read the SFT start: once
     assert len(checks) == 1 and flag_of(checks[0], "-o") == str(tmp_path / "rl-sim-seed-0")
+    assert flag_of(checks[0], "--sim-check-corpus") == str(tmp_path / "corpus")
     audited = {flag_of(c, "-o").rsplit("/", 1)[1] for c in commands if flag_of(c, "--audit-every") == "2"}
     assert audited == {f"rl-{row}-seed-{s}" for row in ("sim", "controlled") for s in (0, 1, 2)}  # real RL: none
     assert not any("--simulate-file-check" in c for c in commands)
     unaudited = Fake()
-    sim_rl.rl_rows(terminal(["--audit-every", "0"]), tmp_path / "x", sft, tmp_path, Stages(tmp_path / "x", {},
-                   run=unaudited))  # fmt: skip
+    sim_rl.rl_rows(terminal(["--audit-every", "0"]), tmp_path / "x", sft, tmp_path, tmp_path / "corpus",
+                   Stages(tmp_path / "x", {}, run=unaudited))  # fmt: skip
     assert len(unaudited.commands) == 3 and not any("--audit-every" in c for c in unaudited.commands)
 
 
@@ -436,7 +439,7 @@ def test_with_a_guide_every_rl_row_runs_guided_and_unguided_from_the_same_start_
     fake = Fake()
     sft = tmp_path / "agent-sft" / "checkpoint-9"
     args = terminal(["--seeds", "0", "1", "--guide", "scripted"])
-    rows = sim_rl.rl_rows(args, tmp_path, sft, tmp_path / "world", Stages(tmp_path, {}, run=fake))
+    rows = sim_rl.rl_rows(args, tmp_path, sft, tmp_path / "world", tmp_path / "corpus", Stages(tmp_path, {}, run=fake))
     assert list(rows) == [f"{row}, {arm}" for row in RL_ROWS for arm in ("guide scripted", "no guide")]
     assert len(fake.commands) == 12 and len({flag_of(c, "-o") for c in fake.commands}) == 12
     by_run = {}
@@ -637,3 +640,104 @@ def test_the_world_model_is_its_checkpoint_at_the_lowest_validation_loss_saved_w
     assert "world model CPT: checkpoint-30, the lowest validation loss" in capsys.readouterr().out
     assert sim_rl.world_model(terminal(["--output", str(tmp_path / "one")]), tmp_path / "one", Stages(
         tmp_path / "one", {}, run=Fake())) == tmp_path / "one" / "world" / "checkpoint-60"  # fmt: skip
+
+
+def test_with_the_agents_episodes_a_pretrained_agent_needs_one_world_model_and_its_corpus_is_the_baselines(tmp_path):
+    """--wm-agent-repeats with SmolLM2 as the agent: the world model before the agent's episodes joined the corpus
+    would be trained for nothing (only a tiny agent needs its tokenizer); sim-check's retrieval baseline and the RL
+    preflight search the corpus the simulator was trained on."""
+    fake = Fake()
+    args = terminal(["--output", str(tmp_path), "--init", "smollm2", "--wm-agent-repeats", "1"])
+    sim_rl.train_family(args, tmp_path, Stages(tmp_path, {}, run=fake))
+    trained = [flag_of(c, "-o") for c in fake.stages("train")]
+    assert str(tmp_path / "world") not in trained and str(tmp_path / "world-agent") in trained
+    assert [flag_of(c, "--output") for c in fake.stages("build-corpus")] == [str(tmp_path / "corpus-agent")]
+    (check,) = fake.stages("sim-check")
+    assert flag_of(check, "--corpus") == str(tmp_path / "corpus-agent")
+    assert flag_of(check, "--world-model") == str(tmp_path / "world-agent" / "checkpoint-60")
+    (preflight,) = [c for c in fake.commands if "--sim-check-corpus" in c]
+    assert flag_of(preflight, "--sim-check-corpus") == str(tmp_path / "corpus-agent")
+    tiny = Fake()  # the tiny agent: both world models, the first for its tokenizer
+    sim_rl.train_family(terminal(["--wm-agent-repeats", "1"]), tmp_path / "t", Stages(tmp_path / "t", {}, run=tiny))
+    assert [Path(flag_of(c, "-o")).name for c in tiny.stages("train")][:2] == ["world", "agent-sft"]
+
+
+def agent_learning_run(run: Path, argv: list[str], finished: dict[str, str]) -> None:
+    """An agent_learning.py run folder as it leaves one: its stages.json (its own flags), suite, scripted collection
+    and trained folders; `finished`: stage name -> its folder, and for an RL run the SFT row it started from."""
+    import agent_learning
+
+    args = agent_learning.arguments([*argv, "--output", str(run)])
+    agent_learning.write_suite(run / "suite.yaml", "terminal-text", args.tasks, args.task_seed)
+    record = {"seconds": 100.0, "peak_mib": 1024.0, "commit": "abcdef0123", "finished": "2026-12-07 20:28 UTC"}
+    stages = {}
+    for name, folder in finished.items():
+        folder, _, start = folder.partition(" from ")
+        if name == "collect":
+            (run / folder).mkdir(parents=True)
+            (run / folder / "_manifest.json").write_text("{}")
+            continue
+        steps = args.rl_steps if folder.startswith("rl-") else args.sft_steps
+        checkpoint = run / folder / f"checkpoint-{steps}"
+        checkpoint.mkdir(parents=True)
+        init = str(run / start / f"checkpoint-{args.sft_steps}") if start else args.init
+        (checkpoint / "checkpoint.json").write_text(json.dumps({"init": init}))
+        stages[name] = {**record, "artifact": str(checkpoint)}
+    stages["collect"] = {**record, "artifact": str(run / "raw" / "scripted" / "_manifest.json")}
+    flags = {k: v for k, v in vars(args).items() if k != "results"}
+    (run / "stages.json").write_text(json.dumps({"flags": flags, "stages": stages}))
+
+
+def test_an_agent_learning_runs_finished_stages_are_taken_where_every_shared_flag_agrees(tmp_path, capsys):
+    """Issue 55 on 2 cores: the suite, scripted collection, agent SFT and real RL rows of agent_learning.py's
+    SmolLM2 run (about 20 hours) are this run's. Its seed-1 guided row started from another SFT row and its seed-1
+    unguided row had not finished: those two are trained here, as is everything agent_learning never runs."""
+    run, out = tmp_path / "agent-learning", tmp_path / "sim" / "terminal"
+    shared = ["--init", "smollm2", "--tasks", "60", "--task-seed", "11", "--sft-steps", "4", "--rl-steps", "4",
+              "--lr", "1e-4", "--guide", "scripted", "--seeds", "0", "1"]  # fmt: skip
+    agent_learning_run(run, shared, {
+        "collect": "raw/scripted", "agent SFT from scratch": "sft-scratch", "agent SFT from world model": "sft-world",
+        "agent-rl scripted seed 0": "rl-scripted-seed-0 from sft-scratch",
+        "agent-rl none seed 0": "rl-none-seed-0 from sft-scratch",
+        "agent-rl scripted seed 1": "rl-scripted-seed-1 from sft-world"})  # fmt: skip
+    args = terminal([*shared, "--output", str(tmp_path / "sim"), "--from-agent-learning", str(run)])
+    fake = Fake()
+    stages = sim_rl.family_stages(args, out)
+    stages._run = fake
+    trained = sim_rl.train_family(args, out, stages)
+
+    assert (out / "suite.yaml").read_text() == (run / "suite.yaml").read_text()  # its tasks, by its suite's name
+    assert (out / "raw" / "scripted" / "_manifest.json").is_file() and not (out / "raw" / "scripted").is_symlink()
+    assert (out / "agent-sft").resolve() == run / "sft-scratch"
+    assert (out / "rl-real-none-seed-0").resolve() == run / "rl-none-seed-0"
+    assert [flag_of(c, "--run-id") for c in fake.stages("collect")] == ["explorer", "faults"]
+    assert not [c for c in fake.stages("train") if c[1] == "agent-sft"]
+    rl_here = [Path(flag_of(c, "-o")).name for c in fake.stages("train") if c[1] == "agent-rl"]
+    assert [n for n in rl_here if n.startswith("rl-real")] == ["rl-real-scripted-seed-1", "rl-real-none-seed-1"]
+    assert trained["agents"][SFT] == [out / "agent-sft" / "checkpoint-4"]
+    printed = capsys.readouterr().out
+    assert f"= agent SFT: taken from {run / 'sft-scratch'} (finished 2026-12-07 20:28 UTC at abcdef0)" in printed
+    assert f"- {arm(REAL_RL, 'scripted')}, seed 1: not taken, {run / 'rl-scripted-seed-1'} started from" in printed
+    saved = json.loads((out / "stages.json").read_text())["stages"]
+    assert saved["collect scripted"]["adopted_from"] == str(run / "raw" / "scripted")
+    assert saved[SFT]["seconds"] == 100.0 and "adopted_from" not in saved["collect explorer"]
+    assert "adopted from another run: collect scripted (" in stages.summary(1.0)
+    resumed = Fake()  # a second invocation computes nothing again
+    again = sim_rl.family_stages(args, out)
+    again._run = resumed
+    sim_rl.train_family(args, out, again)
+    assert resumed.commands == []
+
+    for apart, said in ((["--sft-steps", "8"], "--sft-steps 8 here, 4 there"), (["--seeds", "0"], None)):
+        argv = [*shared, *apart, "--output", str(tmp_path / f"other{len(said or '')}"), "--from-agent-learning",
+                str(run)]  # fmt: skip
+        other = terminal(argv)
+        stages = sim_rl.family_stages(other, Path(other.output))
+        stages._run = Fake()
+        if said is None:  # fewer seeds here: the seed-0 rows are taken all the same
+            sim_rl.train_family(other, Path(other.output), stages)
+            continue
+        with pytest.raises(SystemExit, match=said):
+            sim_rl.train_family(other, Path(other.output), stages)
+    with pytest.raises(SystemExit, match="needs a pretrained agent"):
+        sim_rl.train_family(terminal(["--from-agent-learning", str(run)]), tmp_path / "t", Stages(tmp_path / "t", {}))
