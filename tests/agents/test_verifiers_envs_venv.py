@@ -1,7 +1,8 @@
 """verifiers 0.4 cannot live in trajforge's own venv (it pins mcp==2.0.0; trajforge's MCP servers run a later mcp),
 so `make test` installs the `envs` extra in a venv of its own over the main one (`make envs-venv`,
 scripts/envs-venv.sh) and this test runs the verifiers adapter's tests (test_verifiers_env.py: verifiers' own
-rollout code, a Docker terminal and a world model) there, in a pytest of their own."""
+rollout code, a Docker terminal and a world model) there, in a pytest of their own. verifiers builds its chat
+program's environment with uv at its first episode, from PyPI (62 MB, then cached in uv's cache)."""
 
 import importlib.util
 import os
