@@ -324,7 +324,8 @@ def evaluate(args, out: Path, agents: dict[str, list[Path]], stages: Stages, par
     first)."""
     name = f"eval-{part.replace('_', '-')}"
     report = out / f"{name}.json"
-    checkpoints = [checkpoint for row in agents.values() for checkpoint in row]
+    # by their real paths: agent-eval names an agent's run by the path it is given (sim_rl_adopt.py's links)
+    checkpoints = [checkpoint.resolve() for row in agents.values() for checkpoint in row]
     suite = ["--suite", str(out / "suite.yaml")]
     if part == "held_out_family":
         suite = ["--suite", str(out / "suite-held-out-family.yaml"), "--held-out-family",
@@ -346,7 +347,8 @@ def held_out_family(args, out: Path, agents: dict[str, list[Path]], stages: Stag
     family = HELD_OUT_FAMILIES[args.family]
     if family is None or not args.held_out_family_tasks:
         return None
-    write_suite(out / "suite-held-out-family.yaml", args.family, args.held_out_family_tasks, args.task_seed, family)
+    if not args.from_agent_learning:  # else that run's, with its name (sim_rl_adopt.py)
+        write_suite(out / "suite-held-out-family.yaml", args.family, args.held_out_family_tasks, args.task_seed, family)
     return evaluate(args, out, agents, stages, "held_out_family")
 
 

@@ -686,6 +686,15 @@ def agent_learning_run(run: Path, argv: list[str], finished: dict[str, str]) -> 
     stages["collect"] = {**record, "artifact": str(run / "raw" / "scripted" / "_manifest.json")}
     flags = {k: v for k, v in vars(args).items() if k != "results"}
     (run / "stages.json").write_text(json.dumps({"flags": flags, "stages": stages}))
+    agent_learning.write_suite(run / "suite-held-out-family.yaml", "terminal-files", args.held_out_family_tasks,
+                               args.task_seed)  # fmt: skip
+    evaluated = {"eval": ["sft-scratch", "sft-world", "rl-none-seed-0", None], "eval-held-out-family": [None]}
+    for folder, agents in evaluated.items():  # agent-eval's runs, one per agent (None: the scripted policy)
+        for i, agent in enumerate(agents):
+            policy_args = {"checkpoint": str(run / agent / f"checkpoint-{args.sft_steps}")} if agent else {}
+            (run / folder / f"run-{i}").mkdir(parents=True)
+            (run / folder / f"run-{i}" / "_manifest.json").write_text(json.dumps({"config": {
+                "policy_args": policy_args}}))  # fmt: skip
 
 
 def test_an_agent_learning_runs_finished_stages_are_taken_where_every_shared_flag_agrees(tmp_path, capsys):
@@ -722,6 +731,16 @@ def test_an_agent_learning_runs_finished_stages_are_taken_where_every_shared_fla
     assert saved["collect scripted"]["adopted_from"] == str(run / "raw" / "scripted")
     assert saved[SFT]["seconds"] == 100.0 and "adopted_from" not in saved["collect explorer"]
     assert "adopted from another run: collect scripted (" in stages.summary(1.0)
+    # agent-eval is given the real paths, as the copied runs of that run's agent-eval recorded them
+    assert sorted(p.name for p in (out / "eval-clean").iterdir()) == ["run-0", "run-2", "run-3"]  # not sft-world's
+    assert [p.name for p in (out / "eval-held-out-family").iterdir()] == ["run-0"]
+    evaluated = Fake()
+    sim_rl.evaluate(args, out, trained["agents"], Stages(out / "e", {}, run=evaluated))
+    given = [c for (command,) in [evaluated.commands] for i, c in enumerate(command) if command[i - 1] == "--agent"]
+    assert given[:2] == [str(run / "sft-scratch" / "checkpoint-4"), str(run / "rl-scripted-seed-0" / "checkpoint-4")]
+    held_out = (run / "suite-held-out-family.yaml").read_text()
+    sim_rl.held_out_family(args, out, trained["agents"], Stages(out / "h", {}, run=Fake()))
+    assert (out / "suite-held-out-family.yaml").read_text() == held_out  # that run's suite, name and all
     resumed = Fake()  # a second invocation computes nothing again
     again = sim_rl.family_stages(args, out)
     again._run = resumed
