@@ -4,7 +4,7 @@ import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from trajforge.schemas import storage
+from trajforge.schemas import hub, storage
 from trajforge.schemas.dataset_rows import DATASET_BOOKKEEPING, DATASET_SUFFIXES, read_dataset_file, reads_rows
 from trajforge.schemas.formats import ImportOptions, get_format
 from trajforge.schemas.formats.knowledge import KNOWLEDGE
@@ -42,12 +42,18 @@ def is_data_file(path: Path, suffixes: tuple[str, ...]) -> bool:
 def find_data_files(
     paths: Iterable[str | Path], suffixes: tuple[str, ...]
 ) -> tuple[list[storage.FileInfo], list[ReadResult]]:
-    """Like find_files, for local paths and URLs alike (listed through Beam's FileSystems), with sizes and
-    modification times. Bookkeeping folders (`_work`, `.spill`) under a folder are skipped."""
+    """Like find_files, for local paths and URLs alike (listed through Beam's FileSystems; a Hugging Face Hub
+    dataset, hf://datasets/..., through the Hub's cache: schemas/hub.py), with sizes and modification times.
+    Bookkeeping folders (`_work`, `.spill`) under a folder are skipped."""
     files: list[storage.FileInfo] = []
     missing: list[ReadResult] = []
     for raw in paths:
         raw = str(raw)
+        if hub.is_hub(raw):  # its data files only: the cached snapshot may hold others (README, JSON metadata)
+            found, _ = find_files([hub.local_folder(raw)], DATASET_SUFFIXES)
+            files += [storage.FileInfo(str(p), (st := p.stat()).st_size, st.st_mtime_ns) for p in found]
+            missing += [] if found else [ReadResult(raw, "file", None, [Problem("", "no .parquet/.arrow files")])]
+            continue
         if not storage.is_url(raw):
             found, problems = find_files([raw], suffixes)
             files += [storage.FileInfo(str(p), (st := p.stat()).st_size, st.st_mtime_ns) for p in found]

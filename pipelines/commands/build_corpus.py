@@ -95,7 +95,8 @@ def build_corpus_command(
 
     --input: raw segments, or folders of them (repeatable; linked folders are followed); with a foreign
     --input-format, its files, or a dataset's parquet or arrow files (rows streamed, spread over the workers by
-    file). --output: the corpus folder (cpt/ shards, the manifest, rejections).
+    file; a Hugging Face Hub dataset as hf://datasets/OWNER/NAME, through the Hub's cache). --output: the corpus
+    folder (cpt/ shards, the manifest, rejections).
 
     Runs in-process by default; Beam flags after `--` (and only there) select another runner, e.g. `-- --runner=
     DataflowRunner --project=P --region=R`. Exit code 0: done; 1: done, and some records were rejected (see

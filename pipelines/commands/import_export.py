@@ -44,7 +44,11 @@ FORMAT = typer.Option(
     f"{EXPORT_TARGETS.describe('; ')}; {TRAINER_FORMATS.describe('; ')}",
 )
 
-ImportInputs = Annotated[list[Path], typer.Argument(help="Files or directories in the foreign format.")]
+ImportInputs = Annotated[
+    list[str],
+    typer.Argument(help="Files, directories or URLs in the foreign format; a Hugging Face Hub dataset as "
+                   "hf://datasets/OWNER/NAME[@REVISION][/FOLDER] (its parquet/arrow files, through the Hub's cache)."),
+]  # fmt: skip
 ImportFormat = Annotated[ForeignFormat, FORMAT]
 Domain = Annotated[
     DomainChoice | None, typer.Option(help="Domain of every record (default: the format's own, else 'other').")
