@@ -442,6 +442,7 @@ def test_with_a_guide_every_rl_row_runs_guided_and_unguided_from_the_same_start_
     rows = sim_rl.rl_rows(args, tmp_path, sft, tmp_path / "world", tmp_path / "corpus", Stages(tmp_path, {}, run=fake))
     assert list(rows) == [f"{row}, {arm}" for row in RL_ROWS for arm in ("guide scripted", "no guide")]
     assert len(fake.commands) == 12 and len({flag_of(c, "-o") for c in fake.commands}) == 12
+    assert [flag_of(c, "--guide") for c in fake.commands] == ["scripted"] * 6 + ["none"] * 6  # every guided run first
     by_run = {}
     for c in fake.commands:
         apart = ("--guide", "-o", "--sim-check-corpus")  # the simulator's figures before RL: read once, by the first
