@@ -71,3 +71,44 @@ def test_rows_seeded_alike_sample_alike_whatever_their_neighbours():
     assert (torch.isfinite(out).sum(dim=-1) == 1).all()  # one token left per row: greedy decoding takes it
     nucleus = RowSeededSampling(list(range(20)), temperature=1.0, top_p=1e-6)(None, scores[:1].repeat(20, 1))
     assert set(nucleus.argmax(dim=-1).tolist()) == {int(scores[0].argmax())}  # a tiny top-p keeps only the best
+
+
+def test_the_growing_cache_generates_what_transformers_own_cache_does_writing_in_place(tiny_checkpoint):
+    """generate with GrowingLayer (each token written into a buffer) against transformers' DynamicCache (each token
+    concatenated): the same tokens and the same scores, for left-padded rows, and for a cache handed in prefilled
+    (what the prefix cache does) that has to grow past its room."""
+    from transformers import DynamicCache
+
+    from trajforge.training.sampling import growing_cache, growing_layer
+
+    model = load_model(tiny_checkpoint).eval()
+    torch.manual_seed(0)
+    ids = torch.randint(5, 200, (3, 12))
+    mask = torch.ones_like(ids)
+    mask[1, :4] = 0  # a shorter prompt, left-padded
+
+    def generated(cache):
+        with torch.no_grad():
+            out = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=40, min_new_tokens=40,
+                                 do_sample=False, cache=cache, output_scores=True, return_dict_in_generate=True,
+                                 pad_token_id=0)  # fmt: skip
+        return out.sequences, torch.stack(out.scores)
+
+    tokens, scores = generated(DynamicCache())
+    grown, grown_scores = generated(growing_cache())
+    assert torch.equal(tokens, grown) and torch.equal(scores, grown_scores)
+
+    with torch.no_grad():  # the prompts' first 8 columns read ahead, as the prefix cache keeps them
+        ahead = DynamicCache()
+        model(input_ids=ids[:, :8], attention_mask=mask[:, :8], cache=ahead, use_cache=True)
+    kept = [(layer.keys.clone(), layer.values.clone()) for layer in ahead.layers]
+    tokens, scores = generated(DynamicCache(ddp_cache_data=[(k.clone(), v.clone()) for k, v in kept]))
+    growing_layer().spare = 4  # little room: the buffer grows several times within the 40 tokens
+    try:
+        prefilled = growing_cache(kept)
+        assert all(layer.key_buffer.shape[-2] == 12 for layer in prefilled.layers)
+        again, again_scores = generated(prefilled)
+    finally:
+        growing_layer().spare = 256
+    assert torch.equal(again, tokens) and torch.equal(again_scores, scores)
+    assert all(layer.keys.shape[-2] == 12 + 39 and layer.key_buffer.shape[-2] >= 51 for layer in prefilled.layers)
