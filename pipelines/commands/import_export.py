@@ -47,7 +47,8 @@ FORMAT = typer.Option(
 ImportInputs = Annotated[
     list[str],
     typer.Argument(help="Files, directories or URLs in the foreign format; a Hugging Face Hub dataset as "
-                   "hf://datasets/OWNER/NAME[@REVISION][/FOLDER] (its parquet/arrow files, through the Hub's cache)."),
+                   "hf://datasets/OWNER/NAME, @REVISION and /FOLDER after it where wanted (its parquet and arrow "
+                   "files, through the Hub's cache)."),
 ]  # fmt: skip
 ImportFormat = Annotated[ForeignFormat, FORMAT]
 Domain = Annotated[
