@@ -141,6 +141,10 @@ def text_content(value: Any, path: str, problems: list[Problem]) -> str:
         return value
     if isinstance(value, list) and all(isinstance(p, dict) and isinstance(p.get("text"), str) for p in value):
         return "".join(p["text"] for p in value)
+    if isinstance(value, list) and (kinds := sorted({str(p.get("type")) for p in value if isinstance(p, dict)
+                                                     and not isinstance(p.get("text"), str)})):  # fmt: skip
+        problems.append(Problem(path, f"content of type {'/'.join(kinds)}: only text is read"))
+        return ""
     problems.append(Problem(path, "missing" if value is None else f"expected text, got {type(value).__name__}"))
     return ""
 

@@ -186,3 +186,18 @@ def test_a_bad_subagent_is_rejected_alone_with_where_and_why(tmp_path):
     }
     rejected = [json.loads(line) for line in (tmp_path / "raw" / "_rejections.jsonl").read_text().splitlines()]
     assert json.loads(rejected[1]["raw"])["trajectory_id"] == "c" and rejected[0]["source"].endswith("run.json")
+
+
+def test_a_screenshot_in_an_observation_rejects_the_trajectory_saying_why(tmp_path):
+    """A world model of text predicts text: an image part is named as the reason, text parts alone are read."""
+    example = json.loads((EXAMPLES / "atif_terminal.json").read_text())
+    parts = [{"type": "text", "text": "total 4\n"}, {"type": "image", "source": {"path": "shot.png"}}]
+    example["steps"][3]["observation"]["results"][1]["content"] = parts
+    (tmp_path / "shot.json").write_text(json.dumps(example))
+    (result,) = read(tmp_path / "shot.json")
+    assert result.record is None
+    assert result.reasons() == ["steps[3].tool_calls[1].observation: content of type image: only text is read"]
+    example["steps"][3]["observation"]["results"][1]["content"] = parts[:1]
+    (tmp_path / "text.json").write_text(json.dumps(example))
+    (result,) = read(tmp_path / "text.json")
+    assert result.record.turns[2].observation.content == "total 4\n"
