@@ -99,11 +99,11 @@ def batch_cache(rows: list[tuple[Kept | None, int]], lengths: list[int], width: 
     """The cache of a left-padded batch whose row i holds a prompt of `lengths[i]` tokens in `width` columns:
     `rows[i]` is that row's kept context and how many of its tokens serve. Its width is the most every row can
     fill (the row that gained most decides); an empty cache when that is nothing. Generate fills it in place."""
-    from trajforge.training.sampling import growing_cache
+    from transformers import DynamicCache
 
     filled = width - max(length - used for (_, used), length in zip(rows, lengths, strict=True))
     if filled <= 0:
-        return growing_cache()
+        return DynamicCache()
     template = next(kept for kept, used in rows if kept is not None and used)
     layers = []
     for layer, (keys, _) in enumerate(template.layers):
@@ -117,7 +117,7 @@ def batch_cache(rows: list[tuple[Kept | None, int]], lengths: list[int], width: 
                 batch_keys[row, :, start:filled] = kept.layers[layer][0][:, :served]
                 batch_values[row, :, start:filled] = kept.layers[layer][1][:, :served]
         layers.append((batch_keys, batch_values))
-    return growing_cache(layers)
+    return DynamicCache(ddp_cache_data=layers)
 
 
 def row_layers(cache, row: int, start: int, stop: int) -> list[tuple[torch.Tensor, torch.Tensor]]:

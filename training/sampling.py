@@ -3,8 +3,6 @@
 in the model's chat format up to where the assistant's answer starts, tokenized as in training, and sampling stops
 at the chat format's end of turn (and at the eos token, where that is another one)."""
 
-import functools
-
 import torch
 
 from trajforge.training.chat_format import ChatFormat, Message
@@ -33,57 +31,6 @@ def stop_ids(tokenizer, chat: ChatFormat) -> list[int]:
     return list(dict.fromkeys(i for i in ids if i is not None))
 
 
-def growing_cache(layers: list[tuple[torch.Tensor, torch.Tensor]] | None = None):
-    """A key/value cache for generate whose layers grow in place (GrowingLayer), holding `layers` (keys and values
-    per layer) when given."""
-    from transformers import DynamicCache
-
-    growing = growing_layer()
-    cache = DynamicCache()
-    cache.layer_class_to_replicate = growing
-    for keys, values in layers or []:
-        cache.layers.append(growing())
-        cache.layers[-1].update(keys, values)
-    return cache
-
-
-@functools.cache
-def growing_layer() -> type:
-    """GrowingLayer, for transformers' DynamicLayer, whose update concatenates: every new token copies the whole
-    cache (SmolLM2, 16 rows of 1,000 tokens: 740 MB a token over its 30 layers, a fifth of an agent's generation
-    time on 2 cores). GrowingLayer keeps each layer's keys and values in a buffer with room to spare and writes a
-    token in place; its keys and values are views of the filled part, so generate reads the same numbers."""
-    from transformers.cache_utils import DynamicLayer
-
-    class GrowingLayer(DynamicLayer):
-        spare = 256  # tokens of room added beyond what a growth needs
-
-        def lazy_initialization(self, key_states: torch.Tensor, value_states: torch.Tensor) -> None:
-            super().lazy_initialization(key_states, value_states)
-            self.key_buffer = self.value_buffer = None
-
-        def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args, **kwargs):
-            if not self.is_initialized:
-                self.lazy_initialization(key_states, value_states)
-            length = self.get_seq_length()
-            filled = length + key_states.shape[-2]
-            moved = length and self.keys.data_ptr() != self.key_buffer.data_ptr()  # keys replaced (a batch reorder)
-            if self.key_buffer is None or moved or filled > self.key_buffer.shape[-2]:
-                room = filled + max(self.spare, filled // 2)
-                keys, values = self.keys, self.values
-                self.key_buffer = key_states.new_empty(*key_states.shape[:-2], room, key_states.shape[-1])
-                self.value_buffer = value_states.new_empty(*value_states.shape[:-2], room, value_states.shape[-1])
-                if length:
-                    self.key_buffer[..., :length, :] = keys
-                    self.value_buffer[..., :length, :] = values
-            self.key_buffer[..., length:filled, :] = key_states
-            self.value_buffer[..., length:filled, :] = value_states
-            self.keys, self.values = self.key_buffer[..., :filled, :], self.value_buffer[..., :filled, :]
-            return self.keys, self.values
-
-    return GrowingLayer
-
-
 def sample(
     model,
     input_ids: torch.Tensor,
@@ -104,7 +51,6 @@ def sample(
     the keys and values of the prompts' first columns (generate reads on from its end) and is filled in place."""
     torch.manual_seed(seed)
     seeded = row_seeds is not None and temperature > 0
-    cache = growing_cache() if cache is None else cache
     return model.generate(
         input_ids=input_ids,
         attention_mask=torch.ones_like(input_ids) if attention_mask is None else attention_mask,
