@@ -45,6 +45,7 @@ from learning_signal import (
     agent_rl_flags,
     agent_training_arguments,
     aligned,
+    drop_resume_points,
     metrics,
     rl_steps_flags,
     shape,
@@ -244,6 +245,7 @@ def agent_rl(args, out: Path, rows: dict[str, Path], stages: Stages) -> tuple[st
                 *rl_steps_flags(args.rl_steps),
                 *agent_rl_flags(args, guide, seed),
             )
+            drop_resume_points(runs[rl_label(guide, seed)])
     return best, runs, chosen_by
 
 

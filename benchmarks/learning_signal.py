@@ -16,6 +16,7 @@ second of whole steps; eval: answers per minute).
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -131,8 +132,18 @@ def steps_flags(steps: int, checkpoints: int = 1) -> list[str]:
 
 def rl_steps_flags(steps: int) -> list[str]:
     """An agent-RL run of `steps` steps saved every quarter of them: a stopped run, started again, loses a quarter
-    of its steps at worst (a SmolLM2 RL step takes minutes on a CPU)."""
+    of its steps at worst (a SmolLM2 RL step takes minutes on a CPU). Once it finished, `drop_resume_points`."""
     return ["--max-steps", str(steps), "--save-every", str(max(1, steps // 4))]
+
+
+def drop_resume_points(final: Path) -> None:
+    """Remove the checkpoints a finished run saved before `final` only to resume from (rl_steps_flags): the tables
+    read the final one, and a SmolLM2 checkpoint is 0.5 GB (a Sim RL table trains about twenty such runs)."""
+    step = int(final.name.split("-")[1])
+    for folder in final.parent.glob("checkpoint-*"):
+        number = folder.name.split("-")[1]
+        if number.isdigit() and int(number) < step and final.exists():
+            shutil.rmtree(folder)
 
 
 def lowest_validation_loss(run: Path) -> tuple[Path, dict[int, float]]:

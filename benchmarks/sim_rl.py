@@ -79,6 +79,7 @@ from pathlib import Path
 from learning_signal import (
     agent_rl_flags,
     agent_training_arguments,
+    drop_resume_points,
     lowest_validation_loss,
     measured_trajforge,
     rl_steps_flags,
@@ -305,6 +306,7 @@ def rl_rows(args, out: Path, sft: Path, world: Path, corpus: Path, stages: Stage
                     *extra, *check, *rl_steps_flags(args.rl_steps),
                     *agent_rl_flags(args, guide, seed),
                 )  # fmt: skip
+                drop_resume_points(checkpoint)
                 rows[arm(row, guide)].append(checkpoint)
     return rows
 

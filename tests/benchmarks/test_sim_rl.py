@@ -761,3 +761,26 @@ def test_an_agent_learning_runs_finished_stages_are_taken_where_every_shared_fla
             sim_rl.train_family(other, Path(other.output), stages)
     with pytest.raises(SystemExit, match="needs a pretrained agent"):
         sim_rl.train_family(terminal(["--from-agent-learning", str(run)]), tmp_path / "t", Stages(tmp_path / "t", {}))
+
+
+def test_a_finished_rl_run_keeps_its_final_checkpoint_only_and_a_stopped_one_its_resume_points(tmp_path):
+    """The quarter checkpoints are there to resume from: once a run finished the tables read its last one, and
+    each SmolLM2 checkpoint is half a gigabyte."""
+
+    def quarters(*command):
+        done = Fake()(*command)
+        run = Path(flag_of(command, "-o"))
+        for step in (1, 2, 3):  # what --save-every 1 of --max-steps 4 leaves before the last
+            (run / f"checkpoint-{step}").mkdir(parents=True, exist_ok=True)
+        return done
+
+    args = terminal(["--rl-steps", "4", "--audit-every", "0"])
+    rows = sim_rl.rl_rows(args, tmp_path, tmp_path / "sft", tmp_path / "world", tmp_path / "corpus",
+                          Stages(tmp_path, {}, run=quarters))  # fmt: skip
+    for (checkpoint,) in rows.values():
+        assert sorted(p.name for p in checkpoint.parent.glob("checkpoint-*")) == ["checkpoint-4"]
+    stopped = tmp_path / "stopped"
+    with pytest.raises(KeyboardInterrupt):
+        sim_rl.rl_rows(args, stopped, tmp_path / "sft", tmp_path / "world", tmp_path / "corpus",
+                       Stages(stopped, {}, run=Fake(stop_at=stopped / "rl-real-seed-0")))  # fmt: skip
+    assert (stopped / "rl-real-seed-0" / "checkpoint-1").is_dir()
