@@ -139,10 +139,13 @@ def rl_steps_flags(steps: int) -> list[str]:
 def drop_resume_points(final: Path) -> None:
     """Remove the checkpoints a finished run saved before `final` only to resume from (rl_steps_flags): the tables
     read the final one, and a SmolLM2 checkpoint is 0.5 GB (a Sim RL table trains about twenty such runs)."""
+    from trajforge.training.checkpoint import numbered_checkpoints
+
+    if not final.exists():  # the run has not finished: its resume points are what it needs
+        return
     step = int(final.name.split("-")[1])
-    for folder in final.parent.glob("checkpoint-*"):
-        number = folder.name.split("-")[1]
-        if number.isdigit() and int(number) < step and final.exists():
+    for number, folder in numbered_checkpoints(final.parent):
+        if number < step:
             shutil.rmtree(folder)
 
 

@@ -39,6 +39,10 @@ def is_data_file(path: Path, suffixes: tuple[str, ...]) -> bool:
     return path.is_file() and is_data_name(path.name, suffixes)
 
 
+def _local_infos(paths: list[Path]) -> list[storage.FileInfo]:
+    return [storage.FileInfo(str(p), (st := p.stat()).st_size, st.st_mtime_ns) for p in paths]
+
+
 def find_data_files(
     paths: Iterable[str | Path], suffixes: tuple[str, ...]
 ) -> tuple[list[storage.FileInfo], list[ReadResult]]:
@@ -51,12 +55,13 @@ def find_data_files(
         raw = str(raw)
         if hub.is_hub(raw):  # its data files only: the cached snapshot may hold others (README, JSON metadata)
             found, _ = find_files([hub.local_folder(raw)], DATASET_SUFFIXES)
-            files += [storage.FileInfo(str(p), (st := p.stat()).st_size, st.st_mtime_ns) for p in found]
-            missing += [] if found else [ReadResult(raw, "file", None, [Problem("", "no .parquet/.arrow files")])]
+            files += _local_infos(found)
+            why = f"no {'/'.join(DATASET_SUFFIXES)} files"
+            missing += [] if found else [ReadResult(raw, "file", None, [Problem("", why)])]
             continue
         if not storage.is_url(raw):
             found, problems = find_files([raw], suffixes)
-            files += [storage.FileInfo(str(p), (st := p.stat()).st_size, st.st_mtime_ns) for p in found]
+            files += _local_infos(found)
             missing += problems
             continue
         listed = storage.list_files(raw)

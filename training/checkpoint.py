@@ -84,20 +84,22 @@ def load_state(folder: Path) -> dict:
     return torch.load(Path(folder) / STATE_NAME, weights_only=False)
 
 
+def numbered_checkpoints(run_dir: Path) -> list[tuple[int, Path]]:
+    """The whole checkpoint folders of `run_dir` (not a save's .tmp) with their steps, in step order."""
+    found = (p for p in Path(run_dir).glob("checkpoint-*") if p.is_dir() and p.name.split("-")[1].isdigit())
+    return sorted((int(p.name.split("-")[1]), p) for p in found)
+
+
 def drop_older_states(run_dir: Path, step: int) -> None:
     """Remove the trainer state of every checkpoint of `run_dir` before `step` (called once `step`'s is whole)."""
-    for folder in Path(run_dir).glob("checkpoint-*"):
-        number = folder.name.split("-")[1]
-        if number.isdigit() and int(number) < step:
+    for number, folder in numbered_checkpoints(run_dir):
+        if number < step:
             (folder / STATE_NAME).unlink(missing_ok=True)
 
 
 def latest_checkpoint(run_dir: Path) -> Path | None:
-    checkpoints = sorted(
-        (p for p in Path(run_dir).glob("checkpoint-*") if p.is_dir() and not p.name.endswith(".tmp")),
-        key=lambda p: int(p.name.split("-")[1]),
-    )
-    return checkpoints[-1] if checkpoints else None
+    checkpoints = numbered_checkpoints(run_dir)
+    return checkpoints[-1][1] if checkpoints else None
 
 
 def resume(run_dir: Path, model, optimizer, scheduler) -> int:
